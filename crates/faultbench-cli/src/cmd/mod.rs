@@ -1,0 +1,12 @@
+//! One module per subcommand.
+
+pub mod bench;
+pub mod doctor;
+pub mod judge;
+pub mod lab;
+pub mod list;
+pub mod mcp;
+pub mod report;
+pub mod scenario;
+pub mod stats;
+pub mod validate;

@@ -1,0 +1,16 @@
+//! `faultbench report` (not implemented yet).
+
+use std::process::ExitCode;
+
+/// Arguments of `faultbench report`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Arguments (not yet defined).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    rest: Vec<String>,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let _ = args.rest;
+    anyhow::bail!("`faultbench report` is not implemented yet")
+}

@@ -1,0 +1,77 @@
+//! `faultbench`: the command-line tool.
+//!
+//! Each subcommand lives in its own module under `cmd/`, exposing `Args` (or a subcommand enum)
+//! and `run`. Exit codes: 0 success, 1 a check failed (invalid files, failed probes…),
+//! 2 usage or environment error.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cmd;
+
+/// Benchmark LLM network-troubleshooting agents on live emulated networks.
+#[derive(Parser)]
+#[command(name = "faultbench", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Check scenario files (files or folders, recursive).
+    Validate(cmd::validate::Args),
+    /// Dataset composition (the paper's Table 2) and persona invariants.
+    Stats(cmd::stats::Args),
+    /// List scenario ids of a scope, or write a manifest CSV.
+    List(cmd::list::Args),
+    /// Bring labs up, run commands in them, tear them down.
+    #[command(subcommand)]
+    Lab(cmd::lab::LabCmd),
+    /// What this host can emulate and what is missing.
+    Doctor(cmd::doctor::Args),
+    /// Check that scenarios inject and verify on a live lab.
+    #[command(subcommand)]
+    Scenario(cmd::scenario::ScenarioCmd),
+    /// Serve the 22 network tools of a running lab over MCP (stdio).
+    Mcp(cmd::mcp::Args),
+    /// Score diagnoses and compare judges.
+    #[command(subcommand)]
+    Judge(cmd::judge::JudgeCmd),
+    /// Run the benchmark.
+    Bench(cmd::bench::Args),
+    /// Render the paper's tables and charts from run records.
+    Report(cmd::report::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Cmd::Validate(a) => cmd::validate::run(a).await,
+            Cmd::Stats(a) => cmd::stats::run(a).await,
+            Cmd::List(a) => cmd::list::run(a).await,
+            Cmd::Lab(c) => cmd::lab::run(c).await,
+            Cmd::Doctor(a) => cmd::doctor::run(a).await,
+            Cmd::Scenario(c) => cmd::scenario::run(c).await,
+            Cmd::Mcp(a) => cmd::mcp::run(a).await,
+            Cmd::Judge(c) => cmd::judge::run(c).await,
+            Cmd::Bench(a) => cmd::bench::run(a).await,
+            Cmd::Report(a) => cmd::report::run(a).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

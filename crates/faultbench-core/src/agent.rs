@@ -1,0 +1,225 @@
+//! Agents: given a ticket, a topology summary and a toolbox, investigate and answer with a
+//! `=== DIAGNOSIS ===` block.
+//!
+//! An agent sees exactly [`AgentInput`] — the user message the paper's agents receive — and the
+//! tools. It never sees the scenario id, category, ground truth or injection: the pipeline
+//! builds the input from the ticket alone (Inspect AI's task / solver / scorer split).
+//!
+//! ```
+//! use faultbench_core::agent::{Agent, AgentInput, AgentOutcome, Budget};
+//! use faultbench_core::toolbox::Toolbox;
+//! use std::sync::Arc;
+//!
+//! /// Never looks at the network; always says "healthy".
+//! struct Optimist;
+//! #[async_trait::async_trait]
+//! impl Agent for Optimist {
+//!     fn name(&self) -> &str { "optimist" }
+//!     async fn run(&self, _input: &AgentInput, _tools: Arc<dyn Toolbox>) -> AgentOutcome {
+//!         AgentOutcome::answer("=== DIAGNOSIS ===\nis_anomaly: false\nfaulty_devices: none\n\
+//!             diagnosis_text:\nEverything answers.\n=== END ===")
+//!     }
+//! }
+//!
+//! # struct NoTools;
+//! # #[async_trait::async_trait]
+//! # impl Toolbox for NoTools {
+//! #     fn specs(&self) -> Vec<faultbench_core::toolbox::ToolSpec> { vec![] }
+//! #     async fn call(&self, n: &str, _a: serde_json::Value) -> Result<faultbench_core::toolbox::ToolOutput, faultbench_core::toolbox::ToolError> {
+//! #         Err(faultbench_core::toolbox::ToolError::UnknownTool(n.into()))
+//! #     }
+//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let input = AgentInput::new("Topology: Lab\n\nDevices:\n  pc1: eth0=A", "pc1 is slow", Budget::default());
+//! assert!(input.prompt.starts_with("# Topology overview (devices + L2 connectivity)\n"));
+//! let out = Optimist.run(&input, Arc::new(NoTools)).await;
+//! assert_eq!(out.diagnosis().is_anomaly, Some(false));
+//! # });
+//! ```
+
+use crate::diagnosis::Diagnosis;
+use crate::toolbox::{ToolCallRecord, Toolbox};
+use serde::{Deserialize, Serialize};
+use std::ops::{Add, AddAssign};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The per-run budget every agent gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Budget {
+    /// Maximum model turns (calls to the model). The paper uses 20.
+    pub max_turns: u32,
+    /// Wall-clock cap for the whole agent phase, in seconds.
+    pub wall_clock_secs: u64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            max_turns: 20,
+            wall_clock_secs: 1800,
+        }
+    }
+}
+
+impl Budget {
+    /// The wall-clock cap as a duration.
+    pub fn wall_clock(&self) -> Duration {
+        Duration::from_secs(self.wall_clock_secs)
+    }
+}
+
+/// What an agent receives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentInput {
+    /// The exact user message: topology overview, then the ticket.
+    pub prompt: String,
+    /// The ticket alone.
+    pub ticket: String,
+    /// The topology summary alone.
+    pub topology_summary: String,
+    /// The budget.
+    pub budget: Budget,
+}
+
+impl AgentInput {
+    /// Builds the paper's user message:
+    /// `# Topology overview (devices + L2 connectivity)\n{summary}\n\n# Symptom (user report)\n{ticket}`.
+    pub fn new(topology_summary: &str, ticket: &str, budget: Budget) -> Self {
+        AgentInput {
+            prompt: format!(
+                "# Topology overview (devices + L2 connectivity)\n{topology_summary}\n\n# Symptom (user report)\n{ticket}"
+            ),
+            ticket: ticket.to_string(),
+            topology_summary: topology_summary.to_string(),
+            budget,
+        }
+    }
+}
+
+/// Token usage, split as providers bill it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Input tokens read from the provider's cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the provider's cache.
+    pub cache_write_tokens: u64,
+    /// Output tokens (including reasoning tokens).
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// All input tokens (uncached + cache read + cache write), as the paper's Table 8 counts.
+    pub fn total_input(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+}
+
+impl Add for Usage {
+    type Output = Usage;
+    fn add(self, o: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens + o.input_tokens,
+            cache_read_tokens: self.cache_read_tokens + o.cache_read_tokens,
+            cache_write_tokens: self.cache_write_tokens + o.cache_write_tokens,
+            output_tokens: self.output_tokens + o.output_tokens,
+        }
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        *self = *self + o;
+    }
+}
+
+/// One model turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// 1-based turn number.
+    pub index: u32,
+    /// Text the model wrote this turn (its notes or final answer).
+    pub text: String,
+    /// Tool calls it requested this turn (name and arguments), in order.
+    pub tool_calls: Vec<RequestedCall>,
+    /// Tokens of this turn.
+    pub usage: Usage,
+    /// Model latency in milliseconds.
+    pub latency_ms: u64,
+}
+
+/// A tool call as the model requested it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestedCall {
+    /// Tool name.
+    pub tool: String,
+    /// Arguments.
+    pub args: serde_json::Value,
+}
+
+/// Everything an agent returns. Agents never fail with `Err`: problems are recorded in
+/// `error`, so that partial work (turns, tokens, cost) is never lost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentOutcome {
+    /// The final message (should contain the diagnosis block).
+    pub final_text: String,
+    /// The turn budget ran out before a final answer.
+    pub hit_max_turns: bool,
+    /// The wall-clock cap ran out.
+    pub hit_wall_clock: bool,
+    /// An error that stopped the agent (provider failure, crash of an external agent…).
+    pub error: Option<String>,
+    /// Every turn.
+    pub turns: Vec<Turn>,
+    /// Total usage.
+    pub usage: Usage,
+    /// Cost in USD, when a price is known.
+    pub cost_usd: Option<f64>,
+    /// Number of tool calls executed.
+    pub tool_calls: u32,
+    /// Model name, when a model was used.
+    pub model: Option<String>,
+    /// Tool calls recorded by the agent itself (external agents report them from the MCP log).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_log: Vec<ToolCallRecord>,
+}
+
+impl AgentOutcome {
+    /// A finished answer with no further detail.
+    pub fn answer(final_text: impl Into<String>) -> Self {
+        AgentOutcome {
+            final_text: final_text.into(),
+            ..Default::default()
+        }
+    }
+
+    /// An agent that failed before answering.
+    pub fn failed(error: impl Into<String>) -> Self {
+        AgentOutcome {
+            error: Some(error.into()),
+            ..Default::default()
+        }
+    }
+
+    /// The parsed diagnosis (lenient: never fails).
+    pub fn diagnosis(&self) -> Diagnosis {
+        Diagnosis::parse_lenient(&self.final_text)
+    }
+}
+
+/// A troubleshooting agent.
+#[async_trait::async_trait]
+pub trait Agent: Send + Sync {
+    /// Short name used in run paths and reports (`baseline`, `react`, `sade`, …).
+    fn name(&self) -> &str;
+
+    /// Model name, if the agent uses one.
+    fn model(&self) -> Option<&str> {
+        None
+    }
+
+    /// Investigates through `tools` and answers. Must respect `input.budget`.
+    async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome;
+}

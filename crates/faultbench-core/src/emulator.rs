@@ -1,0 +1,236 @@
+//! Emulators: something that can bring up a lab, run commands inside its devices, and tear it
+//! down again.
+//!
+//! The model is Kathará's: a *lab* is a set of named *devices* (routers, switches, hosts,
+//! servers) joined by *collision domains*; a lab is described by a Kathará lab directory
+//! (`lab.conf`, `<device>.startup`, `<device>/` file trees). An [`Emulator`] turns such a
+//! directory into a running [`Lab`]; every probe, injection and agent tool call goes through
+//! [`Lab::exec`], so the same scenario runs on Linux namespaces, on Kathará, or on a mock.
+//!
+//! ```
+//! use faultbench_core::emulator::{Command, EmuError, Emulator, ExecOutput, Lab, LabRequest};
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! /// A one-device "network" whose device echoes what it is asked to run.
+//! #[derive(Debug)]
+//! struct EchoLab;
+//! #[async_trait::async_trait]
+//! impl Lab for EchoLab {
+//!     fn name(&self) -> &str { "echo-1" }
+//!     fn devices(&self) -> Vec<String> { vec!["r1".into()] }
+//!     async fn exec(&self, device: &str, cmd: &Command, _t: Duration) -> Result<ExecOutput, EmuError> {
+//!         if device != "r1" { return Err(EmuError::UnknownDevice { lab: self.name().into(), device: device.into() }); }
+//!         Ok(ExecOutput::ok(cmd.to_string()))
+//!     }
+//!     async fn teardown(&self) -> Result<(), EmuError> { Ok(()) }
+//! }
+//! struct Echo;
+//! #[async_trait::async_trait]
+//! impl Emulator for Echo {
+//!     fn kind(&self) -> &str { "echo" }
+//!     async fn deploy(&self, _req: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> { Ok(Arc::new(EchoLab)) }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let lab = Echo.deploy(&LabRequest::new("topologies/any")).await.unwrap();
+//! let out = lab.exec("r1", &Command::shell("vtysh -c 'show ip route'"), Duration::from_secs(5)).await.unwrap();
+//! assert_eq!(out.stdout, "vtysh -c 'show ip route'");
+//! assert!(out.success());
+//! assert!(lab.exec("r9", &Command::argv(["true"]), Duration::from_secs(1)).await.is_err());
+//! lab.teardown().await.unwrap();
+//! # });
+//! ```
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A command to run inside a device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// Run a program with arguments, no shell involved.
+    Argv(Vec<String>),
+    /// Run a script with `sh -c` *inside the device* (never on the host).
+    Shell(String),
+}
+
+impl Command {
+    /// A shell script run with `sh -c` inside the device.
+    pub fn shell(script: impl Into<String>) -> Self {
+        Command::Shell(script.into())
+    }
+
+    /// A program and its arguments.
+    pub fn argv<I, S>(args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Command::Argv(args.into_iter().map(Into::into).collect())
+    }
+
+    /// The argv to execute inside the device (`sh -c SCRIPT` for shell commands).
+    pub fn to_argv(&self) -> Vec<String> {
+        match self {
+            Command::Argv(a) => a.clone(),
+            Command::Shell(s) => vec!["sh".into(), "-c".into(), s.clone()],
+        }
+    }
+}
+
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Command::Shell(s) => f.write_str(s),
+            Command::Argv(a) => f.write_str(&a.join(" ")),
+        }
+    }
+}
+
+/// What a command did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecOutput {
+    /// Standard output (lossily decoded as UTF-8, capped).
+    pub stdout: String,
+    /// Standard error (lossily decoded as UTF-8, capped).
+    pub stderr: String,
+    /// Exit code; `None` when the command was killed (timeout or signal).
+    pub exit_code: Option<i32>,
+    /// The command ran past its timeout and was killed.
+    pub timed_out: bool,
+    /// Output exceeded the lab's cap and was cut.
+    pub truncated: bool,
+    /// Wall time of the command in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl ExecOutput {
+    /// A successful command with the given stdout (handy for mocks and tests).
+    pub fn ok(stdout: impl Into<String>) -> Self {
+        ExecOutput {
+            stdout: stdout.into(),
+            exit_code: Some(0),
+            ..Default::default()
+        }
+    }
+
+    /// A failed command with the given exit code and stderr.
+    pub fn failed(code: i32, stderr: impl Into<String>) -> Self {
+        ExecOutput {
+            stderr: stderr.into(),
+            exit_code: Some(code),
+            ..Default::default()
+        }
+    }
+
+    /// Exit code 0 and no timeout.
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+}
+
+/// What to deploy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabRequest {
+    /// A Kathará lab directory (lab.conf, startup files, device trees).
+    pub dir: PathBuf,
+    /// Instance name; a unique one is generated when `None`. Several instances of the same
+    /// directory may run at once under different names.
+    pub name: Option<String>,
+}
+
+impl LabRequest {
+    /// Deploy `dir` under a generated instance name.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        LabRequest {
+            dir: dir.into(),
+            name: None,
+        }
+    }
+
+    /// Deploy under a chosen instance name.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}
+
+/// Emulator failures.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmuError {
+    /// The device does not exist in the lab.
+    #[error("device `{device}` not found in lab `{lab}`")]
+    UnknownDevice {
+        /// Lab instance name.
+        lab: String,
+        /// Requested device.
+        device: String,
+    },
+    /// The lab (or part of it) did not come up.
+    #[error("lab `{lab}` did not deploy: {reason}")]
+    DeployIncomplete {
+        /// Lab instance name.
+        lab: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The lab directory is invalid.
+    #[error("{0}")]
+    InvalidLab(String),
+    /// This host cannot emulate something the lab or fault needs.
+    #[error("unsupported on this host: {feature} ({reason})")]
+    Unsupported {
+        /// The missing capability (e.g. `netem`).
+        feature: String,
+        /// Why it cannot be emulated.
+        reason: String,
+    },
+    /// The lab has been torn down.
+    #[error("lab `{0}` is not running")]
+    NotRunning(String),
+    /// Missing privileges or packages.
+    #[error("environment: {0}")]
+    Environment(String),
+    /// Anything else, with context.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A running lab.
+///
+/// Implementations must be safe to call concurrently (tools, telemetry and probes share a lab)
+/// and make [`Lab::teardown`] idempotent.
+#[async_trait::async_trait]
+pub trait Lab: Send + Sync + fmt::Debug {
+    /// The instance name (unique among running labs).
+    fn name(&self) -> &str;
+
+    /// The device names, in lab.conf order.
+    fn devices(&self) -> Vec<String>;
+
+    /// Runs a command inside a device. A command that fails or times out is an `Ok` with the
+    /// exit code / `timed_out` set; `Err` means the command could not be run at all.
+    async fn exec(
+        &self,
+        device: &str,
+        command: &Command,
+        timeout: Duration,
+    ) -> Result<ExecOutput, EmuError>;
+
+    /// Stops everything the lab started and removes every trace of it. Idempotent.
+    async fn teardown(&self) -> Result<(), EmuError>;
+}
+
+/// A backend that deploys labs.
+#[async_trait::async_trait]
+pub trait Emulator: Send + Sync {
+    /// Short backend name: `netns`, `kathara`, `mock`, …
+    fn kind(&self) -> &str;
+
+    /// Brings a lab up and waits (bounded) until its startups have run and routing settled.
+    async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError>;
+}

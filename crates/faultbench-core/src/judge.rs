@@ -1,0 +1,374 @@
+//! Judges: score a diagnosis against a scenario's ground truth.
+//!
+//! Three independent scores, as in the paper:
+//! - **Outcome** ∈ \[0, 1\]: 0.7 × the pass rate of the required axes (`assert-…`, `must…`) +
+//!   0.3 × the pass rate of the bonus axes. With no bonus axes it is the required rate; with only
+//!   bonus axes the bonus rate ([`outcome_score`]).
+//! - **Fix** ∈ {0, 0.5, 1}: only for scenarios with a `[FIX]`.
+//! - **Reasoning** = (grounding + causality + coverage) / 30.
+//!
+//! `assert-` axes are mechanical ([`check_assertion`]) and shared by every judge.
+//!
+//! ```
+//! use faultbench_core::judge::{AxisVerdict, Judge, JudgeError, JudgeInput, Scores, check_assertion, outcome_score};
+//! use faultbench_core::scenario::{AxisKind, Scenario};
+//!
+//! /// Scores only the mechanical axes; everything else fails.
+//! struct AssertsOnly;
+//! #[async_trait::async_trait]
+//! impl Judge for AssertsOnly {
+//!     fn name(&self) -> &str { "asserts-only" }
+//!     async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
+//!         let mut scores = Scores::new(self.name());
+//!         for axis in input.scenario.scoring_axes() {
+//!             let pass = axis.assertion().is_some_and(|a| check_assertion(&a, input.diagnosis));
+//!             scores.push_axis(AxisVerdict::new(axis, pass, "mechanical"));
+//!         }
+//!         scores.finish();
+//!         Ok(scores)
+//!     }
+//! }
+//!
+//! # let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/minimal.txt")).unwrap();
+//! let scenario = faultbench_core::ScenarioSpec::parse(&text).unwrap();
+//! let diagnosis = faultbench_core::Diagnosis::parse(
+//!     "=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: r1\ndiagnosis_text:\nx\n=== END ===").unwrap();
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let s = AssertsOnly.judge(&JudgeInput::new(&scenario, &diagnosis)).await.unwrap();
+//! // 1 of 2 required axes (the assert) and 0 of 1 bonus axis pass: 0.7 × 0.5 = 0.35.
+//! assert!((s.outcome - 0.35).abs() < 1e-9);
+//! assert!((outcome_score(1, 2, 0, 1) - 0.35).abs() < 1e-9);
+//! # });
+//! ```
+
+use crate::diagnosis::Diagnosis;
+use crate::scenario::{Assertion, AxisKind, Scenario, ScoringAxis};
+use serde::{Deserialize, Serialize};
+
+/// Weight of the required axes in the outcome score.
+pub const W_REQUIRED: f64 = 0.7;
+/// Weight of the bonus axes in the outcome score.
+pub const W_BONUS: f64 = 0.3;
+
+/// What a judge is given.
+#[derive(Debug, Clone, Copy)]
+pub struct JudgeInput<'a> {
+    /// The scenario (ground truth, fix, axes).
+    pub scenario: &'a dyn Scenario,
+    /// The parsed diagnosis.
+    pub diagnosis: &'a Diagnosis,
+    /// A bounded digest of the investigation (tool calls, outputs, notes); empty when unknown.
+    pub trace_digest: &'a str,
+}
+
+impl<'a> JudgeInput<'a> {
+    /// Input without a trace digest.
+    pub fn new(scenario: &'a dyn Scenario, diagnosis: &'a Diagnosis) -> Self {
+        JudgeInput {
+            scenario,
+            diagnosis,
+            trace_digest: "",
+        }
+    }
+
+    /// Adds the trace digest.
+    pub fn with_digest(mut self, digest: &'a str) -> Self {
+        self.trace_digest = digest;
+        self
+    }
+}
+
+/// One axis' verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AxisVerdict {
+    /// The axis line (or `fix`, `reason:grounding`, …).
+    pub axis: String,
+    /// `assert`, `must`, `bonus`, `fix` or `reason-dim`.
+    pub kind: String,
+    /// 1.0 pass, 0.0 fail; fix 0/0.5/1; reasoning dims 0–10.
+    pub score: f64,
+    /// One line of why.
+    pub rationale: String,
+}
+
+impl AxisVerdict {
+    /// A pass/fail verdict on a scoring axis.
+    pub fn new(axis: &ScoringAxis, pass: bool, rationale: impl Into<String>) -> Self {
+        let kind = match axis.kind() {
+            AxisKind::Assert => "assert",
+            AxisKind::Must => "must",
+            AxisKind::Bonus => "bonus",
+            AxisKind::Reasoning => "reason",
+        };
+        AxisVerdict {
+            axis: axis.raw.clone(),
+            kind: kind.to_string(),
+            score: if pass { 1.0 } else { 0.0 },
+            rationale: rationale.into(),
+        }
+    }
+}
+
+/// The reasoning sub-scores, 0–10 each.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReasoningDims {
+    /// Claims backed by evidence the agent actually gathered.
+    pub grounding: f64,
+    /// The causal chain from root cause to symptom holds.
+    pub causality: f64,
+    /// Alternatives and the reported symptom were addressed.
+    pub coverage: f64,
+}
+
+impl ReasoningDims {
+    /// (grounding + causality + coverage) / 30, each clamped to \[0, 10\].
+    pub fn score(&self) -> f64 {
+        let c = |x: f64| x.clamp(0.0, 10.0);
+        (c(self.grounding) + c(self.causality) + c(self.coverage)) / 30.0
+    }
+}
+
+/// A judge's scores for one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scores {
+    /// Outcome ∈ \[0, 1\].
+    pub outcome: f64,
+    /// Fix ∈ {0, 0.5, 1}, only when the scenario has a `[FIX]`.
+    pub fix: Option<f64>,
+    /// Reasoning ∈ \[0, 1\], when judged.
+    pub reasoning: Option<f64>,
+    /// The reasoning sub-scores.
+    pub reasoning_dims: Option<ReasoningDims>,
+    /// Required axes passed.
+    pub must_passed: u32,
+    /// Required axes in total.
+    pub must_total: u32,
+    /// Bonus axes passed.
+    pub bonus_passed: u32,
+    /// Bonus axes in total.
+    pub bonus_total: u32,
+    /// Every verdict, in axis order, then fix and reasoning dims.
+    pub per_axis: Vec<AxisVerdict>,
+    /// The judge that produced these scores (e.g. `rubric`, `llm:gpt-5-mini`).
+    pub judge: String,
+    /// `trace` or `writeup`: what the reasoning score was judged on.
+    pub reasoning_mode: Option<String>,
+    /// A problem worth recording that did not stop judging.
+    pub error: Option<String>,
+}
+
+impl Scores {
+    /// Empty scores from the named judge.
+    pub fn new(judge: impl Into<String>) -> Self {
+        Scores {
+            outcome: 0.0,
+            fix: None,
+            reasoning: None,
+            reasoning_dims: None,
+            must_passed: 0,
+            must_total: 0,
+            bonus_passed: 0,
+            bonus_total: 0,
+            per_axis: Vec::new(),
+            judge: judge.into(),
+            reasoning_mode: None,
+            error: None,
+        }
+    }
+
+    /// Records an axis verdict and updates the pass counters (reasoning-kind axes are kept but
+    /// not counted).
+    pub fn push_axis(&mut self, v: AxisVerdict) {
+        let pass = v.score >= 1.0;
+        match v.kind.as_str() {
+            "assert" | "must" => {
+                self.must_total += 1;
+                self.must_passed += pass as u32;
+            }
+            "bonus" => {
+                self.bonus_total += 1;
+                self.bonus_passed += pass as u32;
+            }
+            _ => {}
+        }
+        self.per_axis.push(v);
+    }
+
+    /// Computes `outcome` from the counters.
+    pub fn finish(&mut self) {
+        self.outcome = outcome_score(
+            self.must_passed,
+            self.must_total,
+            self.bonus_passed,
+            self.bonus_total,
+        );
+    }
+
+    /// Whether the diagnosis is counted as correct (outcome ≥ 0.7, i.e. every required axis
+    /// passed when there are bonus axes).
+    pub fn is_correct(&self) -> bool {
+        self.outcome >= 0.7 - 1e-9
+    }
+}
+
+/// The release's outcome formula: `min(1, Σ fᵢ·wᵢ / Σ wᵢ)` over the pools present, with
+/// f = passed/total, w_required = 0.7, w_bonus = 0.3. No axes at all gives 0.
+///
+/// This is [`OutcomeRule::Release`], the rule behind the paper's numbers. Note that with three or
+/// more required axes a diagnosis failing one of them but passing every bonus axis can score
+/// above one passing every required axis but no bonus (e.g. 0.7·2/3 + 0.3 = 0.767 > 0.7); the
+/// paper's "a correct diagnosis always outranks a wrong one" holds exactly under
+/// [`OutcomeRule::Strict`].
+pub fn outcome_score(must_passed: u32, must_total: u32, bonus_passed: u32, bonus_total: u32) -> f64 {
+    OutcomeRule::Release.score(must_passed, must_total, bonus_passed, bonus_total)
+}
+
+/// How the required and bonus pass rates combine into the outcome score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeRule {
+    /// The public release: the required pool counts by its pass *fraction*.
+    #[default]
+    Release,
+    /// The paper's description: diagnosis correctness is all-or-nothing (every required axis
+    /// passes, or correctness is 0), so a correct diagnosis (≥ 0.7) always outranks a wrong one
+    /// (≤ 0.3).
+    Strict,
+}
+
+impl OutcomeRule {
+    /// Combines pass counts into an outcome in \[0, 1\].
+    pub fn score(self, must_passed: u32, must_total: u32, bonus_passed: u32, bonus_total: u32) -> f64 {
+        let must_passed = must_passed.min(must_total);
+        let bonus_passed = bonus_passed.min(bonus_total);
+        let mut num = 0.0;
+        let mut den = 0.0;
+        if must_total > 0 {
+            let f = match self {
+                OutcomeRule::Release => must_passed as f64 / must_total as f64,
+                OutcomeRule::Strict => (must_passed == must_total) as u8 as f64,
+            };
+            num += W_REQUIRED * f;
+            den += W_REQUIRED;
+        }
+        if bonus_total > 0 {
+            num += W_BONUS * bonus_passed as f64 / bonus_total as f64;
+            den += W_BONUS;
+        }
+        if den == 0.0 { 0.0 } else { (num / den).min(1.0) }
+    }
+}
+
+/// Snaps a fix score to {0, 0.5, 1} (≥ 0.75 → 1, ≥ 0.25 → 0.5, else 0).
+pub fn snap_fix(x: f64) -> f64 {
+    if x >= 0.75 {
+        1.0
+    } else if x >= 0.25 {
+        0.5
+    } else {
+        0.0
+    }
+}
+
+/// Evaluates an `assert-` axis on the parsed verdict, exactly as the release does:
+/// `no-anomaly` ⇔ `is_anomaly` is false (unknown fails); `no-faulty-devices` ⇔ none blamed;
+/// `identifies: d` ⇔ `d` is a substring of the lowercased, comma-joined device list;
+/// `not-identifies: d` ⇔ it is not. Unknown assertions fail.
+pub fn check_assertion(a: &Assertion, d: &Diagnosis) -> bool {
+    let joined = d.faulty_devices.join(",").to_lowercase();
+    match a {
+        Assertion::NoAnomaly => d.is_anomaly == Some(false),
+        Assertion::NoFaultyDevices => d.faulty_devices.is_empty(),
+        Assertion::Identifies(dev) => !dev.is_empty() && joined.contains(&dev.to_lowercase()),
+        Assertion::NotIdentifies(dev) => dev.is_empty() || !joined.contains(&dev.to_lowercase()),
+        Assertion::Unknown(_) => false,
+    }
+}
+
+/// Why a judge could not score a run (the run keeps its diagnosis and gets `judge_failed`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JudgeError {
+    /// The judge model could not be reached or kept failing.
+    #[error("judge unavailable: {0}")]
+    Unavailable(String),
+    /// The judge answered, but not in the required shape, even after a repair attempt.
+    #[error("judge answer invalid: {0}")]
+    InvalidAnswer(String),
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Scores diagnoses.
+#[async_trait::async_trait]
+pub trait Judge: Send + Sync {
+    /// Short name recorded with the scores (`rubric`, `llm`, …).
+    fn name(&self) -> &str;
+
+    /// Scores one diagnosis.
+    async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn false_premise_values_match_the_release() {
+        // 2 asserts + 1 bonus: {0, 0.3, 0.35, 0.65, 0.7, 1.0}
+        assert_eq!(outcome_score(0, 2, 0, 1), 0.0);
+        assert!((outcome_score(0, 2, 1, 1) - 0.3).abs() < 1e-12);
+        assert!((outcome_score(1, 2, 0, 1) - 0.35).abs() < 1e-12);
+        assert!((outcome_score(1, 2, 1, 1) - 0.65).abs() < 1e-12);
+        assert!((outcome_score(2, 2, 0, 1) - 0.7).abs() < 1e-12);
+        assert_eq!(outcome_score(2, 2, 1, 1), 1.0);
+        assert!((outcome_score(3, 4, 0, 0) - 0.75).abs() < 1e-12);
+        assert_eq!(outcome_score(0, 0, 1, 2), 0.5);
+        assert_eq!(outcome_score(0, 0, 0, 0), 0.0);
+    }
+
+    #[test]
+    fn assertions() {
+        let d = Diagnosis {
+            is_anomaly: Some(true),
+            faulty_devices: vec!["Router1".into()],
+            ..Default::default()
+        };
+        assert!(check_assertion(&Assertion::Identifies("router1".into()), &d));
+        assert!(!check_assertion(&Assertion::NotIdentifies("router1".into()), &d));
+        assert!(!check_assertion(&Assertion::NoAnomaly, &d));
+        let unknown = Diagnosis::default();
+        assert!(!check_assertion(&Assertion::NoAnomaly, &unknown));
+        assert!(check_assertion(&Assertion::NoFaultyDevices, &unknown));
+    }
+
+    proptest! {
+        #[test]
+        fn outcome_in_range(mp in 0u32..9, mt in 0u32..9, bp in 0u32..6, bt in 0u32..6) {
+            for rule in [OutcomeRule::Release, OutcomeRule::Strict] {
+                let o = rule.score(mp, mt, bp, bt);
+                prop_assert!((0.0..=1.0).contains(&o));
+            }
+        }
+
+        #[test]
+        fn strict_correct_always_outranks_wrong(
+            mt in 1u32..8, bt in 0u32..6, mp_wrong in 0u32..8, bp_a in 0u32..6, bp_b in 0u32..6,
+        ) {
+            let (bp_a, bp_b, mp_wrong) = (bp_a.min(bt), bp_b.min(bt), mp_wrong.min(mt - 1));
+            let right = OutcomeRule::Strict.score(mt, mt, bp_a, bt);
+            let wrong = OutcomeRule::Strict.score(mp_wrong, mt, bp_b, bt);
+            prop_assert!(right >= 0.7 - 1e-12 || bt == 0);
+            prop_assert!(right > wrong, "right {} wrong {}", right, wrong);
+        }
+
+        #[test]
+        fn release_correct_outranks_wrong_at_equal_bonus(
+            mt in 1u32..8, bt in 0u32..6, mp_wrong in 0u32..8, bp in 0u32..6,
+        ) {
+            let (bp, mp_wrong) = (bp.min(bt), mp_wrong.min(mt - 1));
+            prop_assert!(outcome_score(mt, mt, bp, bt) > outcome_score(mp_wrong, mt, bp, bt));
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Kathará lab directories: the description of a network.
+//!
+//! A lab directory holds `lab.conf` (devices, their interfaces' collision domains, options),
+//! optional `lab.dep` (start order), `<device>.startup` scripts, and `<device>/` file trees that
+//! are copied over the device's `/`. Every emulator in faultbench deploys this format, so labs
+//! written for Kathará run here unchanged and every lab shipped here runs on Kathará.
+//!
+//! The reader follows Kathará's own grammar (`LabParser`) and is stricter where Kathará is
+//! silently lenient: unknown option names, malformed `mem`/`cpus`/`num_terms`/boolean values,
+//! `lab.dep` entries naming unknown devices, and devices without interfaces are errors.
+//!
+//! ```
+//! use faultbench_core::lab::LabConf;
+//!
+//! let conf = LabConf::parse("LAB_NAME=demo\nr1[0]=A\nr1[1]=\"B\"\npc1[0]=A\npc1[image]=\"kathara/base\"\n").unwrap();
+//! assert_eq!(conf.device_names(), vec!["r1", "pc1"]);
+//! assert_eq!(conf.device("r1").unwrap().interfaces[1].domain, "B");
+//! assert!(LabConf::parse("r1[memory]=256m\nr1[0]=A").is_err()); // Kathará would ignore the typo
+//! ```
+
+mod conf;
+mod summary;
+
+pub use conf::{Device, Interface, LabConf, LabError, LabMeta};
+pub use summary::TopologySummary;
+
+use std::path::{Path, PathBuf};
+
+/// A lab directory on disk: its parsed `lab.conf` and `lab.dep`, and where its files are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabDir {
+    /// The directory.
+    pub root: PathBuf,
+    /// Parsed `lab.conf`.
+    pub conf: LabConf,
+    /// Parsed `lab.dep`: device → devices it waits for.
+    pub deps: Vec<(String, Vec<String>)>,
+}
+
+impl LabDir {
+    /// Reads and validates a lab directory.
+    pub fn load(root: impl AsRef<Path>) -> Result<LabDir, LabError> {
+        let root = root.as_ref();
+        let conf_path = root.join("lab.conf");
+        let text = std::fs::read_to_string(&conf_path).map_err(|e| LabError {
+            file: conf_path.clone(),
+            line: 0,
+            message: format!("cannot read: {e}"),
+            expected: "a Kathará lab directory containing lab.conf".into(),
+        })?;
+        let conf = LabConf::parse(&text).map_err(|e| e.in_file(&conf_path))?;
+        let dep_path = root.join("lab.dep");
+        let deps = if dep_path.exists() {
+            let text = std::fs::read_to_string(&dep_path).map_err(|e| LabError {
+                file: dep_path.clone(),
+                line: 0,
+                message: format!("cannot read: {e}"),
+                expected: String::new(),
+            })?;
+            conf::parse_dep(&text, &conf).map_err(|e| e.in_file(&dep_path))?
+        } else {
+            Vec::new()
+        };
+        Ok(LabDir {
+            root: root.to_path_buf(),
+            conf,
+            deps,
+        })
+    }
+
+    /// The startup script of a device, if the lab has one.
+    pub fn startup_path(&self, device: &str) -> Option<PathBuf> {
+        let p = self.root.join(format!("{device}.startup"));
+        p.is_file().then_some(p)
+    }
+
+    /// The file tree of a device (copied over its `/`), if the lab has one.
+    pub fn tree_path(&self, device: &str) -> Option<PathBuf> {
+        let p = self.root.join(device);
+        p.is_dir().then_some(p)
+    }
+
+    /// The lab's name: `LAB_NAME`, else the directory name.
+    pub fn name(&self) -> String {
+        self.conf.meta.name.clone().unwrap_or_else(|| {
+            self.root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "lab".into())
+        })
+    }
+
+    /// Devices in an order that respects `lab.dep` (dependencies first), otherwise lab.conf order.
+    pub fn start_order(&self) -> Vec<String> {
+        let mut done: Vec<String> = Vec::new();
+        let names = self.conf.device_names();
+        while done.len() < names.len() {
+            let before = done.len();
+            for n in &names {
+                if done.iter().any(|d| d == n) {
+                    continue;
+                }
+                let ready = self
+                    .deps
+                    .iter()
+                    .find(|(d, _)| d == n)
+                    .is_none_or(|(_, needs)| needs.iter().all(|x| done.contains(x)));
+                if ready {
+                    done.push(n.to_string());
+                }
+            }
+            if done.len() == before {
+                // A cycle (rejected by the parser); fall back to file order.
+                for n in &names {
+                    if !done.iter().any(|d| d == n) {
+                        done.push(n.to_string());
+                    }
+                }
+            }
+        }
+        done
+    }
+}

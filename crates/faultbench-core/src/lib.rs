@@ -1,0 +1,43 @@
+//! # faultbench-core
+//!
+//! The vocabulary of faultbench and nothing that touches a network or a model:
+//!
+//! - [`scenario`]: the scenario file format (parse, write, validate) and the [`Scenario`] trait;
+//! - [`Category`] and [`Layer`]: what kind of test a scenario is;
+//! - [`Diagnosis`]: the agent's `=== DIAGNOSIS ===` answer;
+//! - the four traits the pipeline is built from — [`Emulator`] (labs), [`Toolbox`] (tools),
+//!   [`Agent`] and [`Judge`] — each small, so that behaviour composes by wrapping;
+//! - [`RunStatus`] and [`Scores`]: how a run ended and what it earned.
+//!
+//! ```
+//! use faultbench_core::{Category, Diagnosis, ScenarioSpec, Scenario};
+//!
+//! # let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/minimal.txt")).unwrap();
+//! let scenario = ScenarioSpec::parse(&text)?;
+//! assert_eq!(scenario.category(), Category::CorrectFault);
+//! let answer = Diagnosis::parse("=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: r1\n\
+//!     diagnosis_text:\nospfd is down on r1\n=== END ===")?;
+//! assert_eq!(answer.faulty_devices, vec!["r1"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod agent;
+pub mod category;
+pub mod diagnosis;
+pub mod emulator;
+pub mod judge;
+pub mod lab;
+pub mod scenario;
+pub mod status;
+pub mod toolbox;
+
+pub use agent::{Agent, AgentInput, AgentOutcome, Budget, Usage};
+pub use category::{Category, Layer};
+pub use diagnosis::{Diagnosis, DiagnosisError};
+pub use emulator::{Command, EmuError, Emulator, ExecOutput, Lab, LabRequest};
+pub use judge::{Judge, JudgeError, JudgeInput, Scores};
+pub use scenario::{Scenario, ScenarioError, ScenarioFile, ScenarioSpec};
+pub use status::RunStatus;
+pub use toolbox::{ToolError, ToolOutput, ToolSpec, Toolbox};

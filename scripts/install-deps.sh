@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages faultbench needs (idempotent). Run as root.
+set -euo pipefail
+PKGS=(frr frr-pythontools iproute2 iputils-ping traceroute dnsmasq iptables nftables tcpdump
+      procps dnsutils curl busybox net-tools ethtool iperf3 python3 python3-venv)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,19 @@
+//! # faultbench
+//!
+//! A harness for benchmarking LLM network-troubleshooting agents on live emulated networks —
+//! including the hard case: trouble tickets that are wrong.
+//!
+//! This facade re-exports the workspace crates so that user code, the top-level `examples/`
+//! and `benches/` compile against exactly the same public API:
+//!
+//! | crate | what it holds |
+//! |---|---|
+//! | [`core`] (`faultbench-core`) | vocabulary, traits (`Scenario`, `Emulator`, `Agent`, `Judge`, `Toolbox`), the scenario format, the diagnosis parser |
+//! | [`emu`] (`faultbench-emu`) | emulators (mock networks, Linux namespaces + FRR, Kathará) and the 22 network tools |
+//! | [`judge`] (`faultbench-judge`) | the rubric judge and the LLM judge |
+//! | [`agents`] (`faultbench-agents`) | chat-model clients and agents (baseline, ReAct, SADE-style, external MCP agents) |
+
+pub use faultbench_agents as agents;
+pub use faultbench_core as core;
+pub use faultbench_emu as emu;
+pub use faultbench_judge as judge;
