@@ -178,7 +178,9 @@ impl Layer {
         if norm == "standard" {
             return Some(Layer::Standard);
         }
-        Layer::PERSONAS.into_iter().find(|l| l.ticket_style() == norm)
+        Layer::PERSONAS
+            .into_iter()
+            .find(|l| l.ticket_style() == norm)
     }
 }
 
@@ -222,13 +224,22 @@ mod tests {
 
     #[test]
     fn category_from_id_follows_release_rule() {
-        assert_eq!(Category::from_id("kath2-pc1-wrong-netmask"), Category::CorrectFault);
+        assert_eq!(
+            Category::from_id("kath2-pc1-wrong-netmask"),
+            Category::CorrectFault
+        );
         assert_eq!(
             Category::from_id("kath2-false-premise-dept-gateway-flapping-naive"),
             Category::FalsePremise
         );
-        assert_eq!(Category::from_id("kath2-router0-ripd-down-misdirected"), Category::WrongDevice);
-        assert_eq!(Category::from_id("KATH2-PC1-WRONG-NETMASK-MISDESCRIBED"), Category::WrongCause);
+        assert_eq!(
+            Category::from_id("kath2-router0-ripd-down-misdirected"),
+            Category::WrongDevice
+        );
+        assert_eq!(
+            Category::from_id("KATH2-PC1-WRONG-NETMASK-MISDESCRIBED"),
+            Category::WrongCause
+        );
     }
 
     #[test]

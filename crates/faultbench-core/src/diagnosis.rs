@@ -52,9 +52,8 @@ pub enum DiagnosisError {
     MissingVerdict,
 }
 
-static BLOCK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?is)=+\s*DIAGNOSIS\s*=+(.*?)(?:=+\s*END\s*=+|\z)").unwrap()
-});
+static BLOCK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?is)=+\s*DIAGNOSIS\s*=+(.*?)(?:=+\s*END\s*=+|\z)").unwrap());
 static KEY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(is[_ ]?anomaly|faulty[_ ]?devices?|diagnosis[_ ]?text)\s*:\s*(.*)$").unwrap()
 });
@@ -69,11 +68,7 @@ fn plain(line: &str) -> String {
     if let Some(rest) = s.trim_start().strip_prefix("__") {
         s = rest.replacen("__:", ":", 1).replacen(":__", ":", 1);
     }
-    s
-        .trim()
-        .trim_matches('*')
-        .trim()
-        .to_string()
+    s.trim().trim_matches('*').trim().to_string()
 }
 
 fn verdict(value: &str) -> Option<bool> {
@@ -81,7 +76,10 @@ fn verdict(value: &str) -> Option<bool> {
         .trim()
         .trim_matches(|c: char| !c.is_ascii_alphanumeric())
         .to_ascii_lowercase();
-    let word = v.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or("");
+    let word = v
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("");
     match word {
         "true" | "yes" => Some(true),
         "false" | "no" => Some(false),
@@ -92,7 +90,9 @@ fn verdict(value: &str) -> Option<bool> {
 fn devices(value: &str) -> Vec<String> {
     let v = value.trim();
     let lower = v.to_ascii_lowercase();
-    let bare = lower.trim_matches(|c: char| "[]()\"'.*`".contains(c)).trim();
+    let bare = lower
+        .trim_matches(|c: char| "[]()\"'.*`".contains(c))
+        .trim();
     if bare.is_empty() || matches!(bare, "none" | "n/a" | "na" | "null" | "nil") || lower == "[]" {
         return Vec::new();
     }
@@ -204,7 +204,11 @@ fn parse_block(block: &str) -> Diagnosis {
     d.text = match text_from {
         Some((start, first)) => {
             let mut parts = vec![first];
-            parts.extend(lines[start.min(lines.len())..].iter().map(|s| s.to_string()));
+            parts.extend(
+                lines[start.min(lines.len())..]
+                    .iter()
+                    .map(|s| s.to_string()),
+            );
             parts.join("\n").trim().to_string()
         }
         None => block.trim().to_string(),
@@ -239,13 +243,19 @@ mod tests {
         assert_eq!(d.is_anomaly, Some(true));
         assert_eq!(d.faulty_devices, vec!["r1", "r2"]);
         assert_eq!(d.text, "ospfd died");
-        let d = Diagnosis::parse("=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: [\"pc1\"; 'r1']\n=== END ===").unwrap();
+        let d = Diagnosis::parse(
+            "=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: [\"pc1\"; 'r1']\n=== END ===",
+        )
+        .unwrap();
         assert_eq!(d.faulty_devices, vec!["pc1", "r1"]);
     }
 
     #[test]
     fn typed_errors() {
-        assert_eq!(Diagnosis::parse("I think r1 is broken"), Err(DiagnosisError::NoBlock));
+        assert_eq!(
+            Diagnosis::parse("I think r1 is broken"),
+            Err(DiagnosisError::NoBlock)
+        );
         assert_eq!(
             Diagnosis::parse("=== DIAGNOSIS ===\nfaulty_devices: r1\n=== END ==="),
             Err(DiagnosisError::MissingVerdict)

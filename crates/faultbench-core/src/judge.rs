@@ -219,7 +219,12 @@ impl Scores {
 /// above one passing every required axis but no bonus (e.g. 0.7·2/3 + 0.3 = 0.767 > 0.7); the
 /// paper's "a correct diagnosis always outranks a wrong one" holds exactly under
 /// [`OutcomeRule::Strict`].
-pub fn outcome_score(must_passed: u32, must_total: u32, bonus_passed: u32, bonus_total: u32) -> f64 {
+pub fn outcome_score(
+    must_passed: u32,
+    must_total: u32,
+    bonus_passed: u32,
+    bonus_total: u32,
+) -> f64 {
     OutcomeRule::Release.score(must_passed, must_total, bonus_passed, bonus_total)
 }
 
@@ -238,7 +243,13 @@ pub enum OutcomeRule {
 
 impl OutcomeRule {
     /// Combines pass counts into an outcome in \[0, 1\].
-    pub fn score(self, must_passed: u32, must_total: u32, bonus_passed: u32, bonus_total: u32) -> f64 {
+    pub fn score(
+        self,
+        must_passed: u32,
+        must_total: u32,
+        bonus_passed: u32,
+        bonus_total: u32,
+    ) -> f64 {
         let must_passed = must_passed.min(must_total);
         let bonus_passed = bonus_passed.min(bonus_total);
         let mut num = 0.0;
@@ -255,7 +266,11 @@ impl OutcomeRule {
             num += W_BONUS * bonus_passed as f64 / bonus_total as f64;
             den += W_BONUS;
         }
-        if den == 0.0 { 0.0 } else { (num / den).min(1.0) }
+        if den == 0.0 {
+            0.0
+        } else {
+            (num / den).min(1.0)
+        }
     }
 }
 
@@ -335,8 +350,14 @@ mod tests {
             faulty_devices: vec!["Router1".into()],
             ..Default::default()
         };
-        assert!(check_assertion(&Assertion::Identifies("router1".into()), &d));
-        assert!(!check_assertion(&Assertion::NotIdentifies("router1".into()), &d));
+        assert!(check_assertion(
+            &Assertion::Identifies("router1".into()),
+            &d
+        ));
+        assert!(!check_assertion(
+            &Assertion::NotIdentifies("router1".into()),
+            &d
+        ));
         assert!(!check_assertion(&Assertion::NoAnomaly, &d));
         let unknown = Diagnosis::default();
         assert!(!check_assertion(&Assertion::NoAnomaly, &unknown));

@@ -56,7 +56,11 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// A read-only tool in the `base` group.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
         ToolSpec {
             name: name.into(),
             description: description.into(),

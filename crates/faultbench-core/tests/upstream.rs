@@ -31,12 +31,26 @@ fn upstream_files() -> Vec<PathBuf> {
 #[test]
 fn every_release_file_parses_and_writes_back_byte_identical() {
     let files = upstream_files();
-    assert_eq!(files.len(), 34, "the shared folder holds 24 + 10 release files");
+    assert_eq!(
+        files.len(),
+        34,
+        "the shared folder holds 24 + 10 release files"
+    );
     for f in &files {
         let s = ScenarioFile::load(f).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(s.stem(), s.id(), "{}: stem and Scenario: differ", f.display());
+        assert_eq!(
+            s.stem(),
+            s.id(),
+            "{}: stem and Scenario: differ",
+            f.display()
+        );
         let original = std::fs::read_to_string(f).unwrap();
-        assert_eq!(s.spec.to_text(), original, "{} does not round-trip", f.display());
+        assert_eq!(
+            s.spec.to_text(),
+            original,
+            "{} does not round-trip",
+            f.display()
+        );
     }
 }
 

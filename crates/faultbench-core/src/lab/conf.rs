@@ -130,8 +130,22 @@ pub struct LabConf {
 
 /// The options Kathará 3.8 knows.
 pub const KNOWN_OPTIONS: [&str; 16] = [
-    "image", "mem", "cpus", "port", "bridged", "ipv6", "exec", "sysctl", "env", "shell", "num_terms",
-    "ulimit", "privileged", "entrypoint", "args", "volume",
+    "image",
+    "mem",
+    "cpus",
+    "port",
+    "bridged",
+    "ipv6",
+    "exec",
+    "sysctl",
+    "env",
+    "shell",
+    "num_terms",
+    "ulimit",
+    "privileged",
+    "entrypoint",
+    "args",
+    "volume",
 ];
 
 static LINE: LazyLock<Regex> = LazyLock::new(|| {
@@ -143,7 +157,9 @@ static MAC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$").unwrap());
 static MEM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[0-9]+[bkmgBKMG]?$").unwrap());
 
-const BOOLS: [&str; 12] = ["y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0"];
+const BOOLS: [&str; 12] = [
+    "y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0",
+];
 
 impl LabConf {
     /// Parses `lab.conf` text.
@@ -167,7 +183,11 @@ impl LabConf {
                 ));
             };
             if c["q"] != c["q2"] {
-                return Err(LabError::at(n, "unbalanced quotes", "`\"value\"` or a bare value"));
+                return Err(LabError::at(
+                    n,
+                    "unbalanced quotes",
+                    "`\"value\"` or a bare value",
+                ));
             }
             let dev = &c["key"];
             if matches!(dev, "shared" | "_test") {
@@ -206,7 +226,11 @@ impl LabConf {
                 if let Some(m) = &mac
                     && !MAC.is_match(m)
                 {
-                    return Err(LabError::at(n, format!("bad MAC `{m}`"), "`xx:xx:xx:xx:xx:xx`"));
+                    return Err(LabError::at(
+                        n,
+                        format!("bad MAC `{m}`"),
+                        "`xx:xx:xx:xx:xx:xx`",
+                    ));
                 }
                 if device.interfaces.iter().any(|i| i.index == index) {
                     return Err(LabError::at(
@@ -234,7 +258,10 @@ impl LabConf {
                 if have.index as usize != want {
                     return Err(LabError::at(
                         0,
-                        format!("{}: interfaces are not contiguous (eth{want} is missing)", d.name),
+                        format!(
+                            "{}: interfaces are not contiguous (eth{want} is missing)",
+                            d.name
+                        ),
                         "interfaces numbered 0, 1, 2, … without gaps",
                     ));
                 }
@@ -286,7 +313,10 @@ fn parse_meta(line: &str, n: usize, meta: &mut LabMeta) -> Result<(), LabError> 
             "`LAB_NAME=value` with a single `=`",
         ));
     }
-    let value = parts[1].trim().trim_matches(|c| c == '"' || c == '\'').to_string();
+    let value = parts[1]
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'')
+        .to_string();
     let slot = match parts[0].trim() {
         "LAB_NAME" => &mut meta.name,
         "LAB_DESCRIPTION" => &mut meta.description,
@@ -316,11 +346,18 @@ fn check_option(key: &str, value: &str, n: usize) -> Result<(), LabError> {
     };
     match key {
         "mem" if !MEM.is_match(value.trim()) => bad("a size such as `256m`, `1g` or `512` (MiB)"),
-        "cpus" if !value.trim().parse::<f64>().is_ok_and(|c| c > 0.0 && c.is_finite()) => {
+        "cpus"
+            if !value
+                .trim()
+                .parse::<f64>()
+                .is_ok_and(|c| c > 0.0 && c.is_finite()) =>
+        {
             bad("a positive number of CPUs such as `0.5` or `2`")
         }
         "num_terms" if value.trim().parse::<u32>().is_err() => bad("a whole number of terminals"),
-        "bridged" | "ipv6" | "privileged" if !BOOLS.contains(&value.trim().to_ascii_lowercase().as_str()) => {
+        "bridged" | "ipv6" | "privileged"
+            if !BOOLS.contains(&value.trim().to_ascii_lowercase().as_str()) =>
+        {
             bad("true or false")
         }
         "sysctl" if !value.trim().starts_with("net.") || !value.contains('=') => {
@@ -338,7 +375,10 @@ fn check_option(key: &str, value: &str, n: usize) -> Result<(), LabError> {
 
 static DEP: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\w+):\s?((?:\w+ ?)+)$").unwrap());
 
-pub(crate) fn parse_dep(text: &str, conf: &LabConf) -> Result<Vec<(String, Vec<String>)>, LabError> {
+pub(crate) fn parse_dep(
+    text: &str,
+    conf: &LabConf,
+) -> Result<Vec<(String, Vec<String>)>, LabError> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -347,7 +387,11 @@ pub(crate) fn parse_dep(text: &str, conf: &LabConf) -> Result<Vec<(String, Vec<S
             continue;
         }
         let Some(c) = DEP.captures(line) else {
-            return Err(LabError::at(n, format!("cannot read `{line}`"), "`device: dep1 dep2`"));
+            return Err(LabError::at(
+                n,
+                format!("cannot read `{line}`"),
+                "`device: dep1 dep2`",
+            ));
         };
         let dev = c[1].to_string();
         let needs: Vec<String> = c[2].split_whitespace().map(str::to_string).collect();
@@ -388,8 +432,9 @@ pub(crate) fn parse_dep(text: &str, conf: &LabConf) -> Result<Vec<(String, Vec<S
     }
     let mut ok = Vec::new();
     for (d, _) in &out {
-        visit(d, &out, &mut visiting, &mut ok)
-            .map_err(|cycle| LabError::at(0, format!("dependency loop: {cycle}"), "an acyclic lab.dep"))?;
+        visit(d, &out, &mut visiting, &mut ok).map_err(|cycle| {
+            LabError::at(0, format!("dependency loop: {cycle}"), "an acyclic lab.dep")
+        })?;
     }
     Ok(out)
 }
@@ -409,7 +454,10 @@ mod tests {
         assert_eq!(r1.image(), "kathara/frr");
         assert_eq!(r1.interfaces[1].mac.as_deref(), Some("02:42:ac:11:00:02"));
         assert_eq!(r1.option("exec"), Some("echo hi there"));
-        assert_eq!(c.domains()[0].1, vec![("r1".to_string(), 0), ("pc1".to_string(), 0)]);
+        assert_eq!(
+            c.domains()[0].1,
+            vec![("r1".to_string(), 0), ("pc1".to_string(), 0)]
+        );
     }
 
     #[test]
@@ -440,8 +488,21 @@ mod tests {
     #[test]
     fn lab_dep_must_name_devices_and_have_no_loop() {
         let c = LabConf::parse("a[0]=X\nb[0]=X\n").unwrap();
-        assert_eq!(parse_dep("a: b\n", &c).unwrap(), vec![("a".into(), vec!["b".into()])]);
-        assert!(parse_dep("a: ghost\n", &c).unwrap_err().message.contains("ghost"));
-        assert!(parse_dep("a: b\nb: a\n", &c).unwrap_err().message.contains("loop"));
+        assert_eq!(
+            parse_dep("a: b\n", &c).unwrap(),
+            vec![("a".into(), vec!["b".into()])]
+        );
+        assert!(
+            parse_dep("a: ghost\n", &c)
+                .unwrap_err()
+                .message
+                .contains("ghost")
+        );
+        assert!(
+            parse_dep("a: b\nb: a\n", &c)
+                .unwrap_err()
+                .message
+                .contains("loop")
+        );
     }
 }

@@ -18,9 +18,11 @@
 //! assert!(LabConf::parse("r1[memory]=256m\nr1[0]=A").is_err()); // Kathará would ignore the typo
 //! ```
 
+mod baseline;
 mod conf;
 mod summary;
 
+pub use baseline::{Baseline, BaselineError, Probe, ProbeKind, ProbeResult, verify};
 pub use conf::{Device, Interface, LabConf, LabError, LabMeta};
 pub use summary::TopologySummary;
 

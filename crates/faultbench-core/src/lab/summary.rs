@@ -24,7 +24,11 @@ impl TopologySummary {
     pub fn from_lab_conf(topology: &str, conf: &LabConf) -> TopologySummary {
         let mut devices: Vec<_> = conf.devices.iter().collect();
         devices.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut lines = vec![format!("Topology: {topology}"), String::new(), "Devices:".to_string()];
+        let mut lines = vec![
+            format!("Topology: {topology}"),
+            String::new(),
+            "Devices:".to_string(),
+        ];
         for d in devices {
             if d.interfaces.is_empty() {
                 lines.push(format!("  {}: (no link assignments in lab.conf)", d.name));

@@ -123,9 +123,18 @@ mod tests {
         let kinds: Vec<AxisKind> = axes.iter().map(|a| a.kind()).collect();
         assert_eq!(
             kinds,
-            vec![AxisKind::Assert, AxisKind::Must, AxisKind::Must, AxisKind::Bonus, AxisKind::Reasoning]
+            vec![
+                AxisKind::Assert,
+                AxisKind::Must,
+                AxisKind::Must,
+                AxisKind::Bonus,
+                AxisKind::Reasoning
+            ]
         );
-        assert_eq!(axes[0].assertion(), Some(Assertion::Identifies("router1".into())));
+        assert_eq!(
+            axes[0].assertion(),
+            Some(Assertion::Identifies("router1".into()))
+        );
         assert_eq!(axes[1].argument(), Some("router1 (x)"));
         assert_eq!(axes[2].argument(), None);
         assert!(axes[1].assertion().is_none());

@@ -28,7 +28,10 @@ impl PostInjectCheck {
 
     /// Renders the check as one section line.
     pub fn render(&self) -> String {
-        format!("{}  {}  => expect {}", self.device, self.command, self.expect)
+        format!(
+            "{}  {}  => expect {}",
+            self.device, self.command, self.expect
+        )
     }
 }
 
@@ -119,11 +122,12 @@ impl Expectation {
             advisory: false,
             rationale,
         };
-        let loss = || {
-            LOSS.captures(&out)
-                .and_then(|c| c[1].parse::<f64>().ok())
+        let loss = || LOSS.captures(&out).and_then(|c| c[1].parse::<f64>().ok());
+        let last_int = || {
+            INT.find_iter(&out)
+                .last()
+                .and_then(|m| m.as_str().parse::<i64>().ok())
         };
-        let last_int = || INT.find_iter(&out).last().and_then(|m| m.as_str().parse::<i64>().ok());
         match self {
             Expectation::ZeroLoss => match loss() {
                 Some(l) => verdict(l == 0.0, format!("{l}% loss, expected 0%")),
@@ -133,7 +137,9 @@ impl Expectation {
                 Some(l) => verdict(l > 0.0, format!("{l}% loss, expected some")),
                 None => verdict(true, "no loss figure (treated as total loss)".into()),
             },
-            Expectation::NonEmpty => verdict(!out.trim().is_empty(), "output must be non-empty".into()),
+            Expectation::NonEmpty => {
+                verdict(!out.trim().is_empty(), "output must be non-empty".into())
+            }
             Expectation::Empty => verdict(
                 out.trim().is_empty(),
                 format!("output must be empty, got {} bytes", out.trim().len()),
@@ -143,8 +149,12 @@ impl Expectation {
                 "output must say up and not down".into(),
             ),
             Expectation::Down => verdict(out.contains("down"), "output must say down".into()),
-            Expectation::ContainsFull => verdict(out.contains("full"), "output must contain `full`".into()),
-            Expectation::ContainsInit => verdict(out.contains("init"), "output must contain `init`".into()),
+            Expectation::ContainsFull => {
+                verdict(out.contains("full"), "output must contain `full`".into())
+            }
+            Expectation::ContainsInit => {
+                verdict(out.contains("init"), "output must contain `init`".into())
+            }
             Expectation::AtLeast(n) => match last_int() {
                 Some(v) => verdict(v >= *n, format!("last number {v}, expected >= {n}")),
                 None => verdict(false, format!("no number in the output, expected >= {n}")),
@@ -234,7 +244,11 @@ mod tests {
         assert!(!Expectation::parse("0% loss").check(ping_bad).passed);
         assert!(!Expectation::parse("0% loss").check("").passed);
         assert!(Expectation::parse("loss>0").check(ping_bad).passed);
-        assert!(Expectation::parse("loss > 0").check("connect: Network is unreachable").passed);
+        assert!(
+            Expectation::parse("loss > 0")
+                .check("connect: Network is unreachable")
+                .passed
+        );
         assert!(!Expectation::parse("loss>0").check(ping_ok).passed);
         assert!(Expectation::parse("empty").check("  \n").passed);
         assert!(!Expectation::parse("empty").check("1234\n").passed);

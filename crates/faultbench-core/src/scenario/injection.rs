@@ -196,12 +196,21 @@ pub fn parse_injection(body: &str) -> Result<Injection, InjectionError> {
             (Some("cmd"), Some(_)) => {
                 return Err(InjectionError {
                     offset,
-                    message: format!("stray line after an inline `cmd:`: `{}`", truncate(stripped, 60)),
-                    expected: "a multi-line command written as a block: `cmd: |` then indented lines".into(),
+                    message: format!(
+                        "stray line after an inline `cmd:`: `{}`",
+                        truncate(stripped, 60)
+                    ),
+                    expected:
+                        "a multi-line command written as a block: `cmd: |` then indented lines"
+                            .into(),
                 });
             }
             (Some(key), Some(step)) => {
-                let slot = if key == "action" { &mut step.action } else { &mut step.note };
+                let slot = if key == "action" {
+                    &mut step.action
+                } else {
+                    &mut step.note
+                };
                 let prev = slot.take().unwrap_or_default();
                 *slot = Some(format!("{prev} {stripped}"));
             }
@@ -235,7 +244,13 @@ fn dedent(lines: &[&str]) -> String {
         .unwrap_or(0);
     let body: Vec<&str> = lines
         .iter()
-        .map(|l| if l.len() >= indent { &l[indent..] } else { l.trim_start() })
+        .map(|l| {
+            if l.len() >= indent {
+                &l[indent..]
+            } else {
+                l.trim_start()
+            }
+        })
         .collect();
     body.join("\n").trim().to_string()
 }
@@ -270,7 +285,10 @@ mod tests {
         )
         .unwrap();
         let s = &inj.steps[0];
-        assert_eq!(s.action.as_deref(), Some("replace the mask (too narrow so it breaks)"));
+        assert_eq!(
+            s.action.as_deref(),
+            Some("replace the mask (too narrow so it breaks)")
+        );
         assert_eq!(
             s.cmd.as_deref(),
             Some("ip addr flush dev eth0\nip addr add 1.0.0.5/30 dev eth0")

@@ -58,7 +58,8 @@ impl fmt::Display for ScenarioError {
 }
 
 pub(crate) fn parse_file(path: &Path) -> Result<ScenarioSpec, ScenarioError> {
-    let io_err = |e: std::io::Error| ScenarioError::at(0, format!("cannot read: {e}"), "").with_path(path);
+    let io_err =
+        |e: std::io::Error| ScenarioError::at(0, format!("cannot read: {e}"), "").with_path(path);
     let file = std::fs::File::open(path).map_err(io_err)?;
     let len = file.metadata().map_err(io_err)?.len();
     if len > MAX_SCENARIO_BYTES {
@@ -109,8 +110,7 @@ static SECTION_LINE: LazyLock<Regex> =
 static HEADER_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Za-z][A-Za-z -]*):(.*)$").unwrap());
 
-const HEADER_NAMES: &str =
-    "`Scenario:`, `Topology:`, `Fault family:`, `Ticket style:`, `Variant-of:`, `Confidence-flip-of:`";
+const HEADER_NAMES: &str = "`Scenario:`, `Topology:`, `Fault family:`, `Ticket style:`, `Variant-of:`, `Confidence-flip-of:`";
 
 struct RawSection {
     name: String,
@@ -146,7 +146,10 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
             if let Some(prev) = sections.iter().find(|s| s.name == name) {
                 return Err(ScenarioError::at(
                     n,
-                    format!("duplicate section [{name}] (first at line {})", prev.header_line),
+                    format!(
+                        "duplicate section [{name}] (first at line {})",
+                        prev.header_line
+                    ),
                     "each section at most once",
                 ));
             }
@@ -169,7 +172,10 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
         let Some(c) = HEADER_LINE.captures(t) else {
             return Err(ScenarioError::at(
                 n,
-                format!("unexpected text before the first section: `{}`", truncate(t, 60)),
+                format!(
+                    "unexpected text before the first section: `{}`",
+                    truncate(t, 60)
+                ),
                 format!("a header line ({HEADER_NAMES}) or a section such as [PROMPT-TO-AGENT]"),
             ));
         };
@@ -198,11 +204,17 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
             ));
         }
         header_lines.push((name, n));
-        let needs_word = matches!(name, "Scenario" | "Topology" | "Variant-of" | "Confidence-flip-of" | "Ticket style");
+        let needs_word = matches!(
+            name,
+            "Scenario" | "Topology" | "Variant-of" | "Confidence-flip-of" | "Ticket style"
+        );
         if value.is_empty() || (needs_word && value.split_whitespace().count() != 1) {
             return Err(ScenarioError::at(
                 n,
-                format!("`{name}:` needs a single-word value, got `{}`", truncate(&value, 60)),
+                format!(
+                    "`{name}:` needs a single-word value, got `{}`",
+                    truncate(&value, 60)
+                ),
                 format!("`{name}: <name-without-spaces>`"),
             ));
         }
@@ -236,10 +248,15 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
     }
     for req in section::REQUIRED {
         if !sections.iter().any(|s| s.name == req) {
-            let after = sections.last().map(|s| s.name.as_str()).unwrap_or("the headers");
+            let after = sections
+                .last()
+                .map(|s| s.name.as_str())
+                .unwrap_or("the headers");
             return Err(ScenarioError::at(
                 last_line.max(1),
-                format!("missing section [{req}] (the file ends after [{after}]; was it cut short?)"),
+                format!(
+                    "missing section [{req}] (the file ends after [{after}]; was it cut short?)"
+                ),
                 format!("the sections {}", required_sections()),
             ));
         }
@@ -274,7 +291,11 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
             }
             section::INJECTION => {
                 out.injection = parse_injection(&body).map_err(|e| {
-                    ScenarioError::at(body_line(e.offset), format!("[INJECTION]: {}", e.message), e.expected)
+                    ScenarioError::at(
+                        body_line(e.offset),
+                        format!("[INJECTION]: {}", e.message),
+                        e.expected,
+                    )
                 })?;
             }
             section::POST_INJECT_CHECK | section::PRE_CHECK => {
