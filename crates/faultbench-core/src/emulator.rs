@@ -48,6 +48,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Exit code an in-device command uses to say "this host cannot emulate what I was asked to do"
+/// (e.g. a `netem` delay on a kernel without netem). Injections that end with it give the run the
+/// status `unsupported_on_host` instead of a silent pass or an `injection_failed`.
+pub const UNSUPPORTED_EXIT: i32 = 95;
+
 /// A command to run inside a device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,1 +1,17 @@
-//! placeholder
+//! # faultbench-emu
+//!
+//! Emulators and the network tools:
+//!
+//! - [`mock`]: declarative mock networks for unit tests (no root, no daemons);
+//! - [`netns`]: real labs of Linux network namespaces running FRR and real services;
+//! - [`hostcaps`] and [`shims`]: what this kernel can do, and faithful emulations of what it
+//!   cannot (VLAN sub-interfaces, dummy interfaces, netem loss, …) inside devices;
+//! - [`kathara`]: the same labs on Kathará (Docker or Kubernetes) through its CLI;
+//! - [`tools`]: NIKA's 22 troubleshooting tools over any [`faultbench_core::Lab`].
+
+pub mod hostcaps;
+pub mod kathara;
+pub mod mock;
+pub mod netns;
+pub mod shims;
+pub mod tools;
