@@ -45,6 +45,7 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -76,5 +77,14 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, which turns `faultbench list | head` into a panic on the next write.
+/// Restore the default so that the process ends quietly like other command-line tools.
+fn restore_sigpipe() {
+    // SAFETY: setting a signal disposition to its default at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -25,10 +25,15 @@
 
 pub mod agent;
 pub mod category;
+pub mod dataset;
+mod dataset_stats;
 pub mod diagnosis;
 pub mod emulator;
+pub mod fsutil;
+pub mod identifiers;
 pub mod judge;
 pub mod lab;
+pub mod record;
 pub mod scenario;
 pub mod status;
 pub mod toolbox;

@@ -1,16 +1,150 @@
-//! `faultbench stats` (not implemented yet).
+//! `faultbench stats DATASET_DIR [--json]`: the paper's Table 2 and the persona invariants.
 
+use faultbench_core::Category;
+use faultbench_core::dataset::{Dataset, DatasetStats, StatsOptions};
+use faultbench_core::lab::LabDir;
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `faultbench stats`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Arguments (not yet defined).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// The dataset folder (holding `<topo>_Q/<layer>/*.txt`).
+    dataset: PathBuf,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Topologies folder: count device names of each topology as identifiers in the invariants.
+    #[arg(long, default_value = "topologies")]
+    topologies: PathBuf,
+    /// Require the paper's composition (10/9/3/3 core and 9 per persona layer, per topology).
+    #[arg(long)]
+    expect_full: bool,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let _ = args.rest;
-    anyhow::bail!("`faultbench stats` is not implemented yet")
+    let ds = Dataset::scan(&args.dataset)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read dataset: {e}", args.dataset.display()))?;
+    let mut opts = StatsOptions {
+        expect_full: args.expect_full,
+        ..Default::default()
+    };
+    let topologies: std::collections::BTreeSet<String> = ds
+        .scenarios()
+        .map(|(_, s)| faultbench_core::Scenario::topology(s).to_string())
+        .collect();
+    for t in topologies {
+        if let Ok(lab) = LabDir::load(args.topologies.join(&t)) {
+            let names = lab
+                .conf
+                .device_names()
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            opts.devices.insert(t, names);
+        }
+    }
+    let st = ds.stats(&opts);
+    for e in ds.errors() {
+        eprintln!("error: {e}");
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&st)?);
+    } else {
+        print_tables(&st, &opts.devices);
+    }
+    let clean = st.violations.is_empty() && st.parse_errors == 0;
+    Ok(if clean {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn print_tables(st: &DatasetStats, devices: &HashMap<String, Vec<String>>) {
+    println!("Table 2 — dataset composition\n");
+    println!(
+        "| Topology | Correct-Fault | False-Premise | Wrong-Device | Wrong-Cause | Core | Persona rewrites |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let mut topos: Vec<&String> = st.core.keys().chain(st.personas.keys()).collect();
+    topos.sort();
+    topos.dedup();
+    for t in topos {
+        let c = st.core.get(t).cloned().unwrap_or_default();
+        let n = |cat: Category| c.get(cat.as_str()).copied().unwrap_or(0);
+        let personas: usize = st.personas.get(t).map(|m| m.values().sum()).unwrap_or(0);
+        println!(
+            "| {t} | {} | {} | {} | {} | {} | {personas} |",
+            n(Category::CorrectFault),
+            n(Category::FalsePremise),
+            n(Category::WrongDevice),
+            n(Category::WrongCause),
+            c.values().sum::<usize>()
+        );
+    }
+    let tot = |cat: Category| st.core_totals.get(cat.as_str()).copied().unwrap_or(0);
+    let personas: usize = st.personas.values().flat_map(|m| m.values()).sum();
+    println!(
+        "| **all** | {} | {} | {} | {} | {} | {personas} |",
+        tot(Category::CorrectFault),
+        tot(Category::FalsePremise),
+        tot(Category::WrongDevice),
+        tot(Category::WrongCause),
+        st.core_totals.values().sum::<usize>()
+    );
+    println!("\nFiles per layer: {}", fmt_map(&st.layers));
+    println!(
+        "\nIdentifiers per ticket (release measure; with topology device names where known)\n"
+    );
+    println!("| Ticket style | Tickets | Mean | Min | Max | Mean incl. device names |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for style in [
+        "standard",
+        "novice",
+        "novice_confident",
+        "naive",
+        "naive_unsure",
+        "naive_no_detail",
+    ] {
+        if let Some(i) = st.identifiers.get(style) {
+            let aware = i
+                .mean_with_devices
+                .map(|m| format!("{m:.1}"))
+                .unwrap_or_else(|| "–".into());
+            println!(
+                "| {style} | {} | {:.1} | {} | {} | {aware} |",
+                i.tickets, i.mean, i.min, i.max
+            );
+        }
+    }
+    if devices.is_empty() {
+        println!("\n(no topology folders found: device-name counts skipped)");
+    }
+    println!();
+    for u in &st.unchecked {
+        println!("note: {}: {}", u.path.display(), u.message);
+    }
+    if st.violations.is_empty() && st.parse_errors == 0 {
+        println!("{} scenarios, invariants hold", st.scenarios);
+    } else {
+        for v in &st.violations {
+            println!("violation: {}: {}", v.path.display(), v.message);
+        }
+        println!(
+            "{} scenarios, {} unreadable file(s), {} invariant violation(s)",
+            st.scenarios,
+            st.parse_errors,
+            st.violations.len()
+        );
+    }
+}
+
+fn fmt_map(m: &std::collections::BTreeMap<String, usize>) -> String {
+    faultbench_core::Layer::FOLDERS
+        .iter()
+        .map(|l| format!("{} {}", l, m.get(l.as_str()).copied().unwrap_or(0)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -1,0 +1,159 @@
+//! `faultbench validate | stats | list` on the public release's files and on corrupted copies.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_faultbench"))
+}
+
+fn shared() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().expect("faultbench runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn validate_accepts_every_release_file() {
+    let (code, out, _) = run(bin()
+        .arg("validate")
+        .arg(shared().join("upstream-sample"))
+        .arg(shared().join("upstream/dataset")));
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("34 file(s): 34 valid, 0 invalid"), "{out}");
+}
+
+#[test]
+fn validate_rejects_each_corruption_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(
+        shared().join("upstream/dataset/kath2_Q/base/kath2-router1-ip-forward-off.txt"),
+    )
+    .unwrap();
+    let mut big = good.clone();
+    while big.len() < 50 * 1024 * 1024 {
+        big.push_str(&"y".repeat(4095));
+        big.push('\n');
+    }
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("cut", good[..good.len() / 2].as_bytes().to_vec()),
+        ("unknown", good.replace("[FIX]", "[REMEDY]").into_bytes()),
+        (
+            "noheader",
+            good.replace("Scenario: kath2-router1-ip-forward-off\n", "")
+                .into_bytes(),
+        ),
+        (
+            "dup",
+            format!("{good}\n[GROUND-TRUTH]\nagain\n").into_bytes(),
+        ),
+        ("binary", (0u8..=255).cycle().take(3000).collect()),
+        ("empty", Vec::new()),
+        ("huge", big.into_bytes()),
+    ];
+    for (name, bytes) in &cases {
+        std::fs::write(dir.path().join(format!("{name}.txt")), bytes).unwrap();
+    }
+    let (code, out, err) = run(bin().arg("validate").arg(dir.path()));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("7 file(s): 0 valid, 7 invalid"), "{out}");
+    for (name, _) in &cases {
+        let prefix = format!(
+            "error: {}:",
+            dir.path().join(format!("{name}.txt")).display()
+        );
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("{name}: {out}"));
+        let lineno: usize = line[prefix.len()..]
+            .split(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(lineno >= 1, "{line}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn stats_counts_equal_files_present() {
+    let (code, out, _) = run(bin()
+        .arg("stats")
+        .arg(shared().join("upstream/dataset"))
+        .arg("--json"));
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut present = std::collections::BTreeMap::<String, u64>::new();
+    for topo in std::fs::read_dir(shared().join("upstream/dataset")).unwrap() {
+        for layer in std::fs::read_dir(topo.unwrap().path()).unwrap() {
+            let layer = layer.unwrap().path();
+            let n = std::fs::read_dir(&layer).unwrap().count() as u64;
+            *present
+                .entry(layer.file_name().unwrap().to_string_lossy().into_owned())
+                .or_default() += n;
+        }
+    }
+    for (layer, n) in &present {
+        assert_eq!(v["layers"][layer].as_u64(), Some(*n), "layer {layer}");
+    }
+    assert_eq!(v["scenarios"].as_u64(), Some(present.values().sum()));
+    assert_eq!(
+        v["identifiers"]["naive_no_detail"]["mean"].as_f64(),
+        Some(0.0)
+    );
+}
+
+#[test]
+fn list_scopes_and_manifest() {
+    let ds = shared().join("upstream-sample");
+    let (code, out, _) = run(bin().args(["list", "--scope", "all", "--dataset"]).arg(&ds));
+    assert_eq!(code, 0);
+    let ids: Vec<&str> = out.lines().collect();
+    // base first (sorted), then cex (sorted)
+    assert_eq!(
+        ids,
+        vec![
+            "kath2-pc1-wrong-netmask",
+            "kath2-router0-ripd-down",
+            "kath2-false-premise-dept-gateway-flapping",
+            "kath2-pc1-wrong-netmask-misdescribed",
+            "kath2-router0-ripd-down-misdirected"
+        ]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("m.csv");
+    let (code, _, _) = run(bin()
+        .args([
+            "list",
+            "--scope",
+            "novice_confident",
+            "--topology",
+            "Kath2",
+            "--dataset",
+        ])
+        .arg(&ds)
+        .arg("--out")
+        .arg(&csv));
+    assert_eq!(code, 0);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        rows,
+        vec![
+            "scenario",
+            "kath2-false-premise-dept-gateway-flapping-novice-confident"
+        ]
+    );
+    let (code, _, err) = run(bin().args(["list", "--scope", "vip", "--dataset"]).arg(&ds));
+    assert_eq!(code, 2);
+    assert!(err.contains("novice_confident"), "{err}");
+}

@@ -1,0 +1,554 @@
+//! Run records: what one run leaves on disk, and the run registry (`MANIFEST.csv`).
+//!
+//! Layout of a runs root (plain files, written crash-safely):
+//!
+//! ```text
+//! RUNS/
+//!   MANIFEST.csv                                   one synced line per finished run
+//!   <topology>/<layer>__<scenario>/<agent>/p<pass>/
+//!       result.json                                a RunRecord (schema below)
+//!       trace.jsonl                                the run's trace events, one per line
+//! ```
+//!
+//! `result.json` holds everything needed to re-judge or re-report a run without re-running it:
+//! the scenario's full text, the exact prompt the agent received, every phase with its duration,
+//! the agent's turns, tool calls, tokens and cost, the diagnosis, and the judge's breakdown.
+//! `MANIFEST.csv` has the public release's columns, so reports read both.
+
+use crate::agent::AgentOutcome;
+use crate::category::{Category, Layer};
+use crate::diagnosis::Diagnosis;
+use crate::judge::Scores;
+use crate::lab::ProbeResult;
+use crate::scenario::{CheckVerdict, PostInjectCheck, Scenario};
+use crate::status::RunStatus;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Version of the `result.json` schema.
+pub const RECORD_SCHEMA: u32 = 1;
+
+/// The release's experimental arm of a layer: `base80`, `cex120`, or the persona layer name.
+pub fn arm_of_layer(layer: Layer) -> &'static str {
+    match layer {
+        Layer::Base => "base80",
+        Layer::Cex | Layer::Standard => "cex120",
+        l => l.as_str(),
+    }
+}
+
+/// The layer an arm names (accepts the release's arm names and plain layer names).
+pub fn layer_of_arm(arm: &str) -> Option<Layer> {
+    match arm {
+        "base80" => Some(Layer::Base),
+        "cex120" => Some(Layer::Cex),
+        other => other.parse().ok(),
+    }
+}
+
+/// Identity of one run: which scenario, which agent, which pass.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RunKey {
+    /// Topology (the scenario's `Topology:` header).
+    pub topology: String,
+    /// Dataset layer.
+    pub layer: Layer,
+    /// Scenario id.
+    pub scenario_id: String,
+    /// Agent name (`baseline`, `react`, `external:claude`, …).
+    pub agent: String,
+    /// Pass number, from 1.
+    pub pass: u32,
+}
+
+impl RunKey {
+    /// The run directory under a runs root:
+    /// `<topology>/<layer>__<scenario>/<agent>/p<pass>` (agent names are made path-safe).
+    pub fn dir(&self, root: &Path) -> PathBuf {
+        let agent: String = self
+            .agent
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        root.join(&self.topology)
+            .join(format!("{}__{}", self.layer.as_str(), self.scenario_id))
+            .join(agent)
+            .join(format!("p{}", self.pass))
+    }
+
+    /// The release's arm for this run.
+    pub fn arm(&self) -> &'static str {
+        arm_of_layer(self.layer)
+    }
+}
+
+/// The scenario as it was when the run happened (its full file text is kept for re-judging).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioSnapshot {
+    /// Scenario id.
+    pub id: String,
+    /// Topology.
+    pub topology: String,
+    /// Category.
+    pub category: Category,
+    /// Layer.
+    pub layer: Layer,
+    /// Fault family header.
+    pub fault_family: String,
+    /// The file it came from, if any.
+    pub path: Option<PathBuf>,
+    /// The canonical scenario text (parse it with `ScenarioSpec::parse`).
+    pub text: String,
+}
+
+impl ScenarioSnapshot {
+    /// Snapshots a scenario.
+    pub fn of(s: &dyn Scenario) -> Self {
+        ScenarioSnapshot {
+            id: s.id().to_string(),
+            topology: s.topology().to_string(),
+            category: s.category(),
+            layer: s.layer(),
+            fault_family: s.fault_family().to_string(),
+            path: s.path().map(Path::to_path_buf),
+            text: s.spec().to_text(),
+        }
+    }
+}
+
+/// Where the run's lab came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeployPhase {
+    /// Emulator kind (`netns`, `kathara`, `mock`).
+    pub emulator: String,
+    /// Lab instance name.
+    pub lab_name: String,
+    /// Reused from the previous run of the same topology (after a verified revert).
+    pub warm: bool,
+    /// Deployed (or reused) successfully.
+    pub ok: bool,
+    /// Duration in milliseconds (0 when warm).
+    pub duration_ms: u64,
+    /// What failed.
+    pub error: Option<String>,
+}
+
+/// The healthy-baseline check before injection.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BaselinePhase {
+    /// Every probe held.
+    pub ok: bool,
+    /// Probes that failed (passed ones are only counted).
+    pub failures: Vec<ProbeResult>,
+    /// Number of probes run.
+    pub probes: usize,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// One injection step as executed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InjectionStepResult {
+    /// Device.
+    pub device: String,
+    /// Command.
+    pub cmd: String,
+    /// Exit code (`None` if killed).
+    pub exit_code: Option<i32>,
+    /// Standard output (capped).
+    pub stdout: String,
+    /// Standard error (capped).
+    pub stderr: String,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// The injection.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InjectionPhase {
+    /// Whether a fault was injected (false for false-premise scenarios).
+    pub applied: bool,
+    /// The steps.
+    pub steps: Vec<InjectionStepResult>,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// The post-injection verification.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckPhase {
+    /// All checks passed (on the last attempt).
+    pub passed: bool,
+    /// Attempts made.
+    pub attempts: u32,
+    /// The checks with their last verdicts.
+    pub checks: Vec<(PostInjectCheck, CheckVerdict)>,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// The agent phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentPhase {
+    /// What the agent returned (turns, tokens, cost, final text, tool log).
+    pub outcome: AgentOutcome,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// The judge phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JudgePhase {
+    /// Judge name.
+    pub judge: String,
+    /// Why judging failed, if it did.
+    pub error: Option<String>,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// After the run: revert-and-verify (warm reuse) or teardown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CleanupPhase {
+    /// `reverted` (lab kept warm after a verified revert) or `teardown`.
+    pub action: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Details.
+    pub detail: Option<String>,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// Every phase of a run, each present once reached.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Lab deployment.
+    pub deploy: Option<DeployPhase>,
+    /// Baseline check.
+    pub baseline: Option<BaselinePhase>,
+    /// Injection.
+    pub injection: Option<InjectionPhase>,
+    /// Post-injection check.
+    pub post_inject_check: Option<CheckPhase>,
+    /// Agent.
+    pub agent: Option<AgentPhase>,
+    /// Judge.
+    pub judge: Option<JudgePhase>,
+    /// Cleanup.
+    pub cleanup: Option<CleanupPhase>,
+}
+
+/// Everything about one run (`result.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Schema version ([`RECORD_SCHEMA`]).
+    pub schema: u32,
+    /// Identity.
+    pub key: RunKey,
+    /// The model the agent used, if any.
+    pub model: Option<String>,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// Start time (RFC 3339, UTC).
+    pub started_at: String,
+    /// End time (RFC 3339, UTC).
+    pub finished_at: String,
+    /// Wall time of the whole run in seconds.
+    pub wall_seconds: f64,
+    /// The scenario.
+    pub scenario: ScenarioSnapshot,
+    /// The exact user message the agent received.
+    pub agent_input_prompt: Option<String>,
+    /// The phases.
+    pub phases: Phases,
+    /// The parsed diagnosis (when the agent answered).
+    pub diagnosis: Option<Diagnosis>,
+    /// The scores (when judged).
+    pub scores: Option<Scores>,
+    /// The error behind a non-result status.
+    pub error: Option<String>,
+    /// The faultbench version that produced the record.
+    pub faultbench_version: String,
+}
+
+/// A record that could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct RecordError {
+    /// The file.
+    pub path: PathBuf,
+    /// What happened.
+    pub message: String,
+}
+
+impl RunRecord {
+    /// Submitted = the agent produced a final text (false for `agent_error` and
+    /// `no_submission`, as in the release).
+    pub fn submitted(&self) -> bool {
+        let text = self
+            .phases
+            .agent
+            .as_ref()
+            .is_some_and(|a| !a.outcome.final_text.trim().is_empty());
+        text && !matches!(self.status, RunStatus::AgentError | RunStatus::NoSubmission)
+    }
+
+    /// The registry row of this run (the release's MANIFEST columns).
+    pub fn manifest_row(&self) -> ManifestRow {
+        let outcome = self.phases.agent.as_ref().map(|a| &a.outcome);
+        let usage = outcome.map(|o| o.usage).unwrap_or_default();
+        let scored = self.status == RunStatus::Scored;
+        ManifestRow {
+            arm: self.key.arm().to_string(),
+            pass: format!("p{}", self.key.pass),
+            topology: self.key.topology.clone(),
+            scenario_id: self.key.scenario_id.clone(),
+            agent: self.key.agent.clone(),
+            model: self.model.clone().unwrap_or_default(),
+            status: self.status.to_string(),
+            submitted: self.submitted(),
+            is_anomaly: self.diagnosis.as_ref().and_then(|d| d.is_anomaly),
+            outcome_score: self.scores.as_ref().filter(|_| scored).map(|s| s.outcome),
+            fix_score: self.scores.as_ref().filter(|_| scored).and_then(|s| s.fix),
+            reasoning_score: self
+                .scores
+                .as_ref()
+                .filter(|_| scored)
+                .and_then(|s| s.reasoning),
+            tool_calls: outcome.map(|o| o.tool_calls as u64).unwrap_or(0),
+            in_tokens: usage.input_tokens,
+            cache_read_tokens: usage.cache_read_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            out_tokens: usage.output_tokens,
+            cost_usd: outcome.and_then(|o| o.cost_usd).unwrap_or(0.0),
+            wall_seconds: self.wall_seconds,
+        }
+    }
+
+    /// Writes `result.json` atomically (temp file, fsync, rename) into `dir`.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, RecordError> {
+        let path = dir.join("result.json");
+        let err = |message: String| RecordError {
+            path: path.clone(),
+            message,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create run folder: {e}")))?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| err(e.to_string()))?;
+        crate::fsutil::write_atomic(&path, text.as_bytes()).map_err(|e| err(e.to_string()))?;
+        Ok(path)
+    }
+
+    /// Reads a `result.json`.
+    pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
+        let err = |message: String| RecordError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        serde_json::from_str(&text).map_err(|e| err(format!("not a faultbench run record: {e}")))
+    }
+}
+
+/// One `MANIFEST.csv` row (the public release's columns and formats).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestRow {
+    /// `base80`, `cex120`, or a persona layer.
+    pub arm: String,
+    /// `p1`, `p2`, …
+    pub pass: String,
+    /// Topology.
+    pub topology: String,
+    /// Scenario id.
+    pub scenario_id: String,
+    /// Agent name.
+    pub agent: String,
+    /// Model.
+    pub model: String,
+    /// Run status.
+    pub status: String,
+    /// The agent produced a final text.
+    pub submitted: bool,
+    /// The verdict (blank when unknown).
+    pub is_anomaly: Option<bool>,
+    /// Outcome (scored runs only).
+    pub outcome_score: Option<f64>,
+    /// Fix (scored runs with a `[FIX]` only).
+    pub fix_score: Option<f64>,
+    /// Reasoning (scored runs only).
+    pub reasoning_score: Option<f64>,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Uncached input tokens.
+    pub in_tokens: u64,
+    /// Cache-read input tokens.
+    pub cache_read_tokens: u64,
+    /// Cache-write input tokens.
+    pub cache_write_tokens: u64,
+    /// Output tokens.
+    pub out_tokens: u64,
+    /// Cost in USD.
+    pub cost_usd: f64,
+    /// Wall time in seconds.
+    pub wall_seconds: f64,
+}
+
+/// The `MANIFEST.csv` header.
+pub const MANIFEST_HEADER: &str = "arm,pass,topology,scenario_id,agent,model,status,submitted,is_anomaly,outcome_score,fix_score,reasoning_score,tool_calls,in_tokens,cache_read_tokens,cache_write_tokens,out_tokens,cost_usd,wall_seconds";
+
+fn py_bool(b: bool) -> &'static str {
+    if b { "True" } else { "False" }
+}
+
+fn opt_num(x: Option<f64>) -> String {
+    x.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+impl ManifestRow {
+    /// The CSV line (no newline), formatted like the release's registry.
+    pub fn to_csv(&self) -> String {
+        [
+            csv_field(&self.arm),
+            csv_field(&self.pass),
+            csv_field(&self.topology),
+            csv_field(&self.scenario_id),
+            csv_field(&self.agent),
+            csv_field(&self.model),
+            csv_field(&self.status),
+            py_bool(self.submitted).to_string(),
+            self.is_anomaly.map(py_bool).unwrap_or("").to_string(),
+            opt_num(self.outcome_score),
+            opt_num(self.fix_score),
+            opt_num(self.reasoning_score),
+            self.tool_calls.to_string(),
+            self.in_tokens.to_string(),
+            self.cache_read_tokens.to_string(),
+            self.cache_write_tokens.to_string(),
+            self.out_tokens.to_string(),
+            self.cost_usd.to_string(),
+            self.wall_seconds.to_string(),
+        ]
+        .join(",")
+    }
+}
+
+/// Every `result.json` under a runs root, sorted by path. Unreadable records are returned as
+/// errors beside the good ones, never dropped silently.
+pub fn scan_records(root: &Path) -> (Vec<(PathBuf, RunRecord)>, Vec<RecordError>) {
+    let mut paths = Vec::new();
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.file_name().is_some_and(|n| n == "result.json") {
+                out.push(p);
+            }
+        }
+    }
+    walk(root, &mut paths);
+    paths.sort();
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for p in paths {
+        match RunRecord::read(&p) {
+            Ok(r) => ok.push((p, r)),
+            Err(e) => bad.push(e),
+        }
+    }
+    (ok, bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::ScenarioSpec;
+
+    fn record() -> RunRecord {
+        let text = include_str!("../tests/data/minimal.txt");
+        let spec = ScenarioSpec::parse(text).unwrap();
+        let mut outcome = AgentOutcome::answer(
+            "=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: r1\ndiagnosis_text:\nospfd, down\n=== END ===",
+        );
+        outcome.tool_calls = 7;
+        outcome.usage.input_tokens = 100;
+        outcome.cost_usd = Some(0.25);
+        let mut scores = Scores::new("rubric");
+        scores.outcome = 0.7499999999999999;
+        RunRecord {
+            schema: RECORD_SCHEMA,
+            key: RunKey {
+                topology: "Lab".into(),
+                layer: Layer::Base,
+                scenario_id: spec.id().into(),
+                agent: "external:claude code".into(),
+                pass: 2,
+            },
+            model: Some("m".into()),
+            status: RunStatus::Scored,
+            started_at: "2026-11-29T00:00:00Z".into(),
+            finished_at: "2026-11-29T00:00:09Z".into(),
+            wall_seconds: 9.5,
+            scenario: ScenarioSnapshot::of(&spec),
+            agent_input_prompt: Some("p".into()),
+            phases: Phases {
+                agent: Some(AgentPhase {
+                    outcome: outcome.clone(),
+                    duration_ms: 1,
+                }),
+                ..Default::default()
+            },
+            diagnosis: Some(outcome.diagnosis()),
+            scores: Some(scores),
+            error: None,
+            faultbench_version: "0".into(),
+        }
+    }
+
+    #[test]
+    fn manifest_row_uses_release_formats() {
+        let r = record();
+        assert_eq!(
+            r.manifest_row().to_csv(),
+            "base80,p2,Lab,lab-r1-ospfd-down,external:claude code,m,scored,True,True,0.7499999999999999,,,7,100,0,0,0,0.25,9.5"
+        );
+        assert_eq!(MANIFEST_HEADER.split(',').count(), 19);
+        let dir = r.key.dir(Path::new("/R"));
+        assert_eq!(
+            dir,
+            Path::new("/R/Lab/base__lab-r1-ospfd-down/external_claude_code/p2")
+        );
+    }
+
+    #[test]
+    fn write_read_round_trip_and_scan() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = record();
+        let dir = r.key.dir(tmp.path());
+        r.write(&dir).unwrap();
+        std::fs::create_dir_all(tmp.path().join("junk")).unwrap();
+        std::fs::write(tmp.path().join("junk/result.json"), "{ torn").unwrap();
+        let (ok, bad) = scan_records(tmp.path());
+        assert_eq!(ok.len(), 1);
+        assert_eq!(ok[0].1, r);
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].to_string().contains("junk/result.json"));
+    }
+}

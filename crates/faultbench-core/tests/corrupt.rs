@@ -1,0 +1,185 @@
+//! Malformed scenario files are rejected with a file:line message and never a panic.
+//!
+//! The proptest below is the parser fuzzer. CI runs the quick default; the long run is
+//! `PROPTEST_CASES=200000 cargo test --release -p faultbench-core --test corrupt`.
+
+use faultbench_core::scenario::{MAX_SCENARIO_BYTES, ScenarioError, ScenarioFile, ScenarioSpec};
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn release_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/upstream/dataset/kath2_Q/base/kath2-router1-ip-forward-off.txt")
+}
+
+fn original() -> String {
+    std::fs::read_to_string(release_file()).unwrap()
+}
+
+fn load_bytes(bytes: &[u8]) -> ScenarioError {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.txt");
+    std::fs::write(&p, bytes).unwrap();
+    let e = ScenarioFile::load(&p).expect_err("corrupted file must be rejected");
+    assert_eq!(e.path.as_deref(), Some(p.as_path()));
+    assert!(
+        e.to_string().starts_with(&format!("{}:", p.display())),
+        "{e}"
+    );
+    e
+}
+
+#[test]
+fn section_cut_in_half() {
+    let text = original();
+    let half = &text[..text.len() / 2];
+    let e = load_bytes(half.as_bytes());
+    assert!(e.message.contains("missing section"), "{e}");
+    assert_eq!(e.line, half.trim_end().lines().count());
+}
+
+#[test]
+fn unknown_section() {
+    let text = original().replace("[DIAGNOSTIC-PROCESS]", "[DIAGNOSTIC-PROCES]");
+    let e = load_bytes(text.as_bytes());
+    assert!(
+        e.message.contains("unknown section [DIAGNOSTIC-PROCES]"),
+        "{e}"
+    );
+    let line = text
+        .lines()
+        .position(|l| l == "[DIAGNOSTIC-PROCES]")
+        .unwrap()
+        + 1;
+    assert_eq!(e.line, line);
+    assert!(e.expected.contains("[DIAGNOSTIC-PROCESS]"));
+}
+
+#[test]
+fn no_scenario_header() {
+    let text: String = original()
+        .lines()
+        .filter(|l| !l.starts_with("Scenario:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let e = load_bytes(text.as_bytes());
+    assert!(e.message.contains("missing `Scenario:` header"), "{e}");
+    assert_eq!(e.line, 1);
+}
+
+#[test]
+fn duplicated_section() {
+    let text = format!("{}\n[FIX]\nagain\n", original());
+    let e = load_bytes(text.as_bytes());
+    assert!(e.message.contains("duplicate section [FIX]"), "{e}");
+    assert_eq!(e.line, text.lines().count() - 1);
+}
+
+#[test]
+fn binary_garbage() {
+    let mut bytes = original().into_bytes();
+    bytes.splice(200..200, [0u8, 159, 146, 150, 0xff, 0xfe]);
+    let e = load_bytes(&bytes);
+    assert!(
+        e.message.contains("binary") || e.message.contains("UTF-8"),
+        "{e}"
+    );
+    assert!(e.line >= 1);
+    let e = load_bytes(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0]);
+    assert_eq!(e.line, 1);
+}
+
+#[test]
+fn empty_file() {
+    let e = load_bytes(b"");
+    assert!(e.message.contains("empty"), "{e}");
+    let e = load_bytes(b"\n\n  \n");
+    assert!(e.message.contains("empty"), "{e}");
+}
+
+#[test]
+fn fifty_megabyte_file() {
+    let mut text = original();
+    let filler = "x".repeat(1023) + "\n";
+    while text.len() < 50 * 1024 * 1024 {
+        text.push_str(&filler);
+    }
+    let e = load_bytes(text.as_bytes());
+    assert!(e.message.contains(&MAX_SCENARIO_BYTES.to_string()), "{e}");
+}
+
+#[test]
+fn bad_check_line_and_bad_injection_are_located() {
+    let text = original().replace("=> expect loss>0", "=> loss>0");
+    let e = ScenarioSpec::parse(&text).unwrap_err();
+    let line = text.lines().position(|l| l.contains("=> loss>0")).unwrap() + 1;
+    assert_eq!(e.line, line, "{e}");
+    let text = original().replace("device: router1", "dev: router1");
+    let e = ScenarioSpec::parse(&text).unwrap_err();
+    assert!(e.message.contains("[INJECTION]"), "{e}");
+}
+
+/// One random corruption of a valid file.
+fn mutate(text: &str, op: u8, pos: usize, junk: &[u8]) -> Vec<u8> {
+    let lines: Vec<&str> = text.lines().collect();
+    let i = pos % lines.len().max(1);
+    let mut out: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+    match op % 6 {
+        0 => {
+            out.remove(i);
+        }
+        1 => out.insert(i, lines[i].to_string()),
+        2 => out[i] = String::from_utf8_lossy(junk).into_owned(),
+        3 => out.truncate(i),
+        4 => out.swap(i, (i * 7 + 3) % lines.len()),
+        _ => {
+            let mut b = text.as_bytes().to_vec();
+            let at = pos % b.len();
+            b.splice(at..at, junk.iter().copied());
+            return b;
+        }
+    }
+    (out.join("\n") + "\n").into_bytes()
+}
+
+proptest! {
+    #[test]
+    fn fuzz_parser_never_panics(op in any::<u8>(), pos in any::<usize>(), junk in proptest::collection::vec(any::<u8>(), 0..40)) {
+        let text = original();
+        let bytes = mutate(&text, op, pos, &junk);
+        match ScenarioSpec::parse_bytes(&bytes) {
+            Ok(spec) => {
+                // Whatever parses must write back to text that parses to the same value.
+                prop_assert_eq!(ScenarioSpec::parse(&spec.to_text()).unwrap(), spec);
+            }
+            Err(e) => {
+                let lines = bytes.split(|&b| b == b'\n').count();
+                prop_assert!(e.line >= 1 && e.line <= lines + 1, "line {} of {}: {}", e.line, lines, e);
+                prop_assert!(!e.message.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn fuzz_arbitrary_text(text in "(?s).{0,2000}") {
+        let _ = ScenarioSpec::parse(&text);
+    }
+
+    #[test]
+    fn fuzz_section_soup(parts in proptest::collection::vec(
+        prop_oneof![
+            Just("[PROMPT-TO-AGENT]".to_string()), Just("[INJECTION]".to_string()),
+            Just("[POST-INJECT-CHECK]".to_string()), Just("[GROUND-TRUTH]".to_string()),
+            Just("[SCORING-AXES]".to_string()), Just("[NIKA-LABEL]".to_string()),
+            Just("Scenario: a-b".to_string()), Just("Topology: T".to_string()),
+            Just("device: r1".to_string()), Just("cmd: |".to_string()), Just("  ls".to_string()),
+            Just("r1 ping x => expect 0% loss".to_string()), Just("assert-no-anomaly".to_string()),
+            Just("nika_label: none".to_string()), Just("in_taxonomy: maybe".to_string()),
+            "[ -~]{0,30}",
+        ], 0..40)) {
+        let text = parts.join("\n");
+        if let Ok(spec) = ScenarioSpec::parse(&text) {
+            prop_assert_eq!(ScenarioSpec::parse(&spec.to_text()).unwrap(), spec);
+        }
+    }
+}
