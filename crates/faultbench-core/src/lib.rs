@@ -31,6 +31,7 @@ pub mod diagnosis;
 pub mod emulator;
 pub mod fsutil;
 pub mod identifiers;
+pub mod inject;
 pub mod judge;
 pub mod lab;
 pub mod record;

@@ -21,10 +21,15 @@
 mod baseline;
 mod conf;
 mod summary;
+mod topology;
 
 pub use baseline::{Baseline, BaselineError, Probe, ProbeKind, ProbeResult, verify};
 pub use conf::{Device, Interface, LabConf, LabError, LabMeta};
 pub use summary::TopologySummary;
+pub use topology::{
+    BASELINE_FILE, TOPOLOGIES_ENV, Topology, TopologyNotFound, TopologyResolver,
+    dataset_folder_for_topology, topology_for_dataset_folder,
+};
 
 use std::path::{Path, PathBuf};
 
