@@ -9,18 +9,40 @@
 //!
 //! Both HTTP clients retry 429, 5xx and timeouts with exponential backoff, honour
 //! `Retry-After`, and give up after a bounded number of attempts with [`LlmError::GaveUp`].
-//! Usage is normalised to [`faultbench_core::Usage`] (uncached input, cache read, cache write,
-//! output) and a [`PriceTable`] turns it into dollars. [`LlmConfig`] picks the provider for a
-//! model name from environment variables (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
-//! `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`) and an optional TOML file.
+//! Usage is normalised to [`Usage`] (uncached input, cache read, cache write, output) and a
+//! [`PriceTable`] turns it into dollars. [`LlmConfig`] picks the provider for a model name from
+//! environment variables (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`,
+//! `ANTHROPIC_BASE_URL`) and an optional TOML file.
+//!
+//! ```no_run
+//! use faultbench_llm::{ChatModel, ChatRequest, LlmConfig};
+//!
+//! # async fn demo() -> Result<(), faultbench_llm::LlmError> {
+//! let config = LlmConfig::discover(None)?;
+//! let model = config.connect("gpt-5")?; // OPENAI_API_KEY from the environment
+//! let reply = model.chat(&ChatRequest::new(model.model(), "Say hi")).await?;
+//! let cost = config.prices()?.cost(&reply.model, &reply.usage);
+//! println!("{} ({:?} USD)", reply.text, cost);
+//! # Ok(()) }
+//! ```
 
 #![warn(missing_docs)]
 
+pub mod anthropic;
+pub mod config;
 pub mod model;
+pub mod openai;
+pub mod price;
+pub mod retry;
 pub mod scripted;
 pub mod types;
 
+pub use anthropic::AnthropicClient;
+pub use config::{LlmConfig, ModelRoute, ProviderConfig, ProviderKind, Resolved};
 pub use faultbench_core::Usage;
 pub use model::ChatModel;
+pub use openai::{MaxTokensField, OpenAiClient};
+pub use price::{Price, PriceTable};
+pub use retry::RetryPolicy;
 pub use scripted::ScriptedModel;
 pub use types::{ChatRequest, ChatResponse, LlmError, Message, StopReason, ToolCall, ToolDef};

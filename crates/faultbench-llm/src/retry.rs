@@ -1,0 +1,380 @@
+//! Sending a JSON request with bounded retries.
+//!
+//! Retried: HTTP 408, 429, every 5xx (Anthropic's 529 "overloaded" included), request
+//! timeouts and connection errors — plus any status the provider marks `x-should-retry: true`.
+//! The wait before attempt *n + 1* is the provider's `retry-after-ms` / `Retry-After` (seconds
+//! or an HTTP date) when it sends one, otherwise `initial_backoff · 2ⁿ⁻¹` capped at
+//! `max_backoff`, with ±20 % jitter so that parallel runs do not retry in lockstep. A provider
+//! asking for a longer wait than `max_retry_after` is not waited for: the call fails at once
+//! with [`LlmError::GaveUp`], as it does after `max_attempts`. Nothing here can hang: every
+//! attempt has a timeout and the number of attempts is bounded.
+
+use crate::types::LlmError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How hard to try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetryPolicy {
+    /// Attempts in total, the first included (at least 1).
+    pub max_attempts: u32,
+    /// Backoff before the second attempt, in milliseconds; doubled each time.
+    pub initial_backoff_ms: u64,
+    /// Cap on one backoff, in milliseconds.
+    pub max_backoff_ms: u64,
+    /// Timeout of one attempt (connect, send, whole response), in milliseconds.
+    pub request_timeout_ms: u64,
+    /// Longest `Retry-After` honoured, in milliseconds; longer asks end the call.
+    pub max_retry_after_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 6,
+            initial_backoff_ms: 1_000,
+            max_backoff_ms: 60_000,
+            request_timeout_ms: 600_000,
+            max_retry_after_ms: 120_000,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The backoff before attempt `attempt + 1` (attempt counts from 1), before jitter.
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 1u64 << attempt.saturating_sub(1).min(30);
+        Duration::from_millis(
+            self.initial_backoff_ms
+                .saturating_mul(factor)
+                .min(self.max_backoff_ms),
+        )
+    }
+}
+
+/// One finished HTTP exchange that succeeded.
+pub(crate) struct Success {
+    pub body: Value,
+    pub elapsed: Duration,
+}
+
+/// Classification of one failed attempt.
+enum Attempt {
+    /// Worth another try, after the provider's requested wait if it gave one.
+    Retry { why: String, wait: Option<Duration> },
+    /// Final.
+    Fatal(LlmError),
+}
+
+/// POSTs `body` to `url` with `headers`, retrying per `policy`.
+pub(crate) async fn post_json(
+    http: &reqwest::Client,
+    provider: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: &Value,
+    policy: &RetryPolicy,
+) -> Result<Success, LlmError> {
+    let started = Instant::now();
+    let max_attempts = policy.max_attempts.max(1);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let outcome = one_attempt(http, provider, url, headers, body, policy).await;
+        let (why, wait) = match outcome {
+            Ok(body) => {
+                return Ok(Success {
+                    body,
+                    elapsed: started.elapsed(),
+                });
+            }
+            Err(Attempt::Fatal(e)) => return Err(e),
+            Err(Attempt::Retry { why, wait }) => (why, wait),
+        };
+        let gave_up = |last: String| LlmError::GaveUp {
+            provider: provider.to_string(),
+            attempts: attempt,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            last,
+        };
+        if attempt >= max_attempts {
+            return Err(gave_up(why));
+        }
+        let wait = match wait {
+            Some(w) if w > Duration::from_millis(policy.max_retry_after_ms) => {
+                return Err(gave_up(format!(
+                    "{why}; the provider asked to retry after {:.1} s, longer than the {:.1} s cap (retry.max_retry_after_ms)",
+                    w.as_secs_f64(),
+                    policy.max_retry_after_ms as f64 / 1000.0
+                )));
+            }
+            Some(w) => w,
+            None => jitter(policy.backoff(attempt)),
+        };
+        tokio::time::sleep(wait).await;
+    }
+}
+
+async fn one_attempt(
+    http: &reqwest::Client,
+    provider: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: &Value,
+    policy: &RetryPolicy,
+) -> Result<Value, Attempt> {
+    let timeout = Duration::from_millis(policy.request_timeout_ms.max(1));
+    let mut req = http.post(url).json(body);
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    // The whole exchange (headers and body) is under one timeout, so a server that trickles
+    // its body cannot stall a run.
+    let exchange = async {
+        let resp = req.send().await?;
+        let status = resp.status().as_u16();
+        let wait = retry_after(resp.headers());
+        let should_retry = resp
+            .headers()
+            .get("x-should-retry")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.eq_ignore_ascii_case("true"));
+        let text = resp.text().await?;
+        Ok::<_, reqwest::Error>((status, wait, should_retry, text))
+    };
+    let (status, wait, should_retry, text) = match tokio::time::timeout(timeout, exchange).await {
+        Err(_) => {
+            return Err(Attempt::Retry {
+                why: format!("no complete response within {:.1} s", timeout.as_secs_f64()),
+                wait: None,
+            });
+        }
+        Ok(Err(e)) => {
+            return Err(Attempt::Retry {
+                why: format!("transport error: {}", error_chain(&e)),
+                wait: None,
+            });
+        }
+        Ok(Ok(x)) => x,
+    };
+    if (200..300).contains(&status) {
+        return serde_json::from_str::<Value>(&text).map_err(|e| {
+            Attempt::Fatal(LlmError::Malformed {
+                provider: provider.to_string(),
+                detail: format!("body is not JSON ({e}): {}", excerpt(&text)),
+            })
+        });
+    }
+    let message = error_message(&text);
+    let retryable = match should_retry {
+        Some(flag) => flag,
+        None => status == 408 || status == 429 || status >= 500,
+    };
+    if retryable {
+        Err(Attempt::Retry {
+            why: format!("HTTP {status}: {message}"),
+            wait,
+        })
+    } else {
+        Err(Attempt::Fatal(LlmError::Rejected {
+            provider: provider.to_string(),
+            status,
+            message,
+        }))
+    }
+}
+
+/// The provider's requested wait: `retry-after-ms` (OpenAI), else `Retry-After` as seconds or
+/// an HTTP date.
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms")
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = get("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = parse_http_date(value)?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
+    Some(Duration::from_secs(at.saturating_sub(now)))
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) to Unix seconds.
+pub(crate) fn parse_http_date(s: &str) -> Option<u64> {
+    let parts: Vec<&str> = s.split_whitespace().collect();
+    if parts.len() != 6 || parts[5] != "GMT" {
+        return None;
+    }
+    let day: u64 = parts[1].parse().ok()?;
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| *m == parts[2])? as u64 + 1;
+    let year: u64 = parts[3].parse().ok()?;
+    let hms: Vec<u64> = parts[4]
+        .split(':')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    if hms.len() != 3 || !(1..=31).contains(&day) || year < 1970 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm), March-based years.
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
+}
+
+/// ±20 % jitter from the process's random hasher seed (no RNG dependency needed).
+fn jitter(d: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    let unit = (h.finish() % 10_001) as f64 / 10_000.0; // 0..=1
+    d.mul_f64(0.8 + 0.4 * unit)
+}
+
+/// The provider's error message (`{"error": {"message": ...}}` in both APIs), or an excerpt.
+fn error_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("error").filter(|e| e.is_string()))
+                .or_else(|| v.get("message"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| excerpt(body))
+}
+
+/// The first 300 characters of a body, for error messages.
+pub(crate) fn excerpt(body: &str) -> String {
+    let trimmed = body.trim();
+    if trimmed.is_empty() {
+        return "(empty body)".to_string();
+    }
+    let cut: String = trimmed.chars().take(300).collect();
+    if cut.len() < trimmed.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        src = inner.source();
+    }
+    s
+}
+
+/// Builds the shared HTTP client (rustls with the ring provider, no native TLS).
+pub(crate) fn http_client() -> Result<reqwest::Client, LlmError> {
+    // Installing fails harmlessly when a provider is already installed for the process.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(20))
+        .build()
+        .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {}", error_chain(&e))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_dates() {
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777)
+        );
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), None);
+        assert_eq!(parse_http_date("06 Nov 1994"), None);
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert(
+            "retry-after",
+            "Thu, 01 Jan 1970 00:00:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(
+            retry_after(&h),
+            Some(Duration::ZERO),
+            "a past date means now"
+        );
+        h.insert("retry-after", "soon".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let p = RetryPolicy {
+            initial_backoff_ms: 100,
+            max_backoff_ms: 350,
+            ..RetryPolicy::default()
+        };
+        assert_eq!(p.backoff(1), Duration::from_millis(100));
+        assert_eq!(p.backoff(2), Duration::from_millis(200));
+        assert_eq!(p.backoff(3), Duration::from_millis(350));
+        assert_eq!(p.backoff(64), Duration::from_millis(350));
+        for _ in 0..50 {
+            let j = jitter(Duration::from_millis(1000));
+            assert!(j >= Duration::from_millis(800) && j <= Duration::from_millis(1200));
+        }
+    }
+
+    #[test]
+    fn error_messages() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"bad key","type":"auth"}}"#),
+            "bad key"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(
+            error_message("<html>gateway</html>"),
+            "<html>gateway</html>"
+        );
+        assert_eq!(error_message(""), "(empty body)");
+    }
+}
