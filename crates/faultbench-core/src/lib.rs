@@ -35,6 +35,7 @@ pub mod inject;
 pub mod judge;
 pub mod lab;
 pub mod record;
+pub mod report;
 pub mod scenario;
 pub mod status;
 pub mod toolbox;

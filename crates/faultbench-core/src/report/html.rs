@@ -1,0 +1,105 @@
+//! The self-contained HTML report: tables rendered from Markdown-like data, charts inline.
+
+use super::Report;
+use super::metrics::Rate;
+use super::tables::{RateTable, ScoreTable};
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn score_html(t: &ScoreTable) -> String {
+    let mut s = format!("<h3>{}</h3>\n<table><tr><th></th>", esc(&t.title));
+    for a in &t.agents {
+        s.push_str(&format!("<th>{}</th>", esc(a)));
+    }
+    s.push_str("<th>n</th></tr>\n");
+    for (label, row) in t.rows.iter().zip(&t.cells) {
+        s.push_str(&format!("<tr><th>{}</th>", esc(label)));
+        for c in row {
+            let v = match c.stat.rounded() {
+                Some(m) => {
+                    let mut v = format!("{m:.3}");
+                    if let Some(sd) = c.stat.sd {
+                        v.push_str(&format!(" <small>±{sd:.3}</small>"));
+                    }
+                    if let Some(d) = c.delta {
+                        let class = if d < 0.0 { "neg" } else { "pos" };
+                        v.push_str(&format!(
+                            " <span class=\"{class}\">({}{d:.3})</span>",
+                            if d >= 0.0 { "+" } else { "" }
+                        ));
+                    }
+                    v
+                }
+                None => "–".into(),
+            };
+            s.push_str(&format!("<td>{v}</td>"));
+        }
+        s.push_str(&format!(
+            "<td>{}</td></tr>\n",
+            row.last().map(|c| c.stat.n).unwrap_or(0)
+        ));
+    }
+    s.push_str("</table>\n");
+    s
+}
+
+fn rate_html(t: &RateTable) -> String {
+    let mut s = format!("<h3>{}</h3>\n<table><tr><th></th>", esc(&t.title));
+    for a in &t.agents {
+        s.push_str(&format!("<th>{}</th>", esc(a)));
+    }
+    s.push_str("</tr>\n");
+    for (label, row) in t.rows.iter().zip(&t.cells) {
+        s.push_str(&format!("<tr><th>{}</th>", esc(label)));
+        for c in row {
+            s.push_str(&format!("<td>{}</td>", esc(&Rate::to_string(c))));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+    s
+}
+
+/// The page.
+pub fn page(r: &Report) -> String {
+    let t = &r.tables;
+    let mut body = String::new();
+    body.push_str(&format!(
+        "<p>Source: <code>{}</code> — {} runs.</p>\n",
+        esc(&r.source.display().to_string()),
+        t.runs
+    ));
+    if !r.warnings.is_empty() {
+        body.push_str("<ul class=\"warn\">");
+        for w in &r.warnings {
+            body.push_str(&format!("<li>{}</li>", esc(w)));
+        }
+        body.push_str("</ul>\n");
+    }
+    if let Some(d) = &r.dataset {
+        body.push_str(&format!(
+            "<pre>{}</pre>\n",
+            esc(&super::markdown::dataset_table(d))
+        ));
+    }
+    for (name, svg) in r.charts() {
+        body.push_str(&format!("<figure id=\"{}\">{svg}</figure>\n", esc(&name)));
+    }
+    body.push_str(&score_html(&t.outcome_by_category));
+    body.push_str(&score_html(&t.outcome_by_persona));
+    body.push_str(&rate_html(&t.over_diagnosis));
+    body.push_str(&rate_html(&t.timeouts));
+    body.push_str(&score_html(&t.fix));
+    body.push_str(&score_html(&t.reasoning));
+    body.push_str(&format!(
+        "<pre>{}</pre>\n",
+        esc(&super::markdown::effort_table(&t.effort))
+    ));
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>faultbench report</title>\n<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}th:first-child{{text-align:left}}.neg{{color:#b00}}.pos{{color:#070}}small{{color:#777}}.warn{{color:#a60}}figure{{margin:1em 0}}</style></head>\n<body><h1>faultbench report</h1>\n{body}</body></html>\n"
+    )
+}

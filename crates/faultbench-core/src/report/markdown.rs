@@ -1,0 +1,210 @@
+//! Markdown and CSV renderings of the tables (scores to three decimals, rates as
+//! `24.3% (51/210)`, as the paper prints them).
+
+use super::metrics::{Rate, round3};
+use super::tables::{Effort, RateTable, ScoreCell, ScoreTable, Tables};
+use crate::dataset::DatasetStats;
+
+fn score(c: &ScoreCell, with_sd: bool) -> String {
+    let Some(m) = c.stat.rounded() else {
+        return "–".into();
+    };
+    let mut s = format!("{m:.3}");
+    if with_sd && let Some(sd) = c.stat.sd {
+        s.push_str(&format!(" ±{sd:.3}"));
+    }
+    if let Some(d) = c.delta {
+        s.push_str(&format!(" ({}{:.3})", if d >= 0.0 { "+" } else { "" }, d));
+    }
+    s
+}
+
+/// A score table in Markdown (with per-pass SD and Δ vs the reference row).
+pub fn score_table(t: &ScoreTable) -> String {
+    let mut out = format!("### {}\n\n", t.title);
+    if let Some(r) = &t.delta_vs {
+        out.push_str(&format!(
+            "Mean over answered runs, averaged over passes; ± per-pass SD; (Δ vs {r}). n = answered runs.\n\n"
+        ));
+    }
+    out.push_str(&format!("| | {} | n |\n", t.agents.join(" | ")));
+    out.push_str(&format!("|---|{}---:|\n", "---:|".repeat(t.agents.len())));
+    for (label, row) in t.rows.iter().zip(&t.cells) {
+        let cells: Vec<String> = row.iter().map(|c| score(c, true)).collect();
+        let n = row.last().map(|c| c.stat.n).unwrap_or(0);
+        out.push_str(&format!("| {label} | {} | {n} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+/// A rate table in Markdown.
+pub fn rate_table(t: &RateTable) -> String {
+    let mut out = format!("### {}\n\n", t.title);
+    out.push_str(&format!("| | {} |\n", t.agents.join(" | ")));
+    out.push_str(&format!("|---|{}\n", "---:|".repeat(t.agents.len())));
+    for (label, row) in t.rows.iter().zip(&t.cells) {
+        let cells: Vec<String> = row.iter().map(Rate::to_string).collect();
+        out.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+fn num(x: Option<f64>, digits: usize) -> String {
+    x.map(|v| format!("{v:.digits$}"))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// Table 8 in Markdown.
+pub fn effort_table(rows: &[Effort]) -> String {
+    let mut out = String::from("### Table 8 — Effort and cost per run (answered / timeout)\n\n");
+    out.push_str("| Agent | Runs | Timeouts | Tool calls | Input tokens | Output tokens | USD per run | USD total | USD on timeouts |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for e in rows {
+        let share = e
+            .usd_timeout_share()
+            .map(|s| {
+                format!(
+                    "{:.1}% (${:.2} of ${:.2})",
+                    s * 100.0,
+                    e.usd_timeouts,
+                    e.usd_total
+                )
+            })
+            .unwrap_or_else(|| "–".into());
+        out.push_str(&format!(
+            "| {} | {} | {} | {} / {} | {} / {} | {} / {} | {} / {} | {:.2} | {share} |\n",
+            e.agent,
+            e.runs,
+            Rate {
+                num: e.timeouts,
+                den: e.runs
+            },
+            num(e.tool_calls_a, 1),
+            num(e.tool_calls_t, 1),
+            num(e.in_tokens_a, 0),
+            num(e.in_tokens_t, 0),
+            num(e.out_tokens_a, 0),
+            num(e.out_tokens_t, 0),
+            num(e.usd_a, 3),
+            num(e.usd_t, 3),
+            e.usd_total,
+        ));
+    }
+    out
+}
+
+/// Table 2 from dataset statistics.
+pub fn dataset_table(st: &DatasetStats) -> String {
+    let mut out = String::from("### Table 2 — Dataset composition\n\n");
+    out.push_str("| Topology | Correct-Fault | False-Premise | Wrong-Device | Wrong-Cause | Persona rewrites |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|\n");
+    let mut topos: Vec<&String> = st.core.keys().chain(st.personas.keys()).collect();
+    topos.sort();
+    topos.dedup();
+    let get = |t: &String, c: &str| st.core.get(t).and_then(|m| m.get(c)).copied().unwrap_or(0);
+    for t in topos {
+        let p: usize = st.personas.get(t).map(|m| m.values().sum()).unwrap_or(0);
+        out.push_str(&format!(
+            "| {t} | {} | {} | {} | {} | {p} |\n",
+            get(t, "correct_fault"),
+            get(t, "false_premise"),
+            get(t, "wrong_device"),
+            get(t, "wrong_cause")
+        ));
+    }
+    out.push_str("\nMean identifiers per ticket: ");
+    let parts: Vec<String> = st
+        .identifiers
+        .iter()
+        .map(|(k, v)| format!("{k} {:.1}", v.mean))
+        .collect();
+    out.push_str(&parts.join(", "));
+    out.push('\n');
+    out
+}
+
+/// Every table in Markdown.
+pub fn all(t: &Tables, dataset: Option<&DatasetStats>) -> String {
+    let mut out = String::new();
+    if let Some(d) = dataset {
+        out.push_str(&dataset_table(d));
+        out.push('\n');
+    }
+    let statuses: Vec<String> = t.statuses.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    out.push_str(&format!("{} runs ({})\n\n", t.runs, statuses.join(", ")));
+    for s in [&t.outcome_by_category, &t.outcome_by_persona] {
+        out.push_str(&score_table(s));
+        out.push('\n');
+    }
+    out.push_str(&rate_table(&t.over_diagnosis));
+    out.push('\n');
+    out.push_str(&rate_table(&t.timeouts));
+    out.push('\n');
+    out.push_str(&score_table(&t.fix));
+    out.push('\n');
+    out.push_str(&score_table(&t.reasoning));
+    out.push('\n');
+    out.push_str(&effort_table(&t.effort));
+    out
+}
+
+/// Every table as one long CSV: `table,row,agent,value,sd,delta,n,num,den`.
+pub fn csv(t: &Tables) -> String {
+    let mut out = String::from("table,row,agent,value,sd,delta,n,num,den\n");
+    let f = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_default();
+    for s in [
+        &t.outcome_by_category,
+        &t.outcome_by_persona,
+        &t.fix,
+        &t.reasoning,
+    ] {
+        let name = s.title.split(" — ").next().unwrap_or(&s.title);
+        for (label, row) in s.rows.iter().zip(&s.cells) {
+            for (agent, c) in s.agents.iter().zip(row) {
+                out.push_str(&format!(
+                    "{name},{label},{agent},{},{},{},{},,\n",
+                    f(c.stat.mean.map(round3)),
+                    f(c.stat.sd.map(round3)),
+                    f(c.delta),
+                    c.stat.n
+                ));
+            }
+        }
+    }
+    for r in [&t.over_diagnosis, &t.timeouts] {
+        let name = r.title.split(" — ").next().unwrap_or(&r.title);
+        for (label, row) in r.rows.iter().zip(&r.cells) {
+            for (agent, c) in r.agents.iter().zip(row) {
+                out.push_str(&format!(
+                    "{name},{label},{agent},{},,,,{},{}\n",
+                    f(c.ratio()),
+                    c.num,
+                    c.den
+                ));
+            }
+        }
+    }
+    for e in &t.effort {
+        for (k, v) in [
+            ("tool_calls_a", e.tool_calls_a),
+            ("tool_calls_t", e.tool_calls_t),
+            ("in_tokens_a", e.in_tokens_a),
+            ("in_tokens_t", e.in_tokens_t),
+            ("out_tokens_a", e.out_tokens_a),
+            ("out_tokens_t", e.out_tokens_t),
+            ("usd_a", e.usd_a),
+            ("usd_t", e.usd_t),
+            ("usd_total", Some(e.usd_total)),
+            ("usd_timeouts", Some(e.usd_timeouts)),
+            ("usd_timeout_share", e.usd_timeout_share()),
+        ] {
+            out.push_str(&format!(
+                "Table 8,{k},{},{},,,{},,\n",
+                e.agent,
+                f(v),
+                e.runs
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,203 @@
+//! Reading run registries: the public release's `MANIFEST.csv` or one written by `faultbench
+//! bench` (same columns), or, when a runs root has no registry, its `result.json` files.
+
+use crate::record::{MANIFEST_HEADER, ManifestRow, scan_records};
+use std::path::{Path, PathBuf};
+
+/// A registry that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{}:{line}: {message}", path.display())]
+pub struct RegistryError {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line (0 = whole file).
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The rows of a run registry, with notes about anything skipped.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    /// Where the rows came from.
+    pub source: PathBuf,
+    /// One row per run.
+    pub rows: Vec<ManifestRow>,
+    /// Lines that were skipped (e.g. a torn last line after a crash), with reasons.
+    pub warnings: Vec<String>,
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim() {
+        "True" | "true" | "1" => Some(true),
+        "False" | "false" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+fn parse_opt_f64(s: &str) -> Result<Option<f64>, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        Ok(None)
+    } else {
+        s.parse::<f64>()
+            .map(Some)
+            .map_err(|_| format!("`{s}` is not a number"))
+    }
+}
+
+impl Registry {
+    /// Reads a `MANIFEST.csv`. A malformed row in the middle is an error (with its line); a
+    /// malformed *last* row (a write torn by a crash) is skipped with a warning.
+    pub fn load_csv(path: &Path) -> Result<Registry, RegistryError> {
+        let err = |line: usize, message: String| RegistryError {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|e| err(0, format!("cannot read: {e}")))?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        let ends_clean = text.ends_with('\n');
+        if ends_clean {
+            lines.pop();
+        }
+        let Some(header) = lines.first() else {
+            return Err(err(1, "empty registry".into()));
+        };
+        let cols: Vec<&str> = header.trim_end_matches('\r').split(',').collect();
+        let want: Vec<&str> = MANIFEST_HEADER.split(',').collect();
+        if cols != want {
+            return Err(err(
+                1,
+                format!("unexpected header; expected `{MANIFEST_HEADER}`"),
+            ));
+        }
+        let mut reg = Registry {
+            source: path.to_path_buf(),
+            ..Default::default()
+        };
+        let last = lines.len() - 1;
+        for (i, raw) in lines.iter().enumerate().skip(1) {
+            let line = raw.trim_end_matches('\r');
+            if line.trim().is_empty() {
+                continue;
+            }
+            match parse_row(line) {
+                Ok(row) if i < last || ends_clean => reg.rows.push(row),
+                Ok(_) => reg.warnings.push(format!(
+                    "{}:{}: last line has no newline (torn write?); skipped",
+                    path.display(),
+                    i + 1
+                )),
+                Err(m) if i == last => reg.warnings.push(format!(
+                    "{}:{}: torn last line skipped ({m})",
+                    path.display(),
+                    i + 1
+                )),
+                Err(m) => return Err(err(i + 1, m)),
+            }
+        }
+        Ok(reg)
+    }
+
+    /// Reads a runs root: its `MANIFEST.csv` if present, otherwise every `result.json` in it.
+    pub fn load_runs_root(root: &Path) -> Result<Registry, RegistryError> {
+        let manifest = root.join("MANIFEST.csv");
+        if manifest.is_file() {
+            return Registry::load_csv(&manifest);
+        }
+        let (records, bad) = scan_records(root);
+        if records.is_empty() && bad.is_empty() {
+            return Err(RegistryError {
+                path: root.to_path_buf(),
+                line: 0,
+                message: "no MANIFEST.csv and no result.json below this folder".into(),
+            });
+        }
+        Ok(Registry {
+            source: root.to_path_buf(),
+            rows: records.iter().map(|(_, r)| r.manifest_row()).collect(),
+            warnings: bad.iter().map(|e| format!("skipped: {e}")).collect(),
+        })
+    }
+
+    /// Reads either a `MANIFEST.csv` file or a runs root folder.
+    pub fn load(path: &Path) -> Result<Registry, RegistryError> {
+        if path.is_dir() {
+            Registry::load_runs_root(path)
+        } else {
+            Registry::load_csv(path)
+        }
+    }
+}
+
+/// Parses one data line of a registry.
+pub fn parse_row(line: &str) -> Result<ManifestRow, String> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(line.as_bytes());
+    let rec = rdr
+        .records()
+        .next()
+        .ok_or("empty line")?
+        .map_err(|e| e.to_string())?;
+    if rec.len() != 19 {
+        return Err(format!("{} fields, expected 19", rec.len()));
+    }
+    let f = |i: usize| rec.get(i).unwrap_or("").to_string();
+    let u = |i: usize| -> Result<u64, String> {
+        let s = f(i);
+        let s = s.trim();
+        if s.is_empty() {
+            return Ok(0);
+        }
+        s.parse::<u64>()
+            .or_else(|_| s.parse::<f64>().map(|x| x as u64))
+            .map_err(|_| format!("field {} `{s}` is not a count", i + 1))
+    };
+    let num = |i: usize| -> Result<f64, String> { parse_opt_f64(&f(i)).map(|x| x.unwrap_or(0.0)) };
+    Ok(ManifestRow {
+        arm: f(0),
+        pass: f(1),
+        topology: f(2),
+        scenario_id: f(3),
+        agent: f(4),
+        model: f(5),
+        status: f(6),
+        submitted: parse_bool(&f(7)).unwrap_or(false),
+        is_anomaly: parse_bool(&f(8)),
+        outcome_score: parse_opt_f64(&f(9))?,
+        fix_score: parse_opt_f64(&f(10))?,
+        reasoning_score: parse_opt_f64(&f(11))?,
+        tool_calls: u(12)?,
+        in_tokens: u(13)?,
+        cache_read_tokens: u(14)?,
+        cache_write_tokens: u(15)?,
+        out_tokens: u(16)?,
+        cost_usd: num(17)?,
+        wall_seconds: num(18)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torn_last_line_is_skipped_but_a_broken_middle_line_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("MANIFEST.csv");
+        let good =
+            "base80,p1,Kath1,kath1-x,sade,m,scored,True,True,1.0,1.0,0.9,10,8,100,5,50,0.1,200.5";
+        std::fs::write(&p, format!("{MANIFEST_HEADER}\n{good}\nbase80,p1,Ka")).unwrap();
+        let r = Registry::load_csv(&p).unwrap();
+        assert_eq!(r.rows.len(), 1);
+        assert_eq!(r.rows[0].cache_write_tokens, 5);
+        assert_eq!(r.warnings.len(), 1);
+        std::fs::write(&p, format!("{MANIFEST_HEADER}\nbase80,p1\n{good}\n")).unwrap();
+        let e = Registry::load_csv(&p).unwrap_err();
+        assert_eq!(e.line, 2);
+    }
+}

@@ -1,0 +1,320 @@
+//! The paper's Tables 4–8 as data.
+
+use super::metrics::{
+    ALL, CellStat, Rate, answered, category, cell, layer, over_diagnosis, round3, timeout,
+    timeout_rate,
+};
+use crate::category::{Category, Layer};
+use crate::record::ManifestRow;
+use serde::{Deserialize, Serialize};
+
+/// One score cell with its difference to a reference cell (on 3-decimal values).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScoreCell {
+    /// The statistic.
+    pub stat: CellStat,
+    /// Difference to the reference row (None for the reference itself or without data).
+    pub delta: Option<f64>,
+}
+
+/// A table of score cells: rows × agents (the last agent column is "All").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScoreTable {
+    /// Title.
+    pub title: String,
+    /// Row labels.
+    pub rows: Vec<String>,
+    /// Column labels: agents, then `All`.
+    pub agents: Vec<String>,
+    /// `cells[row][agent]`.
+    pub cells: Vec<Vec<ScoreCell>>,
+    /// Label of the reference row for deltas, if any.
+    pub delta_vs: Option<String>,
+}
+
+/// A table of rates: rows × agents.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RateTable {
+    /// Title.
+    pub title: String,
+    /// Row labels.
+    pub rows: Vec<String>,
+    /// Column labels: agents, then `All`.
+    pub agents: Vec<String>,
+    /// `cells[row][agent]`.
+    pub cells: Vec<Vec<Rate>>,
+}
+
+/// Effort of one agent (Table 8).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Effort {
+    /// Agent (or All).
+    pub agent: String,
+    /// Agent results (answered + timeouts).
+    pub runs: usize,
+    /// Answered runs.
+    pub answered: usize,
+    /// Timeouts.
+    pub timeouts: usize,
+    /// Mean tool calls per answered run.
+    pub tool_calls_a: Option<f64>,
+    /// Mean tool calls per timeout.
+    pub tool_calls_t: Option<f64>,
+    /// Mean input tokens (uncached + cache read + cache write) per answered run.
+    pub in_tokens_a: Option<f64>,
+    /// Mean input tokens per timeout.
+    pub in_tokens_t: Option<f64>,
+    /// Mean output tokens per answered run.
+    pub out_tokens_a: Option<f64>,
+    /// Mean output tokens per timeout.
+    pub out_tokens_t: Option<f64>,
+    /// Mean USD per answered run.
+    pub usd_a: Option<f64>,
+    /// Mean USD per timeout.
+    pub usd_t: Option<f64>,
+    /// Total USD.
+    pub usd_total: f64,
+    /// USD spent on timeouts.
+    pub usd_timeouts: f64,
+    /// Mean wall seconds per run.
+    pub wall_seconds: Option<f64>,
+}
+
+impl Effort {
+    /// Share of the cost spent on timeouts.
+    pub fn usd_timeout_share(&self) -> Option<f64> {
+        (self.usd_total > 0.0).then(|| self.usd_timeouts / self.usd_total)
+    }
+}
+
+/// All tables of a report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tables {
+    /// Agents in column order.
+    pub agents: Vec<String>,
+    /// Runs in the registry.
+    pub runs: usize,
+    /// Runs per status.
+    pub statuses: std::collections::BTreeMap<String, usize>,
+    /// Table 4: Outcome by category.
+    pub outcome_by_category: ScoreTable,
+    /// Table 5: Outcome by ticket style (standard false premise and the personas).
+    pub outcome_by_persona: ScoreTable,
+    /// Table 6a: over-diagnosis by ticket style.
+    pub over_diagnosis: RateTable,
+    /// Table 6b: timeout rate by category and ticket style.
+    pub timeouts: RateTable,
+    /// Table 7a: Fix by category.
+    pub fix: ScoreTable,
+    /// Table 7b: Reasoning by category.
+    pub reasoning: ScoreTable,
+    /// Table 8: effort and cost per agent.
+    pub effort: Vec<Effort>,
+}
+
+/// The ticket styles of Table 5, in the paper's order.
+pub const STYLES: [&str; 6] = [
+    "standard",
+    "novice",
+    "novice_confident",
+    "naive",
+    "naive_unsure",
+    "naive_no_detail",
+];
+
+fn is_core(r: &ManifestRow) -> bool {
+    matches!(layer(r), Some(Layer::Base) | Some(Layer::Cex))
+}
+
+fn style_rows<'a>(rows: &'a [ManifestRow], style: &str) -> Vec<&'a ManifestRow> {
+    rows.iter()
+        .filter(|r| match style {
+            "standard" => layer(r) == Some(Layer::Cex) && category(r) == Category::FalsePremise,
+            s => layer(r).is_some_and(|l| l.as_str() == s),
+        })
+        .collect()
+}
+
+fn cat_rows(rows: &[ManifestRow], cat: Category) -> Vec<&ManifestRow> {
+    rows.iter()
+        .filter(|r| is_core(r) && category(r) == cat)
+        .collect()
+}
+
+fn score_table(
+    title: &str,
+    labels: Vec<String>,
+    groups: Vec<Vec<&ManifestRow>>,
+    agents: &[String],
+    value: impl Fn(&ManifestRow) -> Option<f64> + Copy,
+    delta_ref: Option<usize>,
+) -> ScoreTable {
+    let mut cells: Vec<Vec<ScoreCell>> = groups
+        .iter()
+        .map(|g| {
+            agents
+                .iter()
+                .map(|a| ScoreCell {
+                    stat: cell(g.iter().copied(), a, value),
+                    delta: None,
+                })
+                .collect()
+        })
+        .collect();
+    if let Some(ri) = delta_ref {
+        let reference: Vec<Option<f64>> = cells[ri].iter().map(|c| c.stat.rounded()).collect();
+        for (i, row) in cells.iter_mut().enumerate() {
+            if i == ri {
+                continue;
+            }
+            for (j, c) in row.iter_mut().enumerate() {
+                c.delta = match (c.stat.rounded(), reference[j]) {
+                    (Some(v), Some(r)) => Some(round3(v - r)),
+                    _ => None,
+                };
+            }
+        }
+    }
+    ScoreTable {
+        title: title.into(),
+        delta_vs: delta_ref.map(|i| labels[i].clone()),
+        rows: labels,
+        agents: agents.to_vec(),
+        cells,
+    }
+}
+
+fn mean_of(rows: &[&ManifestRow], f: impl Fn(&ManifestRow) -> f64) -> Option<f64> {
+    (!rows.is_empty()).then(|| rows.iter().map(|r| f(r)).sum::<f64>() / rows.len() as f64)
+}
+
+fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
+    let mine: Vec<&ManifestRow> = rows
+        .iter()
+        .filter(|r| agent == ALL || r.agent == agent)
+        .filter(|r| answered(r) || timeout(r))
+        .collect();
+    let a: Vec<&ManifestRow> = mine.iter().copied().filter(|r| answered(r)).collect();
+    let t: Vec<&ManifestRow> = mine.iter().copied().filter(|r| timeout(r)).collect();
+    let input = |r: &ManifestRow| (r.in_tokens + r.cache_read_tokens + r.cache_write_tokens) as f64;
+    Effort {
+        agent: agent.to_string(),
+        runs: mine.len(),
+        answered: a.len(),
+        timeouts: t.len(),
+        tool_calls_a: mean_of(&a, |r| r.tool_calls as f64),
+        tool_calls_t: mean_of(&t, |r| r.tool_calls as f64),
+        in_tokens_a: mean_of(&a, input),
+        in_tokens_t: mean_of(&t, input),
+        out_tokens_a: mean_of(&a, |r| r.out_tokens as f64),
+        out_tokens_t: mean_of(&t, |r| r.out_tokens as f64),
+        usd_a: mean_of(&a, |r| r.cost_usd),
+        usd_t: mean_of(&t, |r| r.cost_usd),
+        usd_total: mine.iter().map(|r| r.cost_usd).sum(),
+        usd_timeouts: t.iter().map(|r| r.cost_usd).sum(),
+        wall_seconds: mean_of(&mine, |r| r.wall_seconds),
+    }
+}
+
+/// Builds every table from registry rows.
+pub fn build(rows: &[ManifestRow]) -> Tables {
+    let mut agents: Vec<String> = rows.iter().map(|r| r.agent.clone()).collect();
+    agents.sort();
+    agents.dedup();
+    let mut cols = agents.clone();
+    cols.push(ALL.to_string());
+
+    let cats = Category::ALL;
+    let cat_labels: Vec<String> = cats.iter().map(|c| c.label().to_string()).collect();
+    let cat_groups: Vec<Vec<&ManifestRow>> = cats.iter().map(|c| cat_rows(rows, *c)).collect();
+    let style_labels: Vec<String> = STYLES.iter().map(|s| s.to_string()).collect();
+    let style_groups: Vec<Vec<&ManifestRow>> = STYLES.iter().map(|s| style_rows(rows, s)).collect();
+
+    let outcome = |r: &ManifestRow| r.outcome_score;
+    let outcome_by_category = score_table(
+        "Table 4 — Outcome by category",
+        cat_labels.clone(),
+        cat_groups.clone(),
+        &cols,
+        outcome,
+        Some(0),
+    );
+    let outcome_by_persona = score_table(
+        "Table 5 — Outcome by ticket style (false premise)",
+        style_labels.clone(),
+        style_groups.clone(),
+        &cols,
+        outcome,
+        Some(0),
+    );
+    let fix_cats = [
+        Category::CorrectFault,
+        Category::WrongDevice,
+        Category::WrongCause,
+    ];
+    let fix = score_table(
+        "Table 7a — Fix by category",
+        fix_cats.iter().map(|c| c.label().to_string()).collect(),
+        fix_cats.iter().map(|c| cat_rows(rows, *c)).collect(),
+        &cols,
+        |r| r.fix_score,
+        None,
+    );
+    let reasoning = score_table(
+        "Table 7b — Reasoning by category",
+        cat_labels.clone(),
+        cat_groups.clone(),
+        &cols,
+        |r| r.reasoning_score,
+        None,
+    );
+    let over = RateTable {
+        title: "Table 6a — Over-diagnosis on healthy networks (answered runs reporting a fault)"
+            .into(),
+        rows: style_labels.clone(),
+        agents: cols.clone(),
+        cells: style_groups
+            .iter()
+            .map(|g| {
+                cols.iter()
+                    .map(|a| over_diagnosis(g.iter().copied(), a))
+                    .collect()
+            })
+            .collect(),
+    };
+    let mut t_labels = cat_labels.clone();
+    let mut t_groups = cat_groups.clone();
+    for (l, g) in style_labels.iter().zip(style_groups.iter()).skip(1) {
+        t_labels.push(l.clone());
+        t_groups.push(g.clone());
+    }
+    let timeouts = RateTable {
+        title: "Table 6b — Timeout rate (runs ending without a parsable verdict)".into(),
+        rows: t_labels,
+        agents: cols.clone(),
+        cells: t_groups
+            .iter()
+            .map(|g| {
+                cols.iter()
+                    .map(|a| timeout_rate(g.iter().copied(), a))
+                    .collect()
+            })
+            .collect(),
+    };
+    let mut statuses = std::collections::BTreeMap::new();
+    for r in rows {
+        *statuses.entry(r.status.clone()).or_insert(0) += 1;
+    }
+    Tables {
+        agents,
+        runs: rows.len(),
+        statuses,
+        outcome_by_category,
+        outcome_by_persona,
+        over_diagnosis: over,
+        timeouts,
+        fix,
+        reasoning,
+        effort: cols.iter().map(|a| effort(rows, a)).collect(),
+    }
+}
