@@ -22,6 +22,7 @@ mod baseline;
 mod conf;
 mod summary;
 mod topology;
+mod topology_meta;
 
 pub use baseline::{Baseline, BaselineError, Probe, ProbeKind, ProbeResult, verify};
 pub use conf::{Device, Interface, LabConf, LabError, LabMeta};
@@ -29,6 +30,10 @@ pub use summary::TopologySummary;
 pub use topology::{
     BASELINE_FILE, TOPOLOGIES_ENV, Topology, TopologyNotFound, TopologyResolver,
     dataset_folder_for_topology, topology_for_dataset_folder,
+};
+pub use topology_meta::{
+    Role, Roles, ServerGroup, SourceInfo, SummaryStyle, TOPOLOGY_FILE, TopologyMeta,
+    TopologyMetaError, summarize_dir, topology_name,
 };
 
 use std::path::{Path, PathBuf};
