@@ -1,0 +1,404 @@
+//! The rubric judge: a deterministic, model-free judge that scores a diagnosis from its fields
+//! and its words.
+//!
+//! # Rules
+//!
+//! 1. **`assert-` axes** are mechanical and shared with every judge
+//!    ([`check_assertion`]): the verdict, the device list, substring matching as in the release.
+//! 2. **`must-identify-device: D`** passes when the diagnosis blames `D` under any spelling of
+//!    the name ([`device_key`]: `R1` = `r1` = `router1`): `D` is in `faulty_devices`, or the
+//!    list is empty and the text blames `D` in a fault clause. A diagnosis that reports no
+//!    fault (`is_anomaly: false`) identifies no device.
+//! 3. **Other `must`/`bonus` axes** are read as slots of interchangeable terms (see
+//!    [`axis`](self#how-an-axis-is-matched)): synonyms from a networking lexicon
+//!    (`nftables` ~ `iptables` ~ `acl`, `not running` ~ `dead` ~ `killed`), device aliases,
+//!    addresses inside prefixes. An axis passes when the weight of the slots found reaches the
+//!    threshold (default 60 %).
+//! 4. **Negation.** Every clause of the diagnosis is a fault clause, a health clause or neutral
+//!    (cue words, flipped by a preceding `not`/`no`/`never`; `rather than X`, `instead of X`
+//!    and `…, not X` clear `X`). A term the axis needs as a fault (`ospfd … down`) does not
+//!    count where the diagnosis clears it (`OSPF is healthy`, `not the cause`), and a term
+//!    the axis needs as health (`links are UP`) does not count where the diagnosis blames it.
+//! 5. **No fault, no blame.** When the diagnosis says `is_anomaly: false`, required axes and
+//!    fault-reading bonus axes fail: it identified nothing. Health-reading bonus axes
+//!    (`bonus-rules-out-…`, `bonus-notes-baseline-healthy`, `bonus-exonerates-…`) are judged
+//!    on the text.
+//! 6. **Right place.** A required axis that names devices outside its health clauses (e.g.
+//!    `must-identify-affected-link: router1<->router2`) fails when the diagnosis blames none of
+//!    them: the right words about the wrong device do not identify the fault.
+//! 7. **Intentional policies.** A diagnosis that blames a documented intentional policy
+//!    ([`policy`]) fails every health-reading axis: it has not seen the healthy baseline.
+//! 8. **Fix** (only when the scenario has a `[FIX]`): the fix text is matched like an axis and
+//!    snapped to {0, 0.5, 1} (≥ 75 % → 1, ≥ 40 % → 0.5); it is 0 when the diagnosis blames
+//!    none of the devices the fix names or reports no fault.
+//! 9. **Reasoning** is not judged (`None`): word matching cannot tell grounded reasoning from
+//!    confident prose. Use the LLM judge for it.
+//!
+//! # How an axis is matched
+//!
+//! The axis argument (or, without one, the words of its slug) is cut into slots: lexicon
+//! concepts, devices, IPv4 addresses/prefixes, interfaces and numbers (exact), and other words
+//! (stemmed). Words the rubric uses about itself (`identify`, `notes`, `explicitly`) and
+//! function words are dropped; very common words (`traffic`, `routing`, `config`) weigh ½,
+//! identifiers 2. Bracketed text is optional detail (counted only when found). A spaced ` / `
+//! separates alternatives. Each slot keeps the polarity of the axis clause it came from.
+//!
+//! ```
+//! use faultbench_core::{Diagnosis, ScenarioSpec};
+//! use faultbench_judge::RubricJudge;
+//!
+//! # let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../faultbench-core/tests/data/minimal.txt")).unwrap();
+//! let scenario = ScenarioSpec::parse(&text)?;
+//! let answer = Diagnosis::parse("=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: r1\n\
+//!     diagnosis_text:\nThe OSPF daemon on router1 was killed, so its routes were withdrawn.\n=== END ===")?;
+//! let scores = RubricJudge::new().score(&scenario, &answer);
+//! assert!(scores.is_correct(), "{scores:#?}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod axis;
+mod devices;
+mod lexicon;
+mod policy;
+mod text;
+
+pub use devices::{Inventory, device_key, looks_like_device};
+pub use policy::{Policy, PolicyBook, policies_in};
+pub use text::{Doc, Polarity, stem};
+
+use axis::Requirement;
+use devices::stance;
+use faultbench_core::Diagnosis;
+use faultbench_core::judge::{
+    AxisVerdict, Judge, JudgeError, JudgeInput, OutcomeRule, Scores, check_assertion, snap_fix,
+};
+use faultbench_core::scenario::{Assertion, AxisKind, Scenario, ScoringAxis};
+
+/// Settings of the rubric judge.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RubricConfig {
+    /// Share of an axis' weighted slots that must be found for it to pass.
+    pub threshold: f64,
+    /// How required and bonus pass rates combine (the release's rule by default).
+    pub rule: OutcomeRule,
+}
+
+impl Default for RubricConfig {
+    fn default() -> Self {
+        RubricConfig {
+            threshold: 0.6,
+            rule: OutcomeRule::Release,
+        }
+    }
+}
+
+/// The deterministic judge. See the [module docs](self) for its rules.
+#[derive(Debug, Clone, Default)]
+pub struct RubricJudge {
+    config: RubricConfig,
+    policies: PolicyBook,
+}
+
+/// Slug fragments that make an axis read as health (it asks the diagnosis to clear something).
+const HEALTH_SLUG: [&str; 14] = [
+    "exonerat",
+    "rules-out",
+    "rule-out",
+    "ruled-out",
+    "healthy",
+    "baseline",
+    "-up",
+    "unaffected",
+    "unchanged",
+    "innocent",
+    "not-",
+    "no-fault",
+    "intact",
+    "working",
+];
+
+impl RubricJudge {
+    /// A rubric judge with default settings and no extra policies.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the settings.
+    pub fn with_config(mut self, config: RubricConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Adds documented intentional policies (per topology) on top of those each scenario's
+    /// ground truth documents.
+    pub fn with_policies(mut self, policies: PolicyBook) -> Self {
+        self.policies = policies;
+        self
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &RubricConfig {
+        &self.config
+    }
+
+    /// Scores one diagnosis (synchronously; the [`Judge`] impl calls this).
+    pub fn score(&self, scenario: &dyn Scenario, diagnosis: &Diagnosis) -> Scores {
+        let ctx = Ctx::new(self, scenario, diagnosis);
+        let mut scores = Scores::new("rubric");
+        for axis in scenario.scoring_axes() {
+            let verdict = match axis.kind() {
+                AxisKind::Reasoning => continue,
+                AxisKind::Assert => assert_verdict(axis, diagnosis),
+                AxisKind::Must | AxisKind::Bonus => ctx.content_verdict(axis),
+            };
+            scores.push_axis(verdict);
+        }
+        scores.outcome = self.config.rule.score(
+            scores.must_passed,
+            scores.must_total,
+            scores.bonus_passed,
+            scores.bonus_total,
+        );
+        if let Some(fix) = scenario.fix() {
+            let (value, why) = ctx.fix_score(fix);
+            scores.fix = Some(value);
+            scores.per_axis.push(AxisVerdict {
+                axis: "[FIX]".into(),
+                kind: "fix".into(),
+                score: value,
+                rationale: why,
+            });
+        }
+        if diagnosis.text.trim().is_empty() {
+            scores.error = Some("empty diagnosis_text".into());
+        }
+        scores
+    }
+}
+
+#[async_trait::async_trait]
+impl Judge for RubricJudge {
+    fn name(&self) -> &str {
+        "rubric"
+    }
+
+    async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
+        Ok(self.score(input.scenario, input.diagnosis))
+    }
+}
+
+fn assert_verdict(axis: &ScoringAxis, d: &Diagnosis) -> AxisVerdict {
+    let a = axis
+        .assertion()
+        .unwrap_or(Assertion::Unknown(axis.raw.clone()));
+    let pass = check_assertion(&a, d);
+    let why = match (&a, pass) {
+        (Assertion::NoAnomaly, _) => format!("is_anomaly is {:?} (want false)", d.is_anomaly),
+        (Assertion::NoFaultyDevices, _) => {
+            format!("faulty_devices {:?} (want none)", d.faulty_devices)
+        }
+        (Assertion::Identifies(x), true) => format!("culprit `{x}` is listed"),
+        (Assertion::Identifies(x), false) => format!("culprit `{x}` is not listed"),
+        (Assertion::NotIdentifies(x), true) => format!("decoy `{x}` is not listed"),
+        (Assertion::NotIdentifies(x), false) => format!("decoy `{x}` is listed"),
+        (Assertion::Unknown(s), _) => format!("unknown assertion `{s}` fails"),
+    };
+    AxisVerdict::new(axis, pass, why)
+}
+
+/// Everything computed once per diagnosis.
+struct Ctx<'a> {
+    judge: &'a RubricJudge,
+    diagnosis: &'a Diagnosis,
+    doc: Doc,
+    inv: Inventory,
+    blamed_policy: Option<Policy>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(judge: &'a RubricJudge, scenario: &dyn Scenario, diagnosis: &'a Diagnosis) -> Self {
+        let doc = Doc::new(&diagnosis.text);
+        let inv = Inventory::from_scenario(scenario, diagnosis);
+        let own = policies_in(scenario.ground_truth(), &inv);
+        let blamed_policy = own
+            .iter()
+            .chain(judge.policies.for_topology(scenario.topology()))
+            .find(|p| p.blamed_by(diagnosis, &doc))
+            .cloned();
+        Ctx {
+            judge,
+            diagnosis,
+            doc,
+            inv,
+            blamed_policy,
+        }
+    }
+
+    fn says_healthy(&self) -> bool {
+        self.diagnosis.is_anomaly == Some(false)
+    }
+
+    fn name(&self, key: &str) -> String {
+        self.inv.name_of(key).unwrap_or(key).to_string()
+    }
+
+    fn blamed_names(&self) -> String {
+        if self.diagnosis.faulty_devices.is_empty() {
+            "no device".into()
+        } else {
+            self.diagnosis.faulty_devices.join(", ")
+        }
+    }
+
+    fn content_verdict(&self, axis: &ScoringAxis) -> AxisVerdict {
+        let slug = axis.slug().to_lowercase();
+        let required = axis.kind() == AxisKind::Must;
+        let health = HEALTH_SLUG.iter().any(|m| slug.contains(m));
+        let default = if health {
+            Polarity::Health
+        } else if required {
+            Polarity::Fault
+        } else {
+            Polarity::Neutral
+        };
+        if slug.ends_with("identify-device") {
+            return self.device_verdict(axis);
+        }
+        if !health && self.says_healthy() && (required || default == Polarity::Fault) {
+            return AxisVerdict::new(axis, false, "the diagnosis reports no fault");
+        }
+        if health && let Some(p) = &self.blamed_policy {
+            return AxisVerdict::new(
+                axis,
+                false,
+                format!("blames a documented intentional policy ({})", p.summary()),
+            );
+        }
+        let text = match axis.argument() {
+            Some(a) => a.to_string(),
+            None => slug_words(&slug),
+        };
+        let req = Requirement::parse(&text, default, &self.inv);
+        if req.is_empty() {
+            return AxisVerdict::new(axis, false, "the axis has no content the rubric can match");
+        }
+        if required {
+            let devices = req.blame_devices();
+            if !devices.is_empty()
+                && !devices
+                    .iter()
+                    .any(|k| stance(k, self.diagnosis, &self.doc).blamed(self.diagnosis))
+            {
+                let named: Vec<String> = devices.iter().map(|k| self.name(k)).collect();
+                return AxisVerdict::new(
+                    axis,
+                    false,
+                    format!(
+                        "the axis is about {} but the diagnosis blames {}",
+                        named.join(", "),
+                        self.blamed_names()
+                    ),
+                );
+            }
+        }
+        let cov = req.cover(&self.doc);
+        let pass = cov.score >= self.judge.config.threshold - 1e-9;
+        let mut why = format!("{:.0}% of the axis found", cov.score * 100.0);
+        if !cov.found.is_empty() {
+            why.push_str(&format!(" ({})", cov.found.join(", ")));
+        }
+        if !cov.missed.is_empty() {
+            why.push_str(&format!("; missing: {}", cov.missed.join(", ")));
+        }
+        AxisVerdict::new(axis, pass, why)
+    }
+
+    fn device_verdict(&self, axis: &ScoringAxis) -> AxisVerdict {
+        let Some(dev) = axis
+            .argument()
+            .and_then(|a| a.split_whitespace().next())
+            .map(|d| d.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_'))
+            .filter(|d| !d.is_empty())
+        else {
+            return AxisVerdict::new(axis, false, "the axis names no device");
+        };
+        if self.says_healthy() {
+            return AxisVerdict::new(axis, false, "the diagnosis reports no fault");
+        }
+        let key = device_key(dev);
+        let s = stance(&key, self.diagnosis, &self.doc);
+        let (pass, why) = if s.listed {
+            (true, format!("`{dev}` is among the faulty devices"))
+        } else if s.blamed(self.diagnosis) {
+            (true, format!("the text blames `{dev}`"))
+        } else if s.mentioned {
+            (
+                false,
+                format!(
+                    "`{dev}` is mentioned but the diagnosis blames {}",
+                    self.blamed_names()
+                ),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "`{dev}` is never named; the diagnosis blames {}",
+                    self.blamed_names()
+                ),
+            )
+        };
+        AxisVerdict::new(axis, pass, why)
+    }
+
+    fn fix_score(&self, fix: &str) -> (f64, String) {
+        if self.says_healthy() {
+            return (
+                0.0,
+                "the diagnosis reports no fault, so proposes no fix".into(),
+            );
+        }
+        let req = Requirement::parse(fix, Polarity::Neutral, &self.inv);
+        let devices = req.blame_devices();
+        if !devices.is_empty()
+            && !devices
+                .iter()
+                .any(|k| stance(k, self.diagnosis, &self.doc).blamed(self.diagnosis))
+        {
+            let named: Vec<String> = devices.iter().map(|k| self.name(k)).collect();
+            return (
+                0.0,
+                format!(
+                    "the fix is on {}; the diagnosis blames {}",
+                    named.join(", "),
+                    self.blamed_names()
+                ),
+            );
+        }
+        let cov = req.cover(&self.doc);
+        let value = if cov.score >= 0.75 {
+            1.0
+        } else if cov.score >= 0.4 {
+            0.5
+        } else {
+            0.0
+        };
+        (
+            snap_fix(value),
+            format!(
+                "{:.0}% of the expected fix found; missing: {}",
+                cov.score * 100.0,
+                cov.missed.join(", ")
+            ),
+        )
+    }
+}
+
+/// `must-explain-vrrp-failover` → `vrrp failover`.
+fn slug_words(slug: &str) -> String {
+    let s = slug
+        .trim_start_matches("must-")
+        .trim_start_matches("must")
+        .trim_start_matches("bonus-");
+    s.replace('-', " ")
+}
