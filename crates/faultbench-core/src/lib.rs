@@ -34,6 +34,7 @@ pub mod identifiers;
 pub mod inject;
 pub mod judge;
 pub mod lab;
+pub mod pipeline;
 pub mod record;
 pub mod report;
 pub mod scenario;
