@@ -1,1 +1,274 @@
-//! (being written)
+//! Command wrappers that make a kernel without 802.1Q, dummy, bonding or netem look like one
+//! that has them — inside lab devices only.
+//!
+//! # Model
+//! [`install`] writes a directory holding one multi-call binary, `faultbench-netshim`, and the
+//! wrappers `ip`, `tc` and `bridge` (symlinks to it) — only those the probed [`HostCaps`] call
+//! for; on a full kernel the directory stays empty of wrappers. The netns emulator bind-mounts
+//! the directory read-only at `/usr/local/sbin` in every device and puts that first in `PATH`,
+//! so `ip link add link eth1 name eth1.10 type vlan id 10` typed by a startup file, a fault
+//! injection or an agent reaches the wrapper. A wrapper looks at its arguments:
+//!
+//! - anything it does not emulate is handed to the real tool with `exec` (same bytes, same exit
+//!   code — the wrapper is invisible);
+//! - a missing link type (`vlan`, `dummy`, `bond`) becomes a *tap* device of that name owned by
+//!   a small daemon (`faultbench-netshim portd`) running inside the device: for a VLAN it pushes
+//!   and pops the 802.1Q tag between the tap and the parent (`AF_PACKET`), for a bond it spreads
+//!   frames over the members, for a dummy it swallows them. The daemon blocks in `poll`, lives in
+//!   the device's PID namespace and dies with it; deleting the link stops it;
+//! - `tc … netem loss P%` becomes an nftables `numgen` drop on the interface's egress hook;
+//!   netem features that cannot be emulated exit with
+//!   [`faultbench_core::emulator::UNSUPPORTED_EXIT`] and `faultbench: unsupported on this host: …`.
+//!
+//! Per-namespace state (which links are emulated, daemon PIDs, netem settings) lives under
+//! `/run/faultbench-netshim/<netns inode>/`. Limits of each emulation: `docs/emulations.md`.
+//!
+//! ```no_run
+//! use faultbench_emu::{hostcaps::HostCaps, shims};
+//! let dir = std::path::Path::new("/run/mylab/shims");
+//! shims::install(dir, &HostCaps::probe()).unwrap();
+//! // then, inside each device: bind-mount `dir` at /usr/local/sbin (read-only) and run
+//! // commands with PATH=/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
+//! ```
+
+mod bondctl;
+mod bridge;
+mod frames;
+mod ip;
+mod iprender;
+mod portd;
+pub mod realbin;
+mod state;
+mod sys;
+mod tc;
+
+use crate::hostcaps::{Feature, HostCaps};
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// File name of the multi-call binary inside the shims directory.
+pub const SHIM_BINARY: &str = "faultbench-netshim";
+/// File holding the [`HostCaps`] the wrappers act on (JSON).
+pub const CAPS_FILE: &str = "hostcaps.json";
+/// Environment variable naming the `faultbench-netshim` binary to install (overrides lookup).
+pub const BINARY_ENV: &str = "FAULTBENCH_NETSHIM";
+/// Where devices see the shims directory.
+pub const DEVICE_MOUNT_POINT: &str = "/usr/local/sbin";
+/// `PATH` for commands run inside a device.
+pub const DEVICE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The wrappers `caps` calls for (empty on a full kernel).
+pub fn wrappers_needed(caps: &HostCaps) -> Vec<&'static str> {
+    let mut w = Vec::new();
+    let link_features = [
+        Feature::Vlan8021q,
+        Feature::Dummy,
+        Feature::Bonding,
+        Feature::Vrf,
+        Feature::BridgeVlanFiltering,
+    ];
+    if link_features.iter().any(|f| !caps.has(*f)) {
+        w.push("ip");
+    }
+    if !caps.has(Feature::Netem) {
+        w.push("tc");
+    }
+    if !caps.has(Feature::BridgeVlanFiltering) {
+        w.push("bridge");
+    }
+    w
+}
+
+/// Write the wrappers `caps` calls for into `dir` (created if needed): the multi-call binary,
+/// one symlink per wrapper, and [`CAPS_FILE`]. Idempotent; stale wrappers are removed. On a full
+/// kernel only the caps file is written.
+pub fn install(dir: &Path, caps: &HostCaps) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let caps_json = serde_json::to_vec_pretty(caps).map_err(io::Error::other)?;
+    write_atomic(&dir.join(CAPS_FILE), &caps_json, 0o644)?;
+    let needed = wrappers_needed(caps);
+    for name in ["ip", "tc", "bridge"] {
+        let p = dir.join(name);
+        if !needed.contains(&name) && p.symlink_metadata().is_ok() {
+            std::fs::remove_file(&p)?;
+        }
+    }
+    if needed.is_empty() {
+        let _ = std::fs::remove_file(dir.join(SHIM_BINARY));
+        return Ok(());
+    }
+    let bin = locate_binary()?;
+    let target = dir.join(SHIM_BINARY);
+    let same = target
+        .canonicalize()
+        .ok()
+        .zip(bin.canonicalize().ok())
+        .is_some_and(|(a, b)| a == b);
+    if !same {
+        let tmp = dir.join(format!(".{SHIM_BINARY}.tmp"));
+        let _ = std::fs::remove_file(&tmp);
+        // A copy, not a hard link: a linker rewriting the build output in place would
+        // otherwise hit "text file busy" while lab daemons run from it.
+        std::fs::copy(&bin, &tmp)?;
+        set_mode(&tmp, 0o755)?;
+        std::fs::rename(&tmp, &target)?;
+    }
+    for name in needed {
+        let p = dir.join(name);
+        let _ = std::fs::remove_file(&p);
+        std::os::unix::fs::symlink(SHIM_BINARY, &p)?;
+    }
+    Ok(())
+}
+
+/// Find the `faultbench-netshim` binary: `$FAULTBENCH_NETSHIM`, else next to the running
+/// executable (or one directory up, for test binaries in `target/*/deps`), else on `PATH`.
+pub fn locate_binary() -> io::Result<PathBuf> {
+    if let Some(p) = std::env::var_os(BINARY_ENV) {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{BINARY_ENV}={} is not a file", p.display()),
+            ))
+        };
+    }
+    let mut candidates = Vec::new();
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(d) = exe.parent()
+    {
+        candidates.push(d.join(SHIM_BINARY));
+        if let Some(up) = d.parent() {
+            candidates.push(up.join(SHIM_BINARY));
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|d| d.join(SHIM_BINARY)));
+    }
+    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "`{SHIM_BINARY}` not found next to the running executable or on PATH; build it \
+                 (`cargo build -p faultbench-emu --bin {SHIM_BINARY}`) or set {BINARY_ENV}"
+            ),
+        )
+    })
+}
+
+/// Entry point of the multi-call binary: dispatch on the name it was called by. Returns the
+/// process exit code.
+pub fn multicall_main(args: Vec<OsString>) -> i32 {
+    let argv0 = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| OsString::from(SHIM_BINARY));
+    let called = Path::new(&argv0)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let rest = &args[args.len().min(1)..];
+    match called.as_str() {
+        "ip" => ip::main(&argv0, rest),
+        "tc" => tc::main(&argv0, rest),
+        "bridge" => bridge::main(&argv0, rest),
+        _ => tool_main(rest),
+    }
+}
+
+fn tool_main(args: &[OsString]) -> i32 {
+    let a: Vec<String> = args
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    match a.first().map(String::as_str) {
+        Some("portd") if a.len() == 2 => portd::main(&a[1]),
+        Some("caps") => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&shim_caps()).unwrap_or_default()
+            );
+            0
+        }
+        Some("install") if a.len() == 2 => match install(Path::new(&a[1]), &HostCaps::probe()) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("{SHIM_BINARY}: install into {}: {e}", a[1]);
+                1
+            }
+        },
+        Some("probe") => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&HostCaps::probe()).unwrap_or_default()
+            );
+            0
+        }
+        _ => {
+            eprintln!(
+                "usage: {SHIM_BINARY} probe | caps | install DIR   (as ip/tc/bridge it wraps the real tools; \
+                 see faultbench-emu docs)"
+            );
+            2
+        }
+    }
+}
+
+/// The capabilities the wrappers act on: [`CAPS_FILE`] next to the binary, else a probe.
+pub(crate) fn shim_caps() -> HostCaps {
+    let from_file = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join(CAPS_FILE)))
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice::<HostCaps>(&b).ok());
+    from_file.unwrap_or_else(HostCaps::probe)
+}
+
+/// Print the standard "unsupported on this host" message and return [`UNSUPPORTED_EXIT`].
+///
+/// [`UNSUPPORTED_EXIT`]: faultbench_core::emulator::UNSUPPORTED_EXIT
+pub(crate) fn unsupported(what: &str) -> i32 {
+    eprintln!("faultbench: unsupported on this host: {what}");
+    faultbench_core::emulator::UNSUPPORTED_EXIT
+}
+
+fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)?;
+    set_mode(&tmp, mode)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_kernel_needs_no_wrappers() {
+        assert!(wrappers_needed(&HostCaps::full_kernel()).is_empty());
+        let no_netem = HostCaps::full_kernel().with(Feature::Netem, false);
+        assert_eq!(wrappers_needed(&no_netem), vec!["tc"]);
+        let no_vlan = HostCaps::full_kernel().with(Feature::Vlan8021q, false);
+        assert_eq!(wrappers_needed(&no_vlan), vec!["ip"]);
+    }
+
+    #[test]
+    fn install_on_full_kernel_writes_only_caps() {
+        let dir = std::env::temp_dir().join(format!("fb-shims-unit-{}", std::process::id()));
+        install(&dir, &HostCaps::full_kernel()).unwrap();
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec![CAPS_FILE.to_string()]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,537 @@
+//! The `ip` wrapper: emulates `ip link add/del/set` for link types the kernel lacks and shows
+//! emulated links the way the kernel would; hands everything else to the real `ip` untouched.
+
+use super::iprender;
+use super::portd::{self, PortdSpec};
+use super::realbin;
+use super::state::{self, LinkKind};
+use super::sys;
+use super::{shim_caps, unsupported};
+use crate::hostcaps::{Feature, HostCaps};
+use std::ffi::OsString;
+
+/// Global options of `ip` that take a value.
+const OPTS_WITH_VALUE: [&str; 5] = ["b", "batch", "f", "family", "l"];
+
+/// `ip` options after parsing: the global flags (as given) and the rest.
+pub(super) struct Parsed {
+    pub globals: Vec<String>,
+    pub rest: Vec<String>,
+}
+
+/// iproute2 accepts any prefix of an option, `-` or `--`.
+fn opt_matches(arg: &str, long: &str, min: usize) -> bool {
+    let a = arg.trim_start_matches('-');
+    a.len() >= min && long.starts_with(a)
+}
+
+/// iproute2's `matches()`: `arg` is a non-empty prefix of `word`.
+pub(super) fn matches(arg: &str, word: &str) -> bool {
+    !arg.is_empty() && word.starts_with(arg)
+}
+
+pub(super) fn parse_globals(args: &[String]) -> Option<Parsed> {
+    let mut globals = Vec::new();
+    let mut i = 0;
+    while i < args.len() && args[i].starts_with('-') && args[i].len() > 1 {
+        let a = args[i].clone();
+        let bare = a.trim_start_matches('-');
+        // Options we cannot reason about: namespaces, batches, loops, rcvbuf.
+        if opt_matches(&a, "netns", 1)
+            || opt_matches(&a, "batch", 1)
+            || opt_matches(&a, "loops", 1)
+            || opt_matches(&a, "rcvbuf", 2)
+            || opt_matches(&a, "force", 5)
+        {
+            return None;
+        }
+        let takes = OPTS_WITH_VALUE.contains(&bare) || opt_matches(&a, "family", 1);
+        globals.push(a);
+        if takes {
+            i += 1;
+            globals.push(args.get(i)?.clone());
+        }
+        i += 1;
+    }
+    Some(Parsed {
+        globals,
+        rest: args[i..].to_vec(),
+    })
+}
+
+/// Entry point of the `ip` wrapper.
+pub fn main(argv0: &OsString, args: &[OsString]) -> i32 {
+    let Some(s) = to_strings(args) else {
+        return pass(argv0, args);
+    };
+    let caps = shim_caps();
+    let Some(p) = parse_globals(&s) else {
+        return pass(argv0, args);
+    };
+    let Some(object) = p.rest.first() else {
+        return pass(argv0, args);
+    };
+    let verb = p.rest.get(1).map(String::as_str).unwrap_or("");
+    let tail = &p.rest[2.min(p.rest.len())..];
+    if matches(object, "link") {
+        if matches(verb, "add") {
+            if let Some(code) = link_add(&caps, tail) {
+                return code;
+            }
+        } else if verb == "set" || verb == "s" || matches(verb, "change") && verb.len() >= 2 {
+            if let Some(code) = link_set(&caps, tail) {
+                return code;
+            }
+        } else if matches(verb, "delete") && verb.len() >= 3 || verb == "del" {
+            if let Some(code) = link_del(tail) {
+                return code;
+            }
+        } else if is_show(verb)
+            && let Some(code) = iprender::show(&p, "link", tail)
+        {
+            return code;
+        }
+    } else if (matches(object, "address") || object == "a")
+        && is_show(verb)
+        && let Some(code) = iprender::show(&p, "addr", tail)
+    {
+        return code;
+    }
+    pass(argv0, args)
+}
+
+fn is_show(verb: &str) -> bool {
+    verb.is_empty() || matches(verb, "show") || matches(verb, "list") || verb == "lst"
+}
+
+fn to_strings(args: &[OsString]) -> Option<Vec<String>> {
+    args.iter()
+        .map(|a| a.to_str().map(str::to_string))
+        .collect()
+}
+
+fn pass(argv0: &OsString, args: &[OsString]) -> i32 {
+    let e = realbin::exec("ip", argv0, args);
+    eprintln!("faultbench-netshim: cannot run the real ip: {e}");
+    127
+}
+
+/// `ip link add` arguments split at `type`.
+#[derive(Debug, Default)]
+struct LinkAdd {
+    name: Option<String>,
+    link: Option<String>,
+    mtu: Option<u32>,
+    address: Option<String>,
+    up: bool,
+    other: Vec<String>,
+    kind: Option<String>,
+    type_args: Vec<String>,
+}
+
+fn parse_link_add(tail: &[String]) -> Result<LinkAdd, String> {
+    let mut a = LinkAdd::default();
+    let mut i = 0;
+    let value = |i: usize| -> Result<String, String> {
+        tail.get(i + 1)
+            .cloned()
+            .ok_or_else(|| "Command line is not complete. Try option \"help\"".to_string())
+    };
+    while i < tail.len() {
+        let w = tail[i].as_str();
+        match w {
+            "type" => {
+                a.kind = Some(value(i)?);
+                a.type_args = tail[i + 2..].to_vec();
+                break;
+            }
+            "name" | "dev" => {
+                a.name = Some(value(i)?);
+                i += 1;
+            }
+            "link" => {
+                a.link = Some(value(i)?);
+                i += 1;
+            }
+            "mtu" => {
+                let v = value(i)?;
+                a.mtu = Some(v.parse().map_err(|_| {
+                    format!("Error: argument \"{v}\" is wrong: Invalid \"mtu\" value")
+                })?);
+                i += 1;
+            }
+            "address" => {
+                a.address = Some(value(i)?);
+                i += 1;
+            }
+            "up" => a.up = true,
+            "down" => {}
+            "txqueuelen" | "txqlen" | "qlen" | "broadcast" | "brd" | "alias" | "group"
+            | "numtxqueues" | "numrxqueues" | "index" | "netns" | "gso_max_size"
+            | "gso_max_segs" => {
+                a.other.push(w.to_string());
+                a.other.push(value(i)?);
+                i += 1;
+            }
+            _ => {
+                if a.name.is_none() {
+                    a.name = Some(w.to_string());
+                } else {
+                    a.other.push(w.to_string());
+                }
+            }
+        }
+        i += 1;
+    }
+    Ok(a)
+}
+
+/// `Some(exit code)` when handled here, `None` to pass through.
+fn link_add(caps: &HostCaps, tail: &[String]) -> Option<i32> {
+    let a = match parse_link_add(tail) {
+        Ok(a) => a,
+        Err(_) => return None, // let the real ip print its own usage error
+    };
+    let kind = a.kind.clone()?;
+    let spec_kind = match kind.as_str() {
+        "vlan" if !caps.has(Feature::Vlan8021q) => vlan_kind(&a),
+        "dummy" if !caps.has(Feature::Dummy) => Ok(LinkKind::Dummy),
+        "bond" if !caps.has(Feature::Bonding) => bond_kind(&a.type_args),
+        "vrf" if !caps.has(Feature::Vrf) => {
+            return Some(unsupported(
+                "VRF devices (`ip link add … type vrf`): this kernel lacks CONFIG_NET_VRF and \
+                 faultbench has no faithful emulation",
+            ));
+        }
+        "bridge" if !caps.has(Feature::BridgeVlanFiltering) => {
+            return bridge_add(&a, tail);
+        }
+        _ => return None,
+    };
+    let kind_v = match spec_kind {
+        Ok(k) => k,
+        Err(code) => return Some(code),
+    };
+    if !caps.can_emulate_links() {
+        return Some(unsupported(&format!(
+            "`type {kind}` links: this kernel lacks them and also tun/AF_PACKET/nftables netdev, \
+             which the emulation needs"
+        )));
+    }
+    if !a.other.is_empty() {
+        return Some(unsupported(&format!(
+            "option(s) {:?} on an emulated `type {kind}` link",
+            a.other
+        )));
+    }
+    let Some(name) = a.name.clone() else {
+        eprintln!("Not enough information: \"dev\" argument is required.");
+        return Some(2);
+    };
+    if name.len() > 15 {
+        eprintln!("Error: argument \"{name}\" is wrong: \"name\" not a valid ifname");
+        return Some(1);
+    }
+    if sys::ifindex(&name).is_some() {
+        eprintln!("RTNETLINK answers: File exists");
+        return Some(2);
+    }
+    let spec = PortdSpec {
+        name: name.clone(),
+        kind: kind_v,
+        mtu: a.mtu,
+        address: a.address.clone(),
+    };
+    if let Err(msg) = portd::spawn(&spec) {
+        eprintln!("{msg}");
+        return Some(2);
+    }
+    if a.up
+        && let Err(e) = realbin::run_ok("ip", &["link", "set", "dev", &name, "up"])
+    {
+        eprintln!("{e}");
+        return Some(2);
+    }
+    Some(0)
+}
+
+fn vlan_kind(a: &LinkAdd) -> Result<LinkKind, i32> {
+    let Some(parent) = a.link.clone() else {
+        eprintln!("Not enough information: \"link\" argument is required.");
+        return Err(2);
+    };
+    let mut vid = None;
+    let mut i = 0;
+    let t = &a.type_args;
+    while i < t.len() {
+        match t[i].as_str() {
+            "id" => {
+                let v = t.get(i + 1).cloned().unwrap_or_default();
+                match v.parse::<u16>() {
+                    Ok(n) if n < 4095 => vid = Some(n),
+                    _ => {
+                        eprintln!("Error: argument \"{v}\" is wrong: id is invalid");
+                        return Err(1);
+                    }
+                }
+                i += 1;
+            }
+            "protocol" => {
+                let p = t.get(i + 1).map(String::as_str).unwrap_or("");
+                if !p.eq_ignore_ascii_case("802.1q") {
+                    return Err(unsupported(&format!(
+                        "VLAN protocol {p} (only 802.1Q sub-interfaces are emulated)"
+                    )));
+                }
+                i += 1;
+            }
+            "reorder_hdr" | "loose_binding" | "bridge_binding" => i += 1,
+            other => {
+                return Err(unsupported(&format!(
+                    "VLAN option `{other}` on an emulated 802.1Q sub-interface"
+                )));
+            }
+        }
+        i += 1;
+    }
+    let Some(vid) = vid else {
+        eprintln!("8021q: VLAN device without id");
+        return Err(2);
+    };
+    if sys::ifindex(&parent).is_none() {
+        eprintln!("Cannot find device \"{parent}\"");
+        return Err(1);
+    }
+    let clash = state::list().into_iter().any(
+        |r| matches!(&r.kind, LinkKind::Vlan { parent: p, vid: v } if *p == parent && *v == vid),
+    );
+    if clash {
+        eprintln!("RTNETLINK answers: File exists");
+        return Err(2);
+    }
+    Ok(LinkKind::Vlan { parent, vid })
+}
+
+/// Kernel names of bonding modes, by number or name.
+fn bond_mode_name(m: &str) -> Option<&'static str> {
+    Some(match m {
+        "0" | "balance-rr" => "balance-rr",
+        "1" | "active-backup" => "active-backup",
+        "2" | "balance-xor" => "balance-xor",
+        "3" | "broadcast" => "broadcast",
+        "4" | "802.3ad" => "802.3ad",
+        "5" | "balance-tlb" => "balance-tlb",
+        "6" | "balance-alb" => "balance-alb",
+        _ => return None,
+    })
+}
+
+fn bond_kind(t: &[String]) -> Result<LinkKind, i32> {
+    let mut mode = "balance-rr";
+    let mut i = 0;
+    while i < t.len() {
+        let v = t.get(i + 1).map(String::as_str).unwrap_or("");
+        match t[i].as_str() {
+            "mode" => match bond_mode_name(v) {
+                Some(m) => mode = m,
+                None => {
+                    eprintln!("Error: argument \"{v}\" is wrong: invalid mode");
+                    return Err(1);
+                }
+            },
+            // Timing and negotiation knobs: accepted, documented as not modelled.
+            "miimon" | "updelay" | "downdelay" | "lacp_rate" | "xmit_hash_policy" | "ad_select"
+            | "min_links" | "use_carrier" | "primary_reselect" | "fail_over_mac"
+            | "arp_interval" | "arp_ip_target" | "lacp_active" | "all_slaves_active"
+            | "resend_igmp" | "num_grat_arp" | "num_unsol_na" | "peer_notify_delay"
+            | "tlb_dynamic_lb" | "ad_actor_sys_prio" | "ad_user_port_key" | "ad_actor_system"
+            | "packets_per_slave" | "primary" => {}
+            other => {
+                return Err(unsupported(&format!(
+                    "bond option `{other}` (emulated bond)"
+                )));
+            }
+        }
+        i += 2;
+    }
+    Ok(LinkKind::Bond {
+        mode: mode.to_string(),
+        members: Vec::new(),
+    })
+}
+
+/// `ip link add … type bridge …` on a kernel without bridge VLAN filtering: such a kernel
+/// rejects every `vlan_*` attribute, even `vlan_filtering 0`; drop the harmless ones.
+fn bridge_add(a: &LinkAdd, tail: &[String]) -> Option<i32> {
+    let (filtered, code) = strip_bridge_vlan_opts(&a.type_args)?;
+    if let Some(c) = code {
+        return Some(c);
+    }
+    let head_len = tail.len() - a.type_args.len();
+    let mut args: Vec<String> = vec!["link".into(), "add".into()];
+    args.extend(tail[..head_len].iter().cloned());
+    args.extend(filtered);
+    Some(run_real_inherit(&args))
+}
+
+/// Removes `vlan_filtering 0` (and VLAN knobs that only matter with filtering on). `None` when
+/// there is nothing to change; `Some((_, Some(code)))` when filtering is being turned on.
+pub(super) fn strip_bridge_vlan_opts(t: &[String]) -> Option<(Vec<String>, Option<i32>)> {
+    let mut out = Vec::new();
+    let mut changed = false;
+    let mut i = 0;
+    while i < t.len() {
+        let k = t[i].as_str();
+        let v = t.get(i + 1).map(String::as_str).unwrap_or("");
+        match k {
+            "vlan_filtering" if v != "0" => {
+                return Some((
+                    Vec::new(),
+                    Some(unsupported(
+                        "bridge VLAN filtering (`vlan_filtering 1`): this kernel lacks \
+                         CONFIG_BRIDGE_VLAN_FILTERING; model VLANs as one bridge per VLAN with \
+                         802.1Q sub-interfaces on trunk ports (emulated), see docs/emulations.md",
+                    )),
+                ));
+            }
+            "vlan_filtering"
+            | "vlan_default_pvid"
+            | "vlan_stats_enabled"
+            | "vlan_stats_per_port"
+            | "vlan_protocol" => {
+                changed = true;
+                i += 2;
+                continue;
+            }
+            _ => out.push(t[i].clone()),
+        }
+        i += 1;
+    }
+    changed.then_some((out, None))
+}
+
+fn run_real_inherit(args: &[String]) -> i32 {
+    match realbin::find("ip").and_then(|p| std::process::Command::new(p).args(args).status()) {
+        Ok(s) => s.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!("faultbench-netshim: cannot run the real ip: {e}");
+            127
+        }
+    }
+}
+
+/// `ip link set [dev] NAME …`
+fn link_set(caps: &HostCaps, tail: &[String]) -> Option<i32> {
+    let (name, rest) = match tail.first().map(String::as_str) {
+        Some("dev") => (tail.get(1)?.clone(), tail[2.min(tail.len())..].to_vec()),
+        Some(n) => (n.to_string(), tail[1..].to_vec()),
+        None => return None,
+    };
+    // `type bridge vlan_filtering …` on a kernel without it.
+    if !caps.has(Feature::BridgeVlanFiltering)
+        && let Some(pos) = rest.iter().position(|w| w == "type")
+        && rest.get(pos + 1).map(String::as_str) == Some("bridge")
+    {
+        let (filtered, code) = strip_bridge_vlan_opts(&rest[pos + 2..])?;
+        if let Some(c) = code {
+            return Some(c);
+        }
+        if filtered.is_empty() && pos == 0 {
+            // Only `vlan_filtering 0`: already the case on this kernel.
+            return Some(if sys::ifindex(&name).is_some() {
+                0
+            } else {
+                no_dev(&name)
+            });
+        }
+        let mut args = vec!["link".into(), "set".into(), "dev".into(), name.clone()];
+        args.extend(rest[..pos].iter().cloned());
+        if !filtered.is_empty() {
+            args.push("type".into());
+            args.push("bridge".into());
+            args.extend(filtered);
+        }
+        return Some(run_real_inherit(&args));
+    }
+    // Enslaving to / releasing from an emulated bond.
+    let master_pos = rest.iter().position(|w| w == "master");
+    let bond_target = master_pos
+        .and_then(|p| rest.get(p + 1))
+        .and_then(|m| state::load(m))
+        .filter(|r| matches!(r.kind, LinkKind::Bond { .. }));
+    let current_bond = state::bond_of(&name);
+    let releasing = rest.iter().any(|w| w == "nomaster") && current_bond.is_some();
+    if bond_target.is_none() && !releasing && !(master_pos.is_some() && current_bond.is_some()) {
+        return None;
+    }
+    if sys::ifindex(&name).is_none() {
+        return Some(no_dev(&name));
+    }
+    // Apply everything else with the real ip first.
+    let mut others = Vec::new();
+    let mut i = 0;
+    while i < rest.len() {
+        match rest[i].as_str() {
+            "master" => i += 1,
+            "nomaster" => {}
+            w => others.push(w.to_string()),
+        }
+        i += 1;
+    }
+    if let Some(old) = &current_bond {
+        super::bondctl::release(old, &name);
+    }
+    if !others.is_empty() || bond_target.is_none() && master_pos.is_some() {
+        let mut args = vec!["link".into(), "set".into(), "dev".into(), name.clone()];
+        args.extend(others);
+        if bond_target.is_none()
+            && let Some(p) = master_pos
+        {
+            args.push("master".into());
+            args.push(rest.get(p + 1).cloned().unwrap_or_default());
+        }
+        let code = run_real_inherit(&args);
+        if code != 0 {
+            return Some(code);
+        }
+    }
+    if let Some(bond) = bond_target
+        && let Err(msg) = super::bondctl::enslave(&bond, &name)
+    {
+        eprintln!("{msg}");
+        return Some(2);
+    }
+    Some(0)
+}
+
+fn no_dev(name: &str) -> i32 {
+    eprintln!("Cannot find device \"{name}\"");
+    1
+}
+
+/// `ip link del|delete [dev] NAME [type T]`
+fn link_del(tail: &[String]) -> Option<i32> {
+    let name = match tail.first().map(String::as_str) {
+        Some("dev") => tail.get(1)?.clone(),
+        Some(n) => n.to_string(),
+        None => return None,
+    };
+    let rec = state::load(&name)?;
+    if let LinkKind::Bond { members, .. } = &rec.kind {
+        for m in members {
+            super::bondctl::release(&rec, m);
+        }
+    }
+    if sys::signal(rec.pid, libc::SIGTERM).is_err() {
+        return None;
+    }
+    // The tap vanishes when the daemon exits; wait for it like the kernel call would.
+    for _ in 0..200 {
+        if sys::ifindex(&name) != Some(rec.ifindex) {
+            return Some(0);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = sys::signal(rec.pid, libc::SIGKILL);
+    Some(0)
+}

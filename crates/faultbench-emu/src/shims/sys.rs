@@ -1,0 +1,498 @@
+//! Thin, checked wrappers over the Linux calls the emulation daemons need: tap devices,
+//! `AF_PACKET` sockets with VLAN metadata and virtio-net headers, rtnetlink link events,
+//! signalfd, interface flags. Every `unsafe` block of the shims lives here.
+
+use std::ffi::CString;
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+// Values from <linux/if_packet.h>; spelled out because not every libc release exports them.
+const PACKET_AUXDATA: libc::c_int = 8;
+const PACKET_VNET_HDR: libc::c_int = 15;
+const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const TP_STATUS_VLAN_VALID: u32 = 0x10;
+const ETH_P_ALL: u16 = 0x0003;
+const TUN_F_TSO6: libc::c_uint = 0x04;
+const TUN_F_TSO_ECN: libc::c_uint = 0x08;
+
+/// Size of `struct virtio_net_hdr` as used by tap (`IFF_VNET_HDR`) and `PACKET_VNET_HDR`.
+pub const VNET_HDR_LEN: usize = 10;
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct TpacketAuxdata {
+    tp_status: u32,
+    tp_len: u32,
+    tp_snaplen: u32,
+    tp_mac: u16,
+    tp_net: u16,
+    tp_vlan_tci: u16,
+    tp_vlan_tpid: u16,
+}
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn ifreq_for(name: &str) -> io::Result<libc::ifreq> {
+    if name.is_empty() || name.len() >= libc::IFNAMSIZ {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad interface name {name:?}"),
+        ));
+    }
+    // SAFETY: ifreq is a plain C struct for which all-zero is valid.
+    let mut req: libc::ifreq = unsafe { zeroed() };
+    for (i, b) in name.bytes().enumerate() {
+        req.ifr_name[i] = b as libc::c_char;
+    }
+    Ok(req)
+}
+
+/// A control socket for interface ioctls.
+fn ctl_socket() -> io::Result<OwnedFd> {
+    // SAFETY: socket(2); the result is owned right away.
+    let fd = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: fd is a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Interface index by name (`None` when the interface does not exist).
+pub fn ifindex(name: &str) -> Option<u32> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: c is a valid NUL-terminated string.
+    let idx = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    (idx != 0).then_some(idx)
+}
+
+/// `IFF_*` flags of an interface.
+pub fn if_flags(name: &str) -> io::Result<u32> {
+    let sock = ctl_socket()?;
+    let mut req = ifreq_for(name)?;
+    // SAFETY: SIOCGIFFLAGS fills ifr_ifru.ifru_flags of a valid ifreq.
+    cvt(unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) })?;
+    // SAFETY: the kernel wrote the flags member.
+    Ok(unsafe { req.ifr_ifru.ifru_flags } as u16 as u32)
+}
+
+/// MTU of an interface.
+pub fn if_mtu(name: &str) -> io::Result<u32> {
+    let sock = ctl_socket()?;
+    let mut req = ifreq_for(name)?;
+    // SAFETY: SIOCGIFMTU fills ifr_ifru.ifru_mtu of a valid ifreq.
+    cvt(unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFMTU, &mut req) })?;
+    // SAFETY: the kernel wrote the mtu member.
+    Ok(unsafe { req.ifr_ifru.ifru_mtu } as u32)
+}
+
+/// Hardware address of an interface.
+pub fn if_mac(name: &str) -> io::Result<[u8; 6]> {
+    let sock = ctl_socket()?;
+    let mut req = ifreq_for(name)?;
+    // SAFETY: SIOCGIFHWADDR fills ifr_ifru.ifru_hwaddr of a valid ifreq.
+    cvt(unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFHWADDR, &mut req) })?;
+    // SAFETY: the kernel wrote the hwaddr member.
+    let data = unsafe { req.ifr_ifru.ifru_hwaddr.sa_data };
+    let mut mac = [0u8; 6];
+    for (m, d) in mac.iter_mut().zip(data.iter()) {
+        *m = *d as u8;
+    }
+    Ok(mac)
+}
+
+/// A tap device owned by this process (it disappears when the descriptor closes).
+pub struct Tap {
+    fd: OwnedFd,
+}
+
+impl Tap {
+    /// Create tap `name` (fails if the name exists: no `IFF_TUN_EXCL` race with another
+    /// creator, since we check and create under the same name).
+    pub fn create(name: &str, vnet: bool) -> io::Result<Tap> {
+        if ifindex(name).is_some() {
+            return Err(io::Error::from_raw_os_error(libc::EEXIST));
+        }
+        let path = c"/dev/net/tun";
+        // SAFETY: open(2) with a valid path; the result is owned right away.
+        let fd = cvt(unsafe {
+            libc::open(
+                path.as_ptr(),
+                libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK,
+            )
+        })?;
+        // SAFETY: fd is a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let mut req = ifreq_for(name)?;
+        let mut flags = libc::IFF_TAP | libc::IFF_NO_PI;
+        if vnet {
+            flags |= libc::IFF_VNET_HDR;
+        }
+        req.ifr_ifru.ifru_flags = flags as libc::c_short;
+        // SAFETY: TUNSETIFF reads a valid ifreq.
+        cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF, &mut req) })?;
+        if vnet {
+            let off = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN;
+            // SAFETY: TUNSETOFFLOAD takes an unsigned long by value.
+            cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETOFFLOAD, off as libc::c_ulong) })?;
+        }
+        Ok(Tap { fd })
+    }
+
+    /// Raise or drop the tap's carrier (like a lower device going down).
+    pub fn set_carrier(&self, on: bool) -> io::Result<()> {
+        let v: libc::c_int = on as libc::c_int;
+        // SAFETY: TUNSETCARRIER reads an int through the pointer.
+        cvt(unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::TUNSETCARRIER, &v) }).map(|_| ())
+    }
+
+    /// Read one frame (with its virtio-net header when `vnet`).
+    pub fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        // SAFETY: buf is valid for buf.len() bytes.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    /// Write one frame (with its virtio-net header when `vnet`).
+    pub fn write(&self, frame: &[u8]) -> io::Result<usize> {
+        // SAFETY: frame is valid for frame.len() bytes.
+        let n = unsafe { libc::write(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len()) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+}
+
+impl AsRawFd for Tap {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// A raw `AF_PACKET` socket bound to one interface, with VLAN metadata (auxdata),
+/// virtio-net headers, and without our own outgoing frames.
+pub struct PacketSocket {
+    fd: OwnedFd,
+    ifindex: u32,
+}
+
+/// What [`PacketSocket::recv`] returns besides the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecvMeta {
+    /// Bytes written to the buffer (virtio-net header + frame).
+    pub len: usize,
+    /// The 802.1Q TCI the kernel stripped from the frame, if any.
+    pub vlan_tci: Option<u16>,
+}
+
+impl PacketSocket {
+    /// Open a socket on `ifindex`; `only_vid` installs a classic BPF filter that passes only
+    /// frames tagged with that VLAN ID (so a VLAN daemon never sees other traffic).
+    pub fn open(ifindex: u32, only_vid: Option<u16>) -> io::Result<PacketSocket> {
+        // Protocol 0: receive nothing until the filter is in place and we bind.
+        // SAFETY: socket(2); the result is owned right away.
+        let fd = cvt(unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        })?;
+        // SAFETY: fd is a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let one: libc::c_int = 1;
+        for opt in [PACKET_AUXDATA, PACKET_VNET_HDR, PACKET_IGNORE_OUTGOING] {
+            setsockopt(&fd, libc::SOL_PACKET, opt, &one)?;
+        }
+        if let Some(vid) = only_vid {
+            attach_vid_filter(&fd, vid)?;
+        }
+        // SAFETY: sockaddr_ll is plain data; all-zero is valid.
+        let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = ETH_P_ALL.to_be();
+        sll.sll_ifindex = ifindex as i32;
+        // SAFETY: bind(2) with a correctly sized sockaddr_ll.
+        cvt(unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sll as *const libc::sockaddr_ll).cast(),
+                size_of::<libc::sockaddr_ll>() as u32,
+            )
+        })?;
+        Ok(PacketSocket { fd, ifindex })
+    }
+
+    /// The interface this socket is bound to.
+    pub fn ifindex(&self) -> u32 {
+        self.ifindex
+    }
+
+    /// Receive one frame (virtio-net header first) and its VLAN metadata.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<RecvMeta> {
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        let mut cbuf = [0u64; 16];
+        // SAFETY: msghdr is plain data; all-zero is valid.
+        let mut msg: libc::msghdr = unsafe { zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = size_of_val(&cbuf);
+        // SAFETY: msg points to valid buffers that outlive the call.
+        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_TRUNC) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut vlan_tci = None;
+        // SAFETY: walking the control messages the kernel just wrote into cbuf.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == PACKET_AUXDATA {
+                    let aux: TpacketAuxdata =
+                        std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<TpacketAuxdata>());
+                    if aux.tp_status & TP_STATUS_VLAN_VALID != 0 {
+                        vlan_tci = Some(aux.tp_vlan_tci);
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        Ok(RecvMeta {
+            len: (n as usize).min(buf.len()),
+            vlan_tci,
+        })
+    }
+
+    /// Send one frame (virtio-net header first) out of the interface.
+    pub fn send(&self, frame: &[u8]) -> io::Result<()> {
+        // SAFETY: frame is valid for frame.len() bytes.
+        let n = unsafe { libc::send(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl AsRawFd for PacketSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+fn setsockopt<T>(fd: &OwnedFd, level: libc::c_int, opt: libc::c_int, v: &T) -> io::Result<()> {
+    // SAFETY: v points to a valid T of the given size.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            opt,
+            (v as *const T).cast(),
+            size_of::<T>() as u32,
+        )
+    })
+    .map(|_| ())
+}
+
+/// Classic BPF: accept only frames whose (kernel-stripped) 802.1Q tag carries `vid`.
+fn attach_vid_filter(fd: &OwnedFd, vid: u16) -> io::Result<()> {
+    let ld_abs = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    let jeq = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    let and = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
+    let ret = (libc::BPF_RET | libc::BPF_K) as u16;
+    let ad = |off: libc::c_int| (libc::SKF_AD_OFF + off) as u32;
+    let ins = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let mut prog = [
+        ins(ld_abs, 0, 0, ad(libc::SKF_AD_VLAN_TAG_PRESENT)),
+        ins(jeq, 3, 0, 0), // no tag -> drop
+        ins(ld_abs, 0, 0, ad(libc::SKF_AD_VLAN_TAG)),
+        ins(and, 0, 0, 0x0fff),
+        ins(jeq, 1, 0, vid as u32), // our VID -> accept
+        ins(ret, 0, 0, 0),
+        ins(ret, 0, 0, 0x0004_0000),
+    ];
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_mut_ptr(),
+    };
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &fprog)
+}
+
+/// A netlink socket subscribed to link events (any change of any interface).
+pub struct LinkEvents {
+    fd: OwnedFd,
+}
+
+impl LinkEvents {
+    /// Subscribe to `RTMGRP_LINK`.
+    pub fn open() -> io::Result<LinkEvents> {
+        // SAFETY: socket(2); the result is owned right away.
+        let fd = cvt(unsafe {
+            libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                libc::NETLINK_ROUTE,
+            )
+        })?;
+        // SAFETY: fd is a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: sockaddr_nl is plain data; all-zero is valid.
+        let mut sa: libc::sockaddr_nl = unsafe { zeroed() };
+        sa.nl_family = libc::AF_NETLINK as u16;
+        sa.nl_groups = libc::RTMGRP_LINK as u32;
+        // SAFETY: bind(2) with a correctly sized sockaddr_nl.
+        cvt(unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sa as *const libc::sockaddr_nl).cast(),
+                size_of::<libc::sockaddr_nl>() as u32,
+            )
+        })?;
+        Ok(LinkEvents { fd })
+    }
+
+    /// Read and discard everything pending (the caller re-reads the state it cares about).
+    pub fn drain(&self) {
+        let mut buf = [0u8; 8192];
+        loop {
+            // SAFETY: buf is valid for its length.
+            let n =
+                unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+            if n <= 0 {
+                break;
+            }
+        }
+    }
+}
+
+impl AsRawFd for LinkEvents {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Signals delivered through a descriptor (SIGTERM, SIGINT, SIGHUP), so the poll loop
+/// handles them without async-signal-safety concerns.
+pub struct Signals {
+    fd: OwnedFd,
+}
+
+impl Signals {
+    /// Block SIGTERM/SIGINT/SIGHUP for the process and open a signalfd for them.
+    pub fn open() -> io::Result<Signals> {
+        // SAFETY: sigset manipulation on a local set, then sigprocmask/signalfd with it.
+        unsafe {
+            let mut set: libc::sigset_t = zeroed();
+            libc::sigemptyset(&mut set);
+            for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+                libc::sigaddset(&mut set, s);
+            }
+            cvt(libc::sigprocmask(
+                libc::SIG_BLOCK,
+                &set,
+                std::ptr::null_mut(),
+            ))?;
+            let fd = cvt(libc::signalfd(
+                -1,
+                &set,
+                libc::SFD_NONBLOCK | libc::SFD_CLOEXEC,
+            ))?;
+            Ok(Signals {
+                fd: OwnedFd::from_raw_fd(fd),
+            })
+        }
+    }
+
+    /// The next pending signal number, if any.
+    pub fn next(&self) -> Option<i32> {
+        // SAFETY: signalfd_siginfo is plain data; read(2) fills it.
+        unsafe {
+            let mut info: libc::signalfd_siginfo = zeroed();
+            let n = libc::read(
+                self.fd.as_raw_fd(),
+                (&mut info as *mut libc::signalfd_siginfo).cast(),
+                size_of::<libc::signalfd_siginfo>(),
+            );
+            (n == size_of::<libc::signalfd_siginfo>() as isize).then_some(info.ssi_signo as i32)
+        }
+    }
+}
+
+impl AsRawFd for Signals {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Wait until one of `fds` is readable (or has an error); returns the `revents` per fd.
+/// Blocks without a timeout: the daemons never spin.
+pub fn poll_readable(fds: &[RawFd]) -> io::Result<Vec<i16>> {
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    loop {
+        // SAFETY: pfds is a valid array of pollfd of the given length.
+        let r = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, -1) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        return Ok(pfds.iter().map(|p| p.revents).collect());
+    }
+}
+
+/// Start a new session and detach from the controlling terminal (daemons call this first).
+pub fn setsid() {
+    // SAFETY: setsid(2) has no memory-safety preconditions.
+    unsafe {
+        libc::setsid();
+    }
+}
+
+/// Whether a process exists (signal 0).
+pub fn pid_alive(pid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks for existence.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+/// Send a signal to a process.
+pub fn signal(pid: i32, sig: i32) -> io::Result<()> {
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    cvt(unsafe { libc::kill(pid, sig) }).map(|_| ())
+}
+
+/// Inode of this process's network namespace (keys per-namespace state).
+pub fn netns_id() -> String {
+    std::fs::read_link("/proc/self/ns/net")
+        .ok()
+        .and_then(|p| {
+            let s = p.to_string_lossy().to_string();
+            s.strip_prefix("net:[")
+                .and_then(|r| r.strip_suffix(']'))
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| String::from("unknown"))
+}
