@@ -1,1 +1,21 @@
-//! placeholder
+//! # faultbench-agents
+//!
+//! Troubleshooting agents implementing [`faultbench_core::Agent`]. All get the same input
+//! (the ticket and the topology summary), the same tools and the same budget (20 model turns by
+//! default plus a wall-clock cap), and all end with the `=== DIAGNOSIS ===` block:
+//!
+//! - [`ReactAgent`] (`react`): a plain reason–act loop over function calling;
+//! - [`SadeAgent`] (`sade`): symptom-aware escalation with fault-family playbooks, normal-signal
+//!   list, composite snapshot tools and an explicit no-fault criterion;
+//! - `external:NAME`: an MCP-capable CLI agent (being written);
+//! - `baseline`: deterministic, no LLM (being written).
+
+#![warn(missing_docs)]
+
+pub mod llm_loop;
+pub mod prompt;
+pub mod react;
+pub mod sade;
+
+pub use react::ReactAgent;
+pub use sade::SadeAgent;
