@@ -39,7 +39,9 @@ pub mod record;
 pub mod report;
 pub mod scenario;
 pub mod status;
+pub mod store;
 pub mod toolbox;
+pub mod trace;
 
 pub use agent::{Agent, AgentInput, AgentOutcome, Budget, Usage};
 pub use category::{Category, Layer};
