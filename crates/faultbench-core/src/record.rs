@@ -59,7 +59,16 @@ pub fn rfc3339(secs: i64) -> String {
 /// A bounded digest of a run's investigation for the judge: each tool call with its arguments
 /// and a cut of its output, the agent's notes, and how it ended.
 pub fn digest_of(rec: &RunRecord) -> String {
-    crate::pipeline::interim_digest(rec)
+    crate::trace::digest(&trace_of(rec))
+}
+
+/// The trace events of a run (from its agent phase), as written to `trace.jsonl`.
+pub fn trace_of(rec: &RunRecord) -> Vec<crate::trace::TraceEvent> {
+    rec.phases
+        .agent
+        .as_ref()
+        .map(|a| crate::trace::events_from_outcome(&rec.key.agent, &a.outcome))
+        .unwrap_or_default()
 }
 
 /// Version of the `result.json` schema.

@@ -107,13 +107,13 @@ impl RunsRoot {
             .collect())
     }
 
-    /// Archives a finished run: `trace.jsonl` (one JSON value per line), `result.json`, then
-    /// the registry line. Returns the run folder.
-    pub fn archive(
-        &self,
-        record: &RunRecord,
-        trace: &[serde_json::Value],
-    ) -> Result<PathBuf, StoreError> {
+    /// Archives a finished run: `trace.jsonl` (its trace events, one per line), `result.json`,
+    /// then the registry line. Returns the run folder.
+    pub fn archive(&self, record: &RunRecord) -> Result<PathBuf, StoreError> {
+        let trace: Vec<serde_json::Value> = crate::record::trace_of(record)
+            .iter()
+            .filter_map(|e| serde_json::to_value(e).ok())
+            .collect();
         let dir = record.key.dir(&self.root);
         let err = |path: &Path, message: String| StoreError {
             path: path.to_path_buf(),
@@ -121,7 +121,7 @@ impl RunsRoot {
         };
         std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e.to_string()))?;
         let mut lines = String::new();
-        for ev in trace {
+        for ev in &trace {
             lines.push_str(&ev.to_string());
             lines.push('\n');
         }
