@@ -25,6 +25,7 @@
 
 pub mod agent;
 pub mod category;
+pub mod check;
 pub mod dataset;
 mod dataset_stats;
 pub mod diagnosis;
