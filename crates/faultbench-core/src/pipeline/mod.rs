@@ -51,8 +51,10 @@
 
 mod revert;
 mod run;
+mod tracking;
 
 pub use revert::{RevertCommand, revert_commands};
+pub use tracking::TrackingEmulator;
 
 use crate::agent::{Agent, Budget};
 use crate::emulator::{Emulator, Lab};
@@ -197,7 +199,20 @@ impl Runner {
 
     /// Runs a scenario as the given pass.
     pub async fn run_pass(&self, scenario: &dyn Scenario, pass: u32) -> RunRecord {
-        run::run(self, scenario, pass).await
+        let label = self.agent_label();
+        run::run(self, &self.agent, &label, scenario, pass).await
+    }
+
+    /// Runs a scenario with another agent (recorded under `label`), on this runner's lab.
+    /// Consecutive runs of one topology share the warm lab whichever agent they use.
+    pub async fn run_with(
+        &self,
+        agent: &Arc<dyn Agent>,
+        label: &str,
+        scenario: &dyn Scenario,
+        pass: u32,
+    ) -> RunRecord {
+        run::run(self, agent, label, scenario, pass).await
     }
 
     /// Tears down the warm lab, if any. Call when done (also on Ctrl-C).

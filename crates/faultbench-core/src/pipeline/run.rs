@@ -2,7 +2,7 @@
 
 use super::revert::revert_commands;
 use super::{Runner, WarmLab};
-use crate::agent::{AgentInput, AgentOutcome};
+use crate::agent::{Agent, AgentInput, AgentOutcome};
 use crate::emulator::{Command, EmuError, LabRequest};
 use crate::inject::{InjectionStatus, apply_injection, verify_injection};
 use crate::judge::JudgeInput;
@@ -51,7 +51,13 @@ fn prepare(runner: &Runner, scenario: &dyn Scenario) -> Result<Prepared, String>
     })
 }
 
-pub(super) async fn run(runner: &Runner, scenario: &dyn Scenario, pass: u32) -> RunRecord {
+pub(super) async fn run(
+    runner: &Runner,
+    agent: &Arc<dyn Agent>,
+    label: &str,
+    scenario: &dyn Scenario,
+    pass: u32,
+) -> RunRecord {
     let t0 = Instant::now();
     let mut rec = RunRecord {
         schema: RECORD_SCHEMA,
@@ -59,10 +65,10 @@ pub(super) async fn run(runner: &Runner, scenario: &dyn Scenario, pass: u32) -> 
             topology: scenario.topology().to_string(),
             layer: scenario.layer(),
             scenario_id: scenario.id().to_string(),
-            agent: runner.agent_label(),
+            agent: label.to_string(),
             pass,
         },
-        model: runner.agent.model().map(str::to_string),
+        model: agent.model().map(str::to_string),
         status: RunStatus::PipelineError,
         started_at: now_rfc3339(),
         finished_at: String::new(),
@@ -75,7 +81,7 @@ pub(super) async fn run(runner: &Runner, scenario: &dyn Scenario, pass: u32) -> 
         error: None,
         faultbench_version: env!("CARGO_PKG_VERSION").to_string(),
     };
-    let (status, error) = phases(runner, scenario, &mut rec).await;
+    let (status, error) = phases(runner, agent, scenario, &mut rec).await;
     rec.status = status;
     rec.error = error;
     rec.finished_at = now_rfc3339();
@@ -86,6 +92,7 @@ pub(super) async fn run(runner: &Runner, scenario: &dyn Scenario, pass: u32) -> 
 /// Runs the phases, filling `rec`; returns the status and the error behind it.
 async fn phases(
     runner: &Runner,
+    agent: &Arc<dyn Agent>,
     scenario: &dyn Scenario,
     rec: &mut RunRecord,
 ) -> (RunStatus, Option<String>) {
@@ -247,7 +254,7 @@ async fn phases(
     rec.agent_input_prompt = Some(input.prompt.clone());
     let recording = Arc::new(RecordingToolbox::new(tools.clone()));
     let t = Instant::now();
-    let mut outcome = run_agent(runner, &input, recording.clone()).await;
+    let mut outcome = run_agent(runner, agent, &input, recording.clone()).await;
     if outcome.tool_log.is_empty() {
         outcome.tool_log = recording.records();
     }
@@ -305,10 +312,11 @@ async fn phases(
 /// cap is enforced even for an agent that ignores it.
 async fn run_agent(
     runner: &Runner,
+    agent: &Arc<dyn Agent>,
     input: &AgentInput,
     tools: Arc<RecordingToolbox<Arc<dyn Toolbox>>>,
 ) -> AgentOutcome {
-    let agent = runner.agent.clone();
+    let agent = agent.clone();
     let input_owned = input.clone();
     let cap = input.budget.wall_clock() + runner.config.agent_grace;
     let task = tokio::spawn(async move { agent.run(&input_owned, tools).await });
