@@ -8,14 +8,17 @@
 //! - [`SadeAgent`] (`sade`): symptom-aware escalation with fault-family playbooks, normal-signal
 //!   list, composite snapshot tools and an explicit no-fault criterion;
 //! - `external:NAME`: an MCP-capable CLI agent (being written);
-//! - `baseline`: deterministic, no LLM (being written).
+//! - [`BaselineAgent`] (`baseline`): deterministic, no LLM: tests the ticket's claims, sweeps the
+//!   network and answers from the evidence.
 
 #![warn(missing_docs)]
 
+pub mod baseline;
 pub mod llm_loop;
 pub mod prompt;
 pub mod react;
 pub mod sade;
 
+pub use baseline::BaselineAgent;
 pub use react::ReactAgent;
 pub use sade::SadeAgent;

@@ -1,0 +1,232 @@
+//! The checkable claims of a ticket: the identifiers it names and the symptoms it reports.
+//!
+//! Only the ticket and the topology's device names are read. Symptom words are grouped into
+//! a few kinds that decide which probes run first; they never decide the verdict.
+
+use super::topo::Topology;
+use regex::Regex;
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+/// A kind of reported symptom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Symptom {
+    /// Something cannot reach something.
+    Connectivity,
+    /// Slowness, loss, flapping.
+    Performance,
+    /// Name resolution.
+    Dns,
+    /// Web pages, HTTP.
+    Web,
+    /// Address assignment.
+    Dhcp,
+    /// Routing protocols, routes, neighbours.
+    Routing,
+}
+
+/// What a ticket claims, in checkable form.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Claims {
+    /// Topology devices named in the ticket.
+    pub devices: BTreeSet<String>,
+    /// IPv4 addresses named (prefixes excluded).
+    pub addresses: BTreeSet<String>,
+    /// IPv4 prefixes named.
+    pub prefixes: BTreeSet<String>,
+    /// Interface names named.
+    pub interfaces: BTreeSet<String>,
+    /// Domain names named.
+    pub domains: BTreeSet<String>,
+    /// Symptom kinds reported.
+    pub symptoms: BTreeSet<Symptom>,
+}
+
+static IPV4: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(/\d{1,2})?\b").unwrap());
+static IFACE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(eth\d+(?:\.\d+)?|ens\d+|bond\d+|lo)\b").unwrap());
+static DOMAIN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|net|org|local|lab|edu|io|internal|corp|home|example))\b").unwrap()
+});
+
+const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
+    (
+        Symptom::Connectivity,
+        &[
+            "unreachable",
+            "can't reach",
+            "cannot reach",
+            "can not reach",
+            "cannot ping",
+            "can't ping",
+            "no connectivity",
+            "offline",
+            "down",
+            "no internet",
+            "lost connection",
+            "cannot connect",
+            "can't connect",
+            "not reachable",
+            "timeout",
+            "timed out",
+            "isolated",
+            "cut off",
+            "cannot access",
+            "can't access",
+            "no access",
+        ],
+    ),
+    (
+        Symptom::Performance,
+        &[
+            "slow",
+            "latency",
+            "lag",
+            "packet loss",
+            "dropping",
+            "drops",
+            "intermittent",
+            "flapping",
+            "flaps",
+            "sometimes",
+            "unstable",
+            "jitter",
+            "throughput",
+        ],
+    ),
+    (
+        Symptom::Dns,
+        &[
+            "dns",
+            "resolve",
+            "resolution",
+            "name lookup",
+            "nxdomain",
+            "servfail",
+            "hostname",
+        ],
+    ),
+    (
+        Symptom::Web,
+        &[
+            "web", "http", "website", "page", "browser", "url", "site", "portal", "curl", "nginx",
+            "apache",
+        ],
+    ),
+    (
+        Symptom::Dhcp,
+        &[
+            "dhcp",
+            "lease",
+            "ip address",
+            "no address",
+            "169.254",
+            "apipa",
+            "self-assigned",
+        ],
+    ),
+    (
+        Symptom::Routing,
+        &[
+            "ospf",
+            "bgp",
+            "rip",
+            "route",
+            "routing",
+            "neighbor",
+            "neighbour",
+            "adjacency",
+            "peer",
+            "session",
+            "gateway",
+            "redistribut",
+        ],
+    ),
+];
+
+impl Claims {
+    /// Extracts the claims of `ticket` against the devices of `topo`.
+    pub fn extract(ticket: &str, topo: &Topology) -> Claims {
+        let mut c = Claims::default();
+        let lower = ticket.to_ascii_lowercase();
+        for name in topo.devices.keys() {
+            let n = name.to_ascii_lowercase();
+            // Whole-word match: device names are often prefixes of others (pc1 / pc10).
+            let pat = format!(r"(?i)(^|[^a-z0-9_]){}($|[^a-z0-9_])", regex::escape(&n));
+            if Regex::new(&pat)
+                .map(|r| r.is_match(&lower))
+                .unwrap_or(false)
+            {
+                c.devices.insert(name.clone());
+            }
+        }
+        for m in IPV4.captures_iter(ticket) {
+            let ip = m[1].to_string();
+            if ip.parse::<std::net::Ipv4Addr>().is_err() {
+                continue;
+            }
+            match m.get(2) {
+                Some(len) => {
+                    c.prefixes.insert(format!("{ip}{}", len.as_str()));
+                }
+                None => {
+                    c.addresses.insert(ip);
+                }
+            }
+        }
+        for m in IFACE.captures_iter(ticket) {
+            c.interfaces.insert(m[1].to_ascii_lowercase());
+        }
+        for m in DOMAIN.captures_iter(ticket) {
+            let d = m[1].to_ascii_lowercase();
+            if !topo.devices.contains_key(&d) {
+                c.domains.insert(d);
+            }
+        }
+        for (kind, words) in SYMPTOM_WORDS {
+            if words.iter().any(|w| lower.contains(w)) {
+                c.symptoms.insert(*kind);
+            }
+        }
+        if !c.domains.is_empty() {
+            c.symptoms.insert(Symptom::Dns);
+        }
+        c
+    }
+
+    /// Number of distinct checkable identifiers.
+    pub fn identifier_count(&self) -> usize {
+        self.devices.len()
+            + self.addresses.len()
+            + self.prefixes.len()
+            + self.interfaces.len()
+            + self.domains.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_and_symptoms() {
+        let topo =
+            Topology::parse("Devices:\n  pc1: eth0=A\n  pc10: eth0=A\n  r1: eth0=A, eth1=B\n");
+        let c = Claims::extract(
+            "Since this morning PC1 cannot reach 10.0.2.5 or www.campus.lab; r1 eth1 looks down. Network 10.0.2.0/24.",
+            &topo,
+        );
+        assert_eq!(c.devices.iter().collect::<Vec<_>>(), vec!["pc1", "r1"]);
+        assert!(c.addresses.contains("10.0.2.5"));
+        assert!(c.prefixes.contains("10.0.2.0/24"));
+        assert!(c.interfaces.contains("eth1"));
+        assert!(c.domains.contains("www.campus.lab"));
+        assert!(c.symptoms.contains(&Symptom::Connectivity));
+        assert!(c.symptoms.contains(&Symptom::Dns));
+        assert_eq!(c.identifier_count(), 6);
+        let vague = Claims::extract("Sorry, the internet feels slow sometimes?", &topo);
+        assert_eq!(vague.identifier_count(), 0);
+        assert!(vague.symptoms.contains(&Symptom::Performance));
+    }
+}
