@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod backends;
 pub mod bench;
 pub mod doctor;
 pub mod judge;

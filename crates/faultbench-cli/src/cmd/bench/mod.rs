@@ -1,0 +1,197 @@
+//! `faultbench bench`: run the benchmark — scenarios × agents × passes on isolated labs, in
+//! parallel, resumable, with a registry and a report at the end.
+
+mod build;
+mod estimate;
+mod plan;
+mod progress;
+mod workers;
+
+use anyhow::{Context, bail};
+use faultbench_core::agent::Budget;
+use faultbench_core::dataset::Scope;
+use faultbench_core::lab::TopologyResolver;
+use faultbench_core::pipeline::RunConfig;
+use faultbench_core::store::RunsRoot;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `faultbench bench`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Scenario ids, comma-separated.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["manifest", "scope", "experiment"])]
+    scenarios: Vec<String>,
+    /// A manifest of scenario ids (CSV with a `scenario` column, or one id per line).
+    #[arg(long, conflicts_with_all = ["scope", "experiment"])]
+    manifest: Option<PathBuf>,
+    /// A scope: all (the core scenarios), base, cex, or a persona layer.
+    #[arg(long, conflicts_with = "experiment")]
+    scope: Option<Scope>,
+    /// Only scenarios of this topology (with --scope or --experiment).
+    #[arg(long)]
+    topology: Option<String>,
+    /// The paper's experiments: e1 (200 core scenarios, 3 passes) or e2 (5 persona layers, 2 passes).
+    #[arg(long)]
+    experiment: Option<String>,
+    /// The dataset folder.
+    #[arg(long, default_value = "dataset")]
+    dataset: PathBuf,
+    /// Agents: baseline, react, sade, external:NAME (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "baseline")]
+    agents: Vec<String>,
+    /// Model for the LLM agents (default: gpt-5 for react, claude-sonnet-4-6 otherwise).
+    #[arg(long)]
+    model: Option<String>,
+    /// Judge: rubric (deterministic) or llm.
+    #[arg(long, default_value = "rubric")]
+    judge: String,
+    /// Model of the LLM judge (default gpt-5-mini).
+    #[arg(long)]
+    judge_model: Option<String>,
+    /// Emulator: netns (Linux namespaces + FRR), kathara, or mock.
+    #[arg(long, default_value = "netns")]
+    emulator: String,
+    /// Passes per scenario and agent (default 1; 3 for e1, 2 for e2).
+    #[arg(long)]
+    passes: Option<u32>,
+    /// Isolated labs run in parallel.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Where runs are archived.
+    #[arg(long, default_value = "runs")]
+    runs_root: PathBuf,
+    /// Skip runs already finished in the runs root (re-run only infrastructure failures).
+    #[arg(long)]
+    resume: bool,
+    /// Print the plan and the estimated cost, run nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Model turns per run.
+    #[arg(long, default_value_t = 20)]
+    max_turns: u32,
+    /// Wall-clock cap of the agent phase, in seconds.
+    #[arg(long, default_value_t = 1800)]
+    wall_clock: u64,
+    /// Tool policy: full (as in the paper) or read-only.
+    #[arg(long, default_value = "full")]
+    policy: String,
+    /// Extra folder searched for topologies (before ./topologies).
+    #[arg(long)]
+    topologies: Option<PathBuf>,
+    /// Redeploy the lab for every run instead of reusing it after a verified revert.
+    #[arg(long)]
+    no_warm: bool,
+    /// LLM configuration file (providers, models, prices).
+    #[arg(long)]
+    llm_config: Option<PathBuf>,
+    /// Do not write and print the report at the end.
+    #[arg(long)]
+    no_report: bool,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // What to run.
+    let (selection, default_passes) = if let Some(e) = &args.experiment {
+        let (scopes, passes) = plan::experiment_scopes(e)?;
+        (
+            plan::Selection::Scopes(scopes, args.topology.clone()),
+            passes,
+        )
+    } else if !args.scenarios.is_empty() {
+        (plan::Selection::Ids(args.scenarios.clone()), 1)
+    } else if let Some(m) = &args.manifest {
+        (plan::Selection::Ids(plan::read_manifest(m)?), 1)
+    } else if let Some(s) = args.scope {
+        (plan::Selection::Scopes(vec![s], args.topology.clone()), 1)
+    } else {
+        bail!("choose scenarios with --scenarios, --manifest, --scope or --experiment");
+    };
+    let passes = args.passes.unwrap_or(default_passes);
+    if passes == 0 || args.jobs == 0 {
+        bail!("--passes and --jobs must be at least 1");
+    }
+    let scenarios = plan::select(&args.dataset, &selection)?;
+    let llm = build::llm_config(args.llm_config.as_deref())?;
+    let agents = build::agents(&args.agents, &llm, args.model.as_deref(), args.dry_run)?;
+    let labels: Vec<String> = agents.iter().map(|a| a.label.clone()).collect();
+    let mut items = plan::plan(&scenarios, &labels, passes);
+    let total = items.len();
+
+    // What is already done.
+    let store = RunsRoot::open(&args.runs_root)?;
+    let existing = store.records()?;
+    let planned_done = items
+        .iter()
+        .filter(|i| existing.contains_key(&i.key))
+        .count();
+    if planned_done > 0 && !args.resume && !args.dry_run {
+        bail!(
+            "{} already holds {planned_done} of these {total} runs; pass --resume to continue it, or choose a new --runs-root",
+            args.runs_root.display()
+        );
+    }
+    if args.resume {
+        let done = store.prepare_resume()?;
+        items.retain(|i| !done.contains_key(&i.key));
+    }
+    let topologies = match &args.topologies {
+        Some(t) => TopologyResolver::default().prepend_root(t),
+        None => TopologyResolver::default(),
+    };
+    if args.dry_run {
+        estimate::print_plan(&items, total, &agents, &llm, &topologies);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if items.is_empty() {
+        eprintln!(
+            "nothing to run: all {total} planned runs are finished in {}",
+            args.runs_root.display()
+        );
+    }
+
+    let emulator = build::emulator(&args.emulator)?;
+    if args.resume && args.emulator == "netns" {
+        crate::cmd::backends::gc_netns();
+    }
+    let config = RunConfig {
+        budget: Budget {
+            max_turns: args.max_turns,
+            wall_clock_secs: args.wall_clock,
+        },
+        warm_labs: !args.no_warm,
+        ..Default::default()
+    };
+    let judge = build::judge(&args.judge, &llm, args.judge_model.as_deref())?;
+    let tools = build::tools(&args.policy)?;
+    let outcome = workers::run_all(workers::Setup {
+        items,
+        jobs: args.jobs,
+        emulator,
+        agents,
+        judge,
+        tools,
+        topologies,
+        config,
+        store: store.clone(),
+    })
+    .await?;
+
+    if !args.no_report {
+        let registry = faultbench_core::report::Registry::load(store.path())
+            .context("reading the registry back")?;
+        let report = faultbench_core::report::Report::new(&registry, None);
+        let dir = store.path().join("report");
+        let html = report.write_all(&dir).context("writing the report")?;
+        println!("{}", report.markdown());
+        println!("HTML report: {}", html.display());
+    }
+    if outcome.interrupted {
+        eprintln!(
+            "interrupted: {} run(s) finished; every lab was torn down. Continue with the same command and --resume.",
+            outcome.finished
+        );
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
