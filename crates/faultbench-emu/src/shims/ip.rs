@@ -525,9 +525,10 @@ fn link_del(tail: &[String]) -> Option<i32> {
     if sys::signal(rec.pid, libc::SIGTERM).is_err() {
         return None;
     }
-    // The tap vanishes when the daemon exits; wait for it like the kernel call would.
-    for _ in 0..200 {
-        if sys::ifindex(&name) != Some(rec.ifindex) {
+    // The tap vanishes when the daemon exits; wait for both, like the kernel call returns
+    // only once the device is gone.
+    for _ in 0..400 {
+        if sys::ifindex(&name) != Some(rec.ifindex) && !sys::pid_alive(rec.pid) {
             return Some(0);
         }
         std::thread::sleep(std::time::Duration::from_millis(5));

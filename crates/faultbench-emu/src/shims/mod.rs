@@ -84,6 +84,16 @@ pub fn wrappers_needed(caps: &HostCaps) -> Vec<&'static str> {
 /// one symlink per wrapper, and [`CAPS_FILE`]. Idempotent; stale wrappers are removed. On a full
 /// kernel only the caps file is written.
 pub fn install(dir: &Path, caps: &HostCaps) -> io::Result<()> {
+    install_binary(dir, caps, None)
+}
+
+/// Like [`install`], with an explicit `faultbench-netshim` binary (e.g. a test's
+/// `env!("CARGO_BIN_EXE_faultbench-netshim")`) instead of [`locate_binary`].
+pub fn install_with_binary(dir: &Path, caps: &HostCaps, binary: &Path) -> io::Result<()> {
+    install_binary(dir, caps, Some(binary))
+}
+
+fn install_binary(dir: &Path, caps: &HostCaps, binary: Option<&Path>) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let caps_json = serde_json::to_vec_pretty(caps).map_err(io::Error::other)?;
     write_atomic(&dir.join(CAPS_FILE), &caps_json, 0o644)?;
@@ -98,7 +108,10 @@ pub fn install(dir: &Path, caps: &HostCaps) -> io::Result<()> {
         let _ = std::fs::remove_file(dir.join(SHIM_BINARY));
         return Ok(());
     }
-    let bin = locate_binary()?;
+    let bin = match binary {
+        Some(b) => b.to_path_buf(),
+        None => locate_binary()?,
+    };
     let target = dir.join(SHIM_BINARY);
     let same = target
         .canonicalize()

@@ -472,10 +472,20 @@ pub fn setsid() {
     }
 }
 
-/// Whether a process exists (signal 0).
+/// Whether a process exists and has not exited (a zombie waiting to be reaped counts as gone).
 pub fn pid_alive(pid: i32) -> bool {
     // SAFETY: kill(2) with signal 0 only checks for existence.
-    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+    if pid <= 0 || unsafe { libc::kill(pid, 0) } != 0 {
+        return false;
+    }
+    // /proc/PID/stat: "pid (comm) S …"; comm may contain spaces, so look after the last ')'.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
+            .unwrap_or(true),
+        Err(_) => true,
+    }
 }
 
 /// Send a signal to a process.
