@@ -109,6 +109,28 @@ async fn the_most_specific_rule_wins_wherever_it_is_written() {
     lab.set_state("down", true).unwrap();
     assert_eq!(sh(&lab, "r1", "pgrep zebra").await.exit_code, Some(1));
     assert!(lab.set_state("nonexistent", true).is_err());
+
+    // Without state conditions, a rule naming the device beats a `*` rule written before it.
+    let net = MockNetwork::parse(
+        r#"
+        [[device]]
+        name = "r1"
+        [[device]]
+        name = "r2"
+        [[rule]]
+        device = "*"
+        command = "uptime"
+        stdout = "any"
+        [[rule]]
+        device = "r1"
+        command = "uptime"
+        stdout = "r1 only"
+        "#,
+    )
+    .unwrap();
+    let lab = MockLab::new("y", Arc::new(net));
+    assert_eq!(sh(&lab, "r1", "uptime").await.stdout, "r1 only");
+    assert_eq!(sh(&lab, "r2", "uptime").await.stdout, "any");
 }
 
 #[tokio::test]

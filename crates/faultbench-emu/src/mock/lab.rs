@@ -111,9 +111,9 @@ impl MockLab {
                 device: device.into(),
             });
         }
-        // The most specific rule wins: the one with the most state conditions that hold; among
-        // equals, the first in the file. So a fault rule overrides the healthy answer no matter
-        // where it is written.
+        // The most specific rule wins: the one with the most state conditions that hold, then
+        // one that names its devices over a `*` rule; among equals, the first in the file. So a
+        // fault rule overrides the healthy answer no matter where it is written.
         let mut best: Option<(&super::spec::Rule, Vec<(String, String)>)> = None;
         for rule in &self.net.rules {
             if !rule.when.iter().all(|c| g.on.contains(&c.state) == c.on) {
@@ -122,7 +122,7 @@ impl MockLab {
             if let Some(caps) = rule.matches(device, text) {
                 let better = match &best {
                     None => true,
-                    Some((b, _)) => rule.when.len() > b.when.len(),
+                    Some((b, _)) => specificity(rule) > specificity(b),
                 };
                 if better {
                     best = Some((rule, caps));
@@ -212,6 +212,10 @@ impl MockLab {
         }
         Some(ok(serde_json::Value::Array(ifaces).to_string()))
     }
+}
+
+fn specificity(rule: &super::spec::Rule) -> (usize, bool) {
+    (rule.when.len(), !rule.devices.is_empty())
 }
 
 fn substitute(template: &str, device: &str, command: &str, caps: &[(String, String)]) -> String {

@@ -47,7 +47,8 @@
 //!
 //! **Which rule answers:** among the rules whose device, pattern and `when` conditions hold, the
 //! one with the most `when` conditions wins (a fault rule overrides the healthy one wherever it
-//! is written); ties go to the first in the file. With no rule, a device's declared facts answer
+//! is written), then a rule naming its devices beats a `"*"` rule; ties go to the first in the
+//! file. With no rule, a device's declared facts answer
 //! `hostname` and `ip -j addr` (JSON in iproute2's shape, from its `interface` list); anything
 //! else gets the `[default]` reply. Rule texts may use `{device}`, `{command}` and a regex's
 //! named groups (`(?P<ip>…)` → `{ip}`). `delay_ms` makes a command take time (a delay past

@@ -1,0 +1,1 @@
+//! MCP server for any toolbox (being written).

@@ -1,0 +1,469 @@
+//! `get_reachability`: ping between the lab's end hosts, deterministically.
+//!
+//! Hosts follow the release's rule ([`is_end_host`]): devices whose name contains `pc`, `host`
+//! or `client`, plus the servers (`dns`, `dhcp`, `web`, `lb`, `vpn`, `influxdb`), in natural
+//! name order (`pc2` before `pc10`). Each host's address is its first IPv4 address on eth0 (else
+//! any). The release pinged two random destinations per source; here every ordered pair is
+//! pinged by default ([`Reachability::AllPairs`]), or a seeded sample of destinations
+//! ([`Reachability::Sample`]) — the same seed always gives the same pairs. Pings run in parallel
+//! (`ping -c 2 -n -q -i 0.2 -W 1`), and every pair gets a status: `ok` (no loss), `unstable`
+//! (some loss), `down` (no reply), `timeout` (ping did not finish in time) or `unknown` (no
+//! ping summary; the error is given).
+
+use super::NikaTools;
+use super::args::parse;
+use faultbench_core::{Command, ToolError, ToolOutput};
+use futures::StreamExt;
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// Which pairs `get_reachability` pings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reachability {
+    /// Every ordered pair of distinct hosts.
+    AllPairs,
+    /// `destinations` destinations chosen with `seed`; every host pings each of them.
+    Sample {
+        /// How many destinations.
+        destinations: usize,
+        /// The seed; the same seed picks the same destinations.
+        seed: u64,
+    },
+}
+
+/// The release's rule for end hosts: the name contains `pc`, `host` or `client`, or names a
+/// server (`dns`, `dhcp`, `web`, `lb`, `vpn`, `influxdb`). Case-insensitive.
+///
+/// ```
+/// use faultbench_emu::tools::is_end_host;
+/// assert!(is_end_host("pc1") && is_end_host("web_server") && is_end_host("DHCP"));
+/// assert!(!is_end_host("r1") && !is_end_host("switch0"));
+/// ```
+pub fn is_end_host(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "pc", "host", "client", "dns", "dhcp", "web", "lb", "vpn", "influxdb",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
+}
+
+/// Sort key that orders digit runs by value: `pc2` < `pc10`.
+fn natural_key(s: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut num = c.to_digit(10).unwrap_or(0) as u64;
+            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                num = num.saturating_mul(10).saturating_add(d as u64);
+                chars.next();
+            }
+            out.push((std::mem::take(&mut text), num));
+        } else {
+            text.push(c);
+        }
+    }
+    out.push((text, u64::MAX));
+    out
+}
+
+/// A small deterministic generator (splitmix64) for seeded sampling.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Picks `k` of `n` indices with a seeded shuffle, returned in ascending order.
+fn sample_indices(n: usize, k: usize, seed: u64) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..n).collect();
+    let mut st = seed;
+    for i in (1..n).rev() {
+        let j = (splitmix(&mut st) % (i as u64 + 1)) as usize;
+        idx.swap(i, j);
+    }
+    let mut chosen: Vec<usize> = idx.into_iter().take(k.min(n)).collect();
+    chosen.sort_unstable();
+    chosen
+}
+
+/// Ping's summary numbers.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct PingStats {
+    tx: u64,
+    rx: u64,
+    loss: f64,
+    time_ms: Option<f64>,
+    rtt: Option<[f64; 4]>,
+}
+
+fn parse_ping(text: &str) -> Option<PingStats> {
+    static SUMMARY: OnceLock<regex::Regex> = OnceLock::new();
+    static RTT: OnceLock<regex::Regex> = OnceLock::new();
+    let summary = SUMMARY.get_or_init(|| {
+        regex::Regex::new(
+            r"(\d+) packets transmitted, (\d+) (?:packets )?received,(?: \+\d+ (?:errors|duplicates),)* ([\d.]+)% packet loss(?:, time (\d+(?:\.\d+)?)ms)?",
+        )
+        .expect("static regex")
+    });
+    let rtt = RTT.get_or_init(|| {
+        regex::Regex::new(r"min/avg/max(?:/mdev)? = ([\d.]+)/([\d.]+)/([\d.]+)(?:/([\d.]+))? ms")
+            .expect("static regex")
+    });
+    let c = summary.captures(text)?;
+    let num = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<f64>().ok());
+    let r = rtt.captures(text).map(|r| {
+        let g = |i: usize| {
+            r.get(i)
+                .and_then(|m| m.as_str().parse().ok())
+                .unwrap_or(0.0)
+        };
+        [g(1), g(2), g(3), g(4)]
+    });
+    Some(PingStats {
+        tx: c[1].parse().ok()?,
+        rx: c[2].parse().ok()?,
+        loss: num(3)?,
+        time_ms: num(4),
+        rtt: r,
+    })
+}
+
+/// One pair's result, in the release's field names.
+#[derive(Debug, Clone, Serialize)]
+struct PairResult {
+    src: String,
+    dst: String,
+    dst_ip: String,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tx: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rx: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loss_percent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rtt_avg_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rtt_min_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rtt_max_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rtt_mdev_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// Name → value pairs serialized as a JSON object in the given order.
+#[derive(Debug, Clone, Default)]
+struct Ordered(Vec<(String, String)>);
+
+impl Serialize for Ordered {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+struct Summary {
+    pairs: usize,
+    ok: usize,
+    unstable: usize,
+    down: usize,
+    timeout: usize,
+    unknown: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Report {
+    mode: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+    hosts: Ordered,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hosts_without_address: Option<Vec<String>>,
+    summary: Summary,
+    results: Vec<PairResult>,
+    /// Present when `results` was shortened to fit the cap: what was left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+impl NikaTools {
+    /// The end hosts in natural order (configured list, or the naming rule).
+    pub(super) fn end_hosts(&self) -> Vec<String> {
+        let devices = self.devices();
+        let mut hosts: Vec<String> = match &self.config.hosts {
+            Some(list) => list
+                .iter()
+                .filter(|h| devices.contains(h))
+                .cloned()
+                .collect(),
+            None => devices.into_iter().filter(|d| is_end_host(d)).collect(),
+        };
+        hosts.sort_by_key(|h| natural_key(h));
+        hosts.dedup();
+        hosts
+    }
+
+    pub(super) async fn get_reachability(&self, a: Value) -> Result<ToolOutput, ToolError> {
+        const T: &str = "get_reachability";
+        let _: NoArgs = parse(T, a)?;
+        let hosts = self.end_hosts();
+        let par = self.config.parallelism.max(1);
+
+        // Addresses, in parallel, kept in host order.
+        let ips: Vec<(String, Option<std::net::Ipv4Addr>)> =
+            futures::stream::iter(hosts.iter().cloned())
+                .map(|h| async move {
+                    let ip = self.primary_ipv4(T, &h).await;
+                    (h, ip)
+                })
+                .buffered(par)
+                .collect::<Vec<_>>()
+                .await
+                .into_iter()
+                .map(|(h, r)| r.map(|ip| (h, ip)))
+                .collect::<Result<_, _>>()?;
+        let addressed: Vec<(String, std::net::Ipv4Addr)> = ips
+            .iter()
+            .filter_map(|(h, ip)| ip.map(|ip| (h.clone(), ip)))
+            .collect();
+        let unaddressed: Vec<String> = ips
+            .iter()
+            .filter(|(_, ip)| ip.is_none())
+            .map(|(h, _)| h.clone())
+            .collect();
+
+        let (mode, seed, dst_idx) = match &self.config.reachability {
+            Reachability::AllPairs => ("all_pairs", None, (0..addressed.len()).collect()),
+            Reachability::Sample { destinations, seed } => (
+                "sample",
+                Some(*seed),
+                sample_indices(addressed.len(), *destinations, *seed),
+            ),
+        };
+        let dst_idx: Vec<usize> = dst_idx;
+        let mut pairs = Vec::new();
+        for (si, _) in addressed.iter().enumerate() {
+            for &di in &dst_idx {
+                if si != di {
+                    pairs.push((si, di));
+                }
+            }
+        }
+        let t = self.config.exec_timeout;
+        let results: Vec<PairResult> = futures::stream::iter(pairs)
+            .map(|(si, di)| {
+                let src = addressed[si].0.clone();
+                let (dst, ip) = addressed[di].clone();
+                async move {
+                    let cmd = Command::argv([
+                        "ping",
+                        "-c",
+                        "2",
+                        "-n",
+                        "-q",
+                        "-i",
+                        "0.2",
+                        "-W",
+                        "1",
+                        &ip.to_string(),
+                    ]);
+                    let out = self.exec(T, &src, cmd, t).await;
+                    pair_result(src, dst, ip.to_string(), out)
+                }
+            })
+            .buffered(par)
+            .collect()
+            .await;
+
+        let mut summary = Summary {
+            pairs: results.len(),
+            ..Default::default()
+        };
+        for r in &results {
+            match r.status {
+                "ok" => summary.ok += 1,
+                "unstable" => summary.unstable += 1,
+                "down" => summary.down += 1,
+                "timeout" => summary.timeout += 1,
+                _ => summary.unknown += 1,
+            }
+        }
+        let report = Report {
+            mode,
+            seed,
+            hosts: Ordered(
+                addressed
+                    .iter()
+                    .map(|(h, ip)| (h.clone(), ip.to_string()))
+                    .collect(),
+            ),
+            hosts_without_address: (!unaddressed.is_empty()).then_some(unaddressed),
+            summary,
+            results,
+            truncated: None,
+        };
+        let (text, cut) = fit(report, self.config.reachability_cap);
+        let timed_out = text.contains("\"status\":\"timeout\"");
+        Ok(ToolOutput {
+            text,
+            is_error: false,
+            truncated: cut,
+            timed_out,
+            exit_code: None,
+        })
+    }
+}
+
+fn pair_result(
+    src: String,
+    dst: String,
+    dst_ip: String,
+    out: Result<faultbench_core::ExecOutput, ToolError>,
+) -> PairResult {
+    let mut r = PairResult {
+        src,
+        dst,
+        dst_ip,
+        status: "unknown",
+        tx: None,
+        rx: None,
+        loss_percent: None,
+        time_ms: None,
+        rtt_avg_ms: None,
+        rtt_min_ms: None,
+        rtt_max_ms: None,
+        rtt_mdev_ms: None,
+        error: None,
+    };
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            r.error = Some(e.to_string());
+            return r;
+        }
+    };
+    if out.timed_out {
+        r.status = "timeout";
+        return r;
+    }
+    match parse_ping(&out.stdout) {
+        Some(s) => {
+            r.status = if s.tx == 0 {
+                "unknown"
+            } else if s.rx == 0 {
+                "down"
+            } else if s.rx >= s.tx && s.loss == 0.0 {
+                "ok"
+            } else {
+                "unstable"
+            };
+            r.tx = Some(s.tx);
+            r.rx = Some(s.rx);
+            r.loss_percent = Some(s.loss);
+            r.time_ms = s.time_ms;
+            if let Some([min, avg, max, mdev]) = s.rtt {
+                r.rtt_min_ms = Some(min);
+                r.rtt_avg_ms = Some(avg);
+                r.rtt_max_ms = Some(max);
+                r.rtt_mdev_ms = Some(mdev);
+            }
+        }
+        None => {
+            let why = if out.stderr.trim().is_empty() {
+                out.stdout.trim()
+            } else {
+                out.stderr.trim()
+            };
+            let mut e: String = why.lines().next().unwrap_or("").chars().take(200).collect();
+            if e.is_empty() {
+                e = format!("no ping summary (exit code {:?})", out.exit_code);
+            }
+            r.error = Some(e);
+        }
+    }
+    r
+}
+
+/// Serializes the report within `cap` characters: first drop the `ok` rows (the summary
+/// still counts them), then cut rows from the end; `truncated` says what was left out.
+fn fit(mut report: Report, cap: usize) -> (String, bool) {
+    let full = serde_json::to_string(&report).unwrap_or_default();
+    if full.chars().count() <= cap {
+        return (full, false);
+    }
+    let total = report.results.len();
+    report.results.retain(|r| r.status != "ok");
+    let kept_problems = report.results.len();
+    report.truncated = Some(format!(
+        "{} ok rows of {total} not listed (see summary)",
+        total - kept_problems
+    ));
+    let mut text = serde_json::to_string(&report).unwrap_or_default();
+    while text.chars().count() > cap && !report.results.is_empty() {
+        let drop = (report.results.len() / 4).max(1);
+        let keep = report.results.len() - drop;
+        report.results.truncate(keep);
+        report.truncated = Some(format!(
+            "{} ok rows not listed (see summary); {} of {kept_problems} other rows cut to fit {cap} chars",
+            total - kept_problems,
+            kept_problems - keep
+        ));
+        text = serde_json::to_string(&report).unwrap_or_default();
+    }
+    (text, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_iputils_and_busybox_summaries() {
+        let s = parse_ping(
+            "--- 10.0.0.2 ping statistics ---\n2 packets transmitted, 2 received, 0% packet loss, time 201ms\nrtt min/avg/max/mdev = 0.041/0.050/0.060/0.009 ms\n",
+        )
+        .unwrap();
+        assert_eq!((s.tx, s.rx, s.loss, s.time_ms), (2, 2, 0.0, Some(201.0)));
+        assert_eq!(s.rtt, Some([0.041, 0.050, 0.060, 0.009]));
+        let s = parse_ping(
+            "2 packets transmitted, 0 received, +2 errors, 100% packet loss, time 1001ms",
+        )
+        .unwrap();
+        assert_eq!((s.rx, s.loss), (0, 100.0));
+        let s = parse_ping("4 packets transmitted, 3 packets received, 25% packet loss\nround-trip min/avg/max = 0.1/0.2/0.3 ms").unwrap();
+        assert_eq!((s.tx, s.rx, s.loss), (4, 3, 25.0));
+        assert_eq!(s.rtt.unwrap()[1], 0.2);
+        assert!(parse_ping("ping: connect: Network is unreachable").is_none());
+    }
+
+    #[test]
+    fn natural_order_and_seeded_sampling() {
+        let mut v = vec!["pc10", "pc2", "dns", "pc1"];
+        v.sort_by_key(|s| natural_key(s));
+        assert_eq!(v, ["dns", "pc1", "pc2", "pc10"]);
+        let a = sample_indices(20, 3, 42);
+        assert_eq!(a, sample_indices(20, 3, 42));
+        assert_eq!(a.len(), 3);
+        assert_ne!(a, sample_indices(20, 3, 43));
+        assert_eq!(sample_indices(2, 5, 1), vec![0, 1]);
+    }
+}
