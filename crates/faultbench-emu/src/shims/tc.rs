@@ -421,8 +421,8 @@ fn show(globals: &[String], tail: &[String]) -> Option<i32> {
                     .map(|s| s.to_string())
             });
             let is_root = line.contains(" root ");
-            if let Some(n) = dev_here.and_then(|d| all.iter().find(|n| n.dev == d)) {
-                if is_root {
+            if is_root && let Some(n) = dev_here.and_then(|d| all.iter().find(|n| n.dev == d)) {
+                {
                     let dev_part = if q.dev.is_some() {
                         String::new()
                     } else {
