@@ -1,16 +1,358 @@
-//! `faultbench scenario` (not implemented yet).
+//! `faultbench scenario check`: does each scenario's fault really happen on its lab?
+//!
+//! For every scenario file: resolve its `Topology:` to a lab directory, deploy it on the netns
+//! emulator, wait for the healthy baseline, run `[INJECTION]`, verify `[POST-INJECT-CHECK]`
+//! with a bounded retry, tear the lab down (always). The pipeline itself is
+//! [`faultbench_core::check::check_scenario`]; this module picks files, runs labs in parallel,
+//! prints progress and sets the exit code.
+//!
+//! Exit codes: 0 every scenario passed; 1 at least one failed; 2 usage or environment error;
+//! 3 nothing failed but some scenarios are unsupported on this host; 130 interrupted.
 
+use anyhow::Context;
+use faultbench_core::check::{CheckOptions, CheckOutcome, ScenarioCheck, check_scenario};
+use faultbench_core::emulator::{EmuError, Emulator, Lab, LabRequest};
+use faultbench_core::inject::RetryPolicy;
+use faultbench_core::lab::TopologyResolver;
+use faultbench_core::scenario::{Scenario, ScenarioFile};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Subcommands of `faultbench scenario`.
 #[derive(clap::Subcommand)]
 pub enum ScenarioCmd {
-    /// Placeholder.
-    Todo,
+    /// Deploy each scenario's topology, check the healthy baseline, inject the fault, verify
+    /// it took, tear down. Exit 0 when all pass, 1 on any failure, 3 when the only non-passes
+    /// are unsupported on this host.
+    Check(CheckArgs),
+}
+
+/// Arguments of `faultbench scenario check`.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// Scenario files.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Check every `.txt` file under DIR (recursively), e.g. a dataset folder.
+    #[arg(long, value_name = "DIR")]
+    pub all: Option<PathBuf>,
+    /// Labs to run at the same time (each one is isolated).
+    #[arg(long, short = 'j', default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
+    /// A folder of topologies searched before the default ones (repeatable).
+    #[arg(long = "topologies", value_name = "DIR")]
+    pub topologies: Vec<PathBuf>,
+    /// Seconds the healthy baseline may take to hold after deploy.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub baseline_timeout: u64,
+    /// Seconds the post-injection checks may take to hold (retried every second).
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    pub verify_timeout: u64,
+    /// Also write every report as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print the failing baseline probes and checks of failed scenarios in full.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 pub async fn run(cmd: ScenarioCmd) -> anyhow::Result<ExitCode> {
     match cmd {
-        ScenarioCmd::Todo => anyhow::bail!("`faultbench scenario` is not implemented yet"),
+        ScenarioCmd::Check(args) => check(args).await,
+    }
+}
+
+/// The backend labs are deployed on.
+fn emulator() -> anyhow::Result<Arc<dyn Emulator>> {
+    anyhow::bail!(
+        "the netns emulator is not part of this build yet (faultbench_emu::netns is being written)"
+    )
+}
+
+async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let files = collect_files(&args)?;
+    let mut resolver = TopologyResolver::with_default_roots();
+    for root in args.topologies.iter().rev() {
+        anyhow::ensure!(
+            root.is_dir(),
+            "--topologies {}: not a folder",
+            root.display()
+        );
+        resolver = resolver.prepend_root(root);
+    }
+    let emulator = Arc::new(Tracking::new(emulator()?));
+    let opts = CheckOptions {
+        baseline_deadline: Duration::from_secs(args.baseline_timeout),
+        verify: RetryPolicy {
+            deadline: Duration::from_secs(args.verify_timeout),
+            ..RetryPolicy::default()
+        },
+        ..CheckOptions::default()
+    };
+
+    let total = files.len();
+    eprintln!(
+        "checking {total} scenario(s) with {} lab(s) at a time on the {} emulator",
+        args.jobs,
+        emulator.kind()
+    );
+    let started = Instant::now();
+    let permits = Arc::new(tokio::sync::Semaphore::new(usize::from(args.jobs)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, file) in files.into_iter().enumerate() {
+        let (emulator, resolver, opts, permits) = (
+            emulator.clone(),
+            resolver.clone(),
+            opts.clone(),
+            permits.clone(),
+        );
+        tasks.spawn(async move {
+            let _permit = permits
+                .acquire_owned()
+                .await
+                .expect("semaphore never closes");
+            let t = Instant::now();
+            let report = check_file(emulator.as_ref(), &resolver, &file, &opts).await;
+            (index, file, report, t.elapsed())
+        });
+    }
+
+    let mut results: Vec<Option<(PathBuf, ScenarioCheck)>> = vec![None; total];
+    let mut done = 0;
+    let interrupted = loop {
+        tokio::select! {
+            next = tasks.join_next() => {
+                let Some(joined) = next else { break false };
+                let (index, file, report, took) = joined.context("a check task panicked")?;
+                done += 1;
+                print_line(done, total, &report, took, args.verbose);
+                results[index] = Some((file, report));
+            }
+            _ = tokio::signal::ctrl_c() => break true,
+        }
+    };
+    if interrupted {
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+        let n = emulator.teardown_all().await;
+        eprintln!("interrupted: tore down {n} running lab(s)");
+        return Ok(ExitCode::from(130));
+    }
+
+    let reports: Vec<(PathBuf, ScenarioCheck)> = results.into_iter().flatten().collect();
+    summarize(&reports, started.elapsed());
+    if let Some(path) = &args.json {
+        let json =
+            serde_json::to_string_pretty(&reports.iter().map(|(_, r)| r).collect::<Vec<_>>())?;
+        if path.as_os_str() == "-" {
+            println!("{json}");
+        } else {
+            std::fs::write(path, json + "\n")
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    let count = |o: CheckOutcome| reports.iter().filter(|(_, r)| r.outcome == o).count();
+    Ok(if count(CheckOutcome::Failed) > 0 {
+        ExitCode::from(1)
+    } else if count(CheckOutcome::UnsupportedOnHost) > 0 {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The files named on the command line, then every `.txt` under `--all` (sorted).
+fn collect_files(args: &CheckArgs) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = args.files.clone();
+    if let Some(dir) = &args.all {
+        anyhow::ensure!(dir.is_dir(), "--all {}: not a folder", dir.display());
+        let mut found = Vec::new();
+        walk(dir, &mut found).with_context(|| format!("cannot read {}", dir.display()))?;
+        anyhow::ensure!(
+            !found.is_empty(),
+            "--all {}: no .txt scenario files",
+            dir.display()
+        );
+        found.sort();
+        files.extend(found);
+    }
+    anyhow::ensure!(
+        !files.is_empty(),
+        "no scenario given: pass scenario files or --all DIR"
+    );
+    Ok(files)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "txt") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Loads, resolves and checks one file; problems before the lab exists become failed reports.
+async fn check_file(
+    emulator: &dyn Emulator,
+    resolver: &TopologyResolver,
+    file: &Path,
+    opts: &CheckOptions,
+) -> ScenarioCheck {
+    let failed = |scenario: String, topology: String, reason: String| ScenarioCheck {
+        scenario,
+        topology,
+        outcome: CheckOutcome::Failed,
+        stage: faultbench_core::check::Stage::Topology,
+        reason,
+        false_premise: false,
+        lab: None,
+        baseline: None,
+        injection: None,
+        verification: None,
+        times: Default::default(),
+    };
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let scenario = match ScenarioFile::load(file) {
+        Ok(s) => s,
+        Err(e) => return failed(stem, String::new(), format!("cannot read scenario: {e}")),
+    };
+    let topology = match resolver.resolve(scenario.topology()) {
+        Ok(t) => t,
+        Err(e) => {
+            return failed(
+                scenario.id().to_string(),
+                scenario.topology().to_string(),
+                e.to_string(),
+            );
+        }
+    };
+    check_scenario(emulator, &topology, &scenario, opts).await
+}
+
+fn print_line(done: usize, total: usize, r: &ScenarioCheck, took: Duration, verbose: bool) {
+    let tag = match r.outcome {
+        CheckOutcome::Passed => "PASS",
+        CheckOutcome::Failed => "FAIL",
+        CheckOutcome::UnsupportedOnHost => "UNSUPPORTED",
+    };
+    let width = total.to_string().len();
+    println!(
+        "[{done:>width$}/{total}] {tag:<11} {}  ({}, {:.1} s) {}",
+        r.scenario,
+        if r.topology.is_empty() {
+            "?"
+        } else {
+            &r.topology
+        },
+        took.as_secs_f64(),
+        first_chars(&r.reason, if verbose { usize::MAX } else { 400 }),
+    );
+    if verbose && r.outcome != CheckOutcome::Passed {
+        if let Some(b) = &r.baseline {
+            for f in b.failures() {
+                println!("        baseline: {f}");
+            }
+        }
+        if let Some(v) = &r.verification {
+            for c in v.failures() {
+                println!(
+                    "        check: {} `{}` => expect {}: {} (stdout: {:?})",
+                    c.check.device,
+                    c.check.command,
+                    c.check.expect,
+                    c.reason,
+                    first_chars(c.stdout.trim(), 300)
+                );
+            }
+        }
+    }
+}
+
+fn summarize(reports: &[(PathBuf, ScenarioCheck)], took: Duration) {
+    let count = |o: CheckOutcome| reports.iter().filter(|(_, r)| r.outcome == o).count();
+    println!(
+        "\n{} passed, {} failed, {} unsupported on this host ({} scenario(s), {:.1} s)",
+        count(CheckOutcome::Passed),
+        count(CheckOutcome::Failed),
+        count(CheckOutcome::UnsupportedOnHost),
+        reports.len(),
+        took.as_secs_f64()
+    );
+    for (outcome, title) in [
+        (CheckOutcome::UnsupportedOnHost, "unsupported on this host"),
+        (CheckOutcome::Failed, "failed"),
+    ] {
+        let list: Vec<_> = reports
+            .iter()
+            .filter(|(_, r)| r.outcome == outcome)
+            .collect();
+        if list.is_empty() {
+            continue;
+        }
+        println!("{title}:");
+        for (file, r) in list {
+            println!("  {} ({}): {}", r.scenario, file.display(), r.reason);
+        }
+    }
+}
+
+fn first_chars(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// An emulator wrapper that remembers every lab it deployed, so an interrupted run can still
+/// tear them all down (teardown is idempotent, so labs already torn down are harmless).
+struct Tracking {
+    inner: Arc<dyn Emulator>,
+    labs: Mutex<Vec<Arc<dyn Lab>>>,
+}
+
+impl Tracking {
+    fn new(inner: Arc<dyn Emulator>) -> Self {
+        Tracking {
+            inner,
+            labs: Mutex::new(Vec::new()),
+        }
+    }
+
+    async fn teardown_all(&self) -> usize {
+        let labs: Vec<Arc<dyn Lab>> = std::mem::take(&mut *self.labs.lock().expect("lab list"));
+        let n = labs.len();
+        let mut set = tokio::task::JoinSet::new();
+        for lab in labs {
+            set.spawn(async move { lab.teardown().await });
+        }
+        while let Some(r) = set.join_next().await {
+            if let Ok(Err(e)) = r {
+                eprintln!("teardown: {e}");
+            }
+        }
+        n
+    }
+}
+
+#[async_trait::async_trait]
+impl Emulator for Tracking {
+    fn kind(&self) -> &str {
+        self.inner.kind()
+    }
+
+    async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {
+        let lab = self.inner.deploy(request).await?;
+        self.labs.lock().expect("lab list").push(lab.clone());
+        Ok(lab)
     }
 }
