@@ -13,3 +13,5 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# Kathará CLI from PyPI (for `lstart --dry-mode` validation and the Kathará backend): a venv, run as `python -m kathara`.
+[ -x /opt/faultbench/kathara-venv/bin/python ] && /opt/faultbench/kathara-venv/bin/python -c 'import Kathara' 2>/dev/null || { python3 -m venv /opt/faultbench/kathara-venv && /opt/faultbench/kathara-venv/bin/pip install -q kathara; }

@@ -1,0 +1,398 @@
+//! Running the `kathara` command line.
+//!
+//! Every call is a separate process (`kathara <cmd> ...`, or `python3 -m kathara <cmd> ...` when
+//! Kathará comes from pip, which installs no executable). Arguments go as an argv, never through
+//! a host shell. Kathará prints its own failures as `CRITICAL (<Exception>) <message>` on
+//! stdout and exits 1; [`CliOutput::failure`] picks that line out so that a device command
+//! that merely exits 1 is not mistaken for a Kathará error.
+//!
+//! ```
+//! use faultbench_emu::kathara::{device_command, shell_quote};
+//!
+//! // A single token is re-split by Kathará with shlex, so it is quoted to survive intact.
+//! assert_eq!(device_command(&["/opt/my tool".to_string()]), vec!["'/opt/my tool'"]);
+//! // argparse drops `--` tokens after the command separator: such argvs go through `sh -c`.
+//! assert_eq!(
+//!     device_command(&["grep".into(), "--".into(), "-x".into()]),
+//!     vec!["sh", "-c", "'grep' '--' '-x'"]
+//! );
+//! assert_eq!(shell_quote("it's"), r#"'it'"'"'s'"#);
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
+
+/// Where pip-installed Kathará lives when `scripts/install-deps.sh` set it up.
+pub const VENV_PYTHON: &str = "/opt/faultbench/kathara-venv/bin/python";
+
+/// Environment variable naming the Kathará command (split on whitespace), e.g.
+/// `FAULTBENCH_KATHARA="/usr/bin/python3 -m kathara"`.
+pub const KATHARA_ENV: &str = "FAULTBENCH_KATHARA";
+
+/// How to invoke Kathará.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KatharaCli {
+    program: PathBuf,
+    prefix: Vec<String>,
+}
+
+/// What one CLI call printed and returned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CliOutput {
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// Exit code; `None` when killed.
+    pub code: Option<i32>,
+    /// The call ran past its bound and was killed.
+    pub timed_out: bool,
+    /// Output beyond the cap was dropped.
+    pub truncated: bool,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// A failure Kathará reported about itself (not about the command run in a device).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KatharaFailure {
+    /// The Python exception name, e.g. `MachineNotRunningError`.
+    pub exception: String,
+    /// Its message, on one line.
+    pub message: String,
+}
+
+impl CliOutput {
+    /// Kathará's own `CRITICAL (<Exception>) <message>` report, if the call printed one and
+    /// exited with 1. Rich wraps long lines, so continuation lines are joined back.
+    pub fn failure(&self) -> Option<KatharaFailure> {
+        if self.code != Some(1) {
+            return None;
+        }
+        for text in [&self.stdout, &self.stderr] {
+            let mut lines = text.lines().skip_while(|l| !l.starts_with("CRITICAL"));
+            let Some(first) = lines.next() else { continue };
+            let mut joined = first.trim_start_matches("CRITICAL").trim().to_string();
+            for l in lines {
+                if !l.starts_with(' ') {
+                    break;
+                }
+                joined.push(' ');
+                joined.push_str(l.trim());
+            }
+            let (exception, message) =
+                match joined.strip_prefix('(').and_then(|r| r.split_once(')')) {
+                    Some((e, m)) => (e.to_string(), m.trim().to_string()),
+                    None => (String::new(), joined.clone()),
+                };
+            let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+            return Some(KatharaFailure { exception, message });
+        }
+        None
+    }
+
+    /// Exit code 0 and not killed.
+    pub fn ok(&self) -> bool {
+        self.code == Some(0) && !self.timed_out
+    }
+}
+
+/// Kathará logs through Rich on stdout (`INFO     Loading custom kathara.conf file …`, and on
+/// Kubernetes `WARNING  Retrying …`) *before* it runs a device command, so those lines head the
+/// command's own stdout. This returns the stdout without that leading log block. (A command
+/// whose output itself begins with a line in Rich's log layout would lose that line.)
+pub fn strip_log_preamble(stdout: &str) -> &str {
+    let is_log = |l: &str| {
+        ["DEBUG", "INFO", "WARNING"].iter().any(|lvl| {
+            l.starts_with(&format!("{lvl:<8} ")) && l.len() > 9 && !l[9..].starts_with(' ')
+        })
+    };
+    let mut rest = stdout;
+    let mut in_log = false;
+    loop {
+        let (line, tail) = match rest.split_once('\n') {
+            Some((l, t)) => (l, t),
+            None => (rest, ""),
+        };
+        if line.is_empty() && tail.is_empty() {
+            return rest;
+        }
+        if is_log(line) || (in_log && line.starts_with("         ")) {
+            in_log = true;
+            rest = tail;
+        } else {
+            return rest;
+        }
+    }
+}
+
+/// POSIX single-quoting: the result is one word for `sh` and for Python's `shlex.split`.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r#"'"'"'"#))
+}
+
+/// The tokens to put after `kathara exec ... DEVICE --` so that the device runs exactly `argv`.
+///
+/// Kathará passes several tokens to the container as an argv, but re-splits a single token
+/// with `shlex` (so it is quoted), and Python 3.11's argparse silently deletes every `--`
+/// token after the separator (so such commands are wrapped in `sh -c` with every word quoted).
+pub fn device_command(argv: &[String]) -> Vec<String> {
+    if argv.len() == 1 {
+        return vec![shell_quote(&argv[0])];
+    }
+    if argv.iter().any(|a| a == "--") {
+        let words: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
+        return vec!["sh".into(), "-c".into(), words.join(" ")];
+    }
+    argv.to_vec()
+}
+
+impl KatharaCli {
+    /// Kathará invoked as `program prefix... <command> ...`.
+    pub fn new(
+        program: impl Into<PathBuf>,
+        prefix: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        KatharaCli {
+            program: program.into(),
+            prefix: prefix.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// From a command line such as `["python3", "-m", "kathara"]`; `None` when empty.
+    pub fn from_argv(argv: &[String]) -> Option<Self> {
+        let (program, prefix) = argv.split_first()?;
+        Some(KatharaCli::new(program, prefix.iter().cloned()))
+    }
+
+    /// Finds Kathará, in order: `$FAULTBENCH_KATHARA`; a `kathara` executable on `PATH` (the OS
+    /// packages install one); the venv of `scripts/install-deps.sh` ([`VENV_PYTHON`]);
+    /// `python3 -m kathara` when `python3` can import it. The error says how to install it.
+    pub fn discover() -> Result<KatharaCli, String> {
+        if let Ok(v) = std::env::var(KATHARA_ENV) {
+            let argv: Vec<String> = v.split_whitespace().map(String::from).collect();
+            return KatharaCli::from_argv(&argv).ok_or_else(|| format!("{KATHARA_ENV} is empty"));
+        }
+        if let Some(exe) = find_on_path("kathara") {
+            return Ok(KatharaCli::new(exe, Vec::<String>::new()));
+        }
+        if Path::new(VENV_PYTHON).is_file() {
+            return Ok(KatharaCli::new(VENV_PYTHON, ["-m", "kathara"]));
+        }
+        let importable = std::process::Command::new("python3")
+            .args(["-c", "import Kathara"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if importable {
+            return Ok(KatharaCli::new("python3", ["-m", "kathara"]));
+        }
+        Err(format!(
+            "Kathará not found: set {KATHARA_ENV}, install the `kathara` package of your OS, or run \
+             scripts/install-deps.sh (pip venv at {VENV_PYTHON})"
+        ))
+    }
+
+    /// The command line, for messages.
+    pub fn display(&self) -> String {
+        std::iter::once(self.program.display().to_string())
+            .chain(self.prefix.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Runs `kathara <args>` with a time bound; keeps at most `cap` bytes of each stream.
+    /// Rich's tables and messages are laid out for a wide terminal (`COLUMNS`) so that no line
+    /// wraps, and stdin is closed so nothing can wait for a keypress.
+    pub async fn run(
+        &self,
+        args: &[String],
+        bound: Duration,
+        cap: usize,
+    ) -> std::io::Result<CliOutput> {
+        let start = Instant::now();
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.args(&self.prefix)
+            .args(args)
+            .env("COLUMNS", "1000")
+            .env("TERM", "dumb")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn()?;
+        let mut out = child.stdout.take().expect("piped");
+        let mut err = child.stderr.take().expect("piped");
+        let read = async {
+            let (a, b) = tokio::join!(read_capped(&mut out, cap), read_capped(&mut err, cap));
+            let status = child.wait().await;
+            (a, b, status)
+        };
+        match tokio::time::timeout(bound, read).await {
+            Ok((Ok((stdout, t1)), Ok((stderr, t2)), status)) => Ok(CliOutput {
+                stdout,
+                stderr,
+                code: status?.code(),
+                timed_out: false,
+                truncated: t1 || t2,
+                elapsed: start.elapsed(),
+            }),
+            Ok((Err(e), _, _)) | Ok((_, Err(e), _)) => Err(e),
+            Err(_) => Ok(CliOutput {
+                code: None,
+                timed_out: true,
+                elapsed: start.elapsed(),
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// `kathara -v`: the version string (`3.8.3`).
+    pub async fn version(&self) -> Result<String, String> {
+        let out = self
+            .run(&["-v".to_string()], Duration::from_secs(60), 1 << 16)
+            .await
+            .map_err(|e| format!("{}: {e}", self.display()))?;
+        out.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("Current version:"))
+            .map(|v| v.trim().to_string())
+            .ok_or_else(|| {
+                format!(
+                    "{} -v printed no version: {}{}",
+                    self.display(),
+                    out.stdout,
+                    out.stderr
+                )
+            })
+    }
+
+    /// `kathara lstart --dry-mode -d DIR`: Kathará's own offline validation of a lab directory.
+    /// `Ok(())` when Kathará accepts it; otherwise its complaint.
+    pub async fn dry_run(&self, dir: &Path) -> Result<(), String> {
+        let args = vec![
+            "lstart".to_string(),
+            "--dry-mode".into(),
+            "--noterminals".into(),
+            "-d".into(),
+            dir.display().to_string(),
+        ];
+        let out = self
+            .run(&args, Duration::from_secs(120), 1 << 20)
+            .await
+            .map_err(|e| format!("{}: {e}", self.display()))?;
+        if out.ok() && out.stdout.contains("lab.conf file is correct") {
+            return Ok(());
+        }
+        Err(match out.failure() {
+            Some(f) => format!("{}: {} ({})", dir.display(), f.message, f.exception),
+            None => format!(
+                "{}: kathara exited with {:?}{}: {}{}",
+                dir.display(),
+                out.code,
+                if out.timed_out { " (timed out)" } else { "" },
+                out.stdout,
+                out.stderr
+            ),
+        })
+    }
+}
+
+async fn read_capped<R: AsyncReadExt + Unpin>(
+    r: &mut R,
+    cap: usize,
+) -> std::io::Result<(String, bool)> {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    let mut truncated = false;
+    loop {
+        let n = r.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        let room = cap.saturating_sub(kept.len());
+        if n > room {
+            truncated = true;
+        }
+        kept.extend_from_slice(&buf[..n.min(room)]);
+    }
+    Ok((String::from_utf8_lossy(&kept).into_owned(), truncated))
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(code: i32, stdout: &str) -> CliOutput {
+        CliOutput {
+            stdout: stdout.into(),
+            code: Some(code),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn kathara_failures_are_told_apart_from_command_failures() {
+        let wrapped = "CRITICAL (DockerDaemonConnectionError) Cannot connect to Docker Daemon, this may\n         indicate that it is not running.\n";
+        let f = out(1, wrapped).failure().unwrap();
+        assert_eq!(f.exception, "DockerDaemonConnectionError");
+        assert_eq!(
+            f.message,
+            "Cannot connect to Docker Daemon, this may indicate that it is not running."
+        );
+        // A device command that exits 1 and prints nothing of the sort is not a Kathará failure.
+        assert!(out(1, "grep found nothing\n").failure().is_none());
+        // Kathará only reports through exit code 1.
+        assert!(out(2, wrapped).failure().is_none());
+    }
+
+    #[test]
+    fn kathara_log_lines_before_the_command_output_are_dropped() {
+        let pad = " ".repeat(40);
+        let out = format!(
+            "INFO     Loading custom kathara.conf file from path `/w/i/kathara.conf`...{pad}\n\
+             WARNING  Retrying (Retry(total=2)) after connection broken by{pad}\n         \
+             'NewConnectionError'{pad}\nreal output\n  indented\n"
+        );
+        assert_eq!(
+            strip_log_preamble(&out),
+            "real output\n  indented\n"
+        );
+        assert_eq!(
+            strip_log_preamble("plain\nINFO     Loading x\n"),
+            "plain\nINFO     Loading x\n"
+        );
+        assert_eq!(strip_log_preamble(""), "");
+    }
+
+    #[test]
+    fn quoting_round_trips_through_a_posix_shell() {
+        for s in ["plain", "two words", "it's", "$(reboot)", "a\"b", ""] {
+            let o = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {}", shell_quote(s))])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&o.stdout), s);
+        }
+    }
+
+    #[test]
+    fn commands_pass_through_unchanged_when_kathara_keeps_them_intact() {
+        let argv = vec![
+            "sh".to_string(),
+            "-c".into(),
+            "ping -c1 10.0.0.1 | tail -1".into(),
+        ];
+        assert_eq!(device_command(&argv), argv);
+    }
+}

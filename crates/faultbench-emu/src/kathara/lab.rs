@@ -1,0 +1,217 @@
+//! A lab running on Kathará, driven through `kathara exec`, `linfo` and `lclean`.
+//!
+//! Every command names the staged instance directory with `-d`, so Kathará resolves the lab by
+//! the instance's own `LAB_NAME` hash. A command runs inside its device under `timeout -s KILL`,
+//! so a command that overruns dies in the device and not only on the client side (killing the
+//! `kathara exec` client alone would leave it running in the container).
+
+use super::cli::{CliOutput, KatharaCli, device_command, strip_log_preamble};
+use super::linfo::{DeviceStatus, parse_linfo};
+use faultbench_core::emulator::{Command, EmuError, ExecOutput, Lab};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Extra time the host allows a `kathara exec` client beyond the command's own timeout
+/// (Python start-up, the Docker or Kubernetes round trip).
+const CLIENT_GRACE: Duration = Duration::from_secs(30);
+
+/// A lab deployed by [`super::KatharaEmulator`].
+#[derive(Debug)]
+pub struct KatharaLab {
+    pub(crate) name: String,
+    pub(crate) devices: Vec<String>,
+    pub(crate) dir: PathBuf,
+    pub(crate) cli: KatharaCli,
+    pub(crate) cap: usize,
+    pub(crate) torn_down: tokio::sync::Mutex<bool>,
+}
+
+/// Turns a Kathará failure during `exec` into the emulator's vocabulary.
+fn exec_failure(lab: &str, device: &str, out: &CliOutput) -> Option<Result<ExecOutput, EmuError>> {
+    let f = out.failure()?;
+    if !(f.exception.ends_with("Error") || f.exception.ends_with("Exception")) {
+        return None;
+    }
+    Some(match f.exception.as_str() {
+        // The binary does not exist in the device: what a shell would call exit 127.
+        "MachineBinaryError" => Ok(ExecOutput {
+            stderr: f.message,
+            exit_code: Some(127),
+            duration_ms: out.elapsed.as_millis() as u64,
+            ..Default::default()
+        }),
+        "MachineNotRunningError" | "MachineNotReadyError" | "MachineNotFoundError" => Err(
+            EmuError::NotRunning(format!("{lab}/{device}: {}", f.message)),
+        ),
+        "DockerDaemonConnectionError" | "ConnectionError" => Err(EmuError::Environment(format!(
+            "{}: {}",
+            f.exception, f.message
+        ))),
+        _ => Err(EmuError::Other(format!(
+            "kathara exec on {lab}/{device}: {} ({})",
+            f.message, f.exception
+        ))),
+    })
+}
+
+impl KatharaLab {
+    /// The staged instance directory (`-d` of every Kathará call).
+    pub fn staged_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `kathara linfo`: the devices Kathará reports for this instance and their state.
+    pub async fn status(&self) -> Result<Vec<DeviceStatus>, EmuError> {
+        let args = vec![
+            "linfo".to_string(),
+            "-d".into(),
+            self.dir.display().to_string(),
+        ];
+        let out = self
+            .cli
+            .run(&args, Duration::from_secs(120), 1 << 20)
+            .await
+            .map_err(|e| EmuError::Environment(format!("{}: {e}", self.cli.display())))?;
+        if let Some(f) = out.failure() {
+            return Err(EmuError::Other(format!(
+                "kathara linfo: {} ({})",
+                f.message, f.exception
+            )));
+        }
+        parse_linfo(&out.stdout).map_err(EmuError::Other)
+    }
+
+    /// Runs `argv` in `device` through `kathara exec`, bounded in the device and on the host.
+    pub(crate) async fn exec_argv(
+        &self,
+        device: &str,
+        argv: &[String],
+        timeout: Duration,
+    ) -> Result<ExecOutput, EmuError> {
+        let secs = format!("{:.3}", timeout.as_secs_f64().max(0.001));
+        let mut bounded = vec!["timeout".to_string(), "-s".into(), "KILL".into(), secs];
+        bounded.extend(argv.iter().cloned());
+        let mut args = vec![
+            "exec".to_string(),
+            "-d".into(),
+            self.dir.display().to_string(),
+            device.to_string(),
+            "--".into(),
+        ];
+        args.extend(device_command(&bounded));
+        let out = self
+            .cli
+            .run(&args, timeout + CLIENT_GRACE, self.cap)
+            .await
+            .map_err(|e| EmuError::Environment(format!("{}: {e}", self.cli.display())))?;
+        if let Some(r) = exec_failure(&self.name, device, &out) {
+            return r;
+        }
+        // `timeout -s KILL` ends the command with 137 when it fires (124 in some builds).
+        let killed_in_device = matches!(out.code, Some(124) | Some(137))
+            && out.elapsed + Duration::from_millis(50) >= timeout;
+        Ok(ExecOutput {
+            stdout: strip_log_preamble(&out.stdout).to_string(),
+            stderr: out.stderr,
+            exit_code: if killed_in_device || out.timed_out {
+                None
+            } else {
+                out.code
+            },
+            timed_out: killed_in_device || out.timed_out,
+            truncated: out.truncated,
+            duration_ms: out.elapsed.as_millis() as u64,
+        })
+    }
+
+    /// `kathara lclean -d <instance>`, then the staged copy is removed.
+    pub(crate) async fn clean(cli: &KatharaCli, dir: &Path) -> Result<(), EmuError> {
+        let args = vec!["lclean".to_string(), "-d".into(), dir.display().to_string()];
+        let out = cli
+            .run(&args, Duration::from_secs(600), 1 << 20)
+            .await
+            .map_err(|e| EmuError::Environment(format!("{}: {e}", cli.display())))?;
+        if !out.ok() {
+            let why = match out.failure() {
+                Some(f) => format!("{} ({})", f.message, f.exception),
+                None => format!("exit {:?}: {}{}", out.code, out.stdout, out.stderr),
+            };
+            return Err(EmuError::Other(format!(
+                "kathara lclean {}: {why}",
+                dir.display()
+            )));
+        }
+        std::fs::remove_dir_all(dir)
+            .or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })
+            .map_err(|e| EmuError::Other(format!("removing {}: {e}", dir.display())))
+    }
+}
+
+#[async_trait::async_trait]
+impl Lab for KatharaLab {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn devices(&self) -> Vec<String> {
+        self.devices.clone()
+    }
+
+    async fn exec(
+        &self,
+        device: &str,
+        command: &Command,
+        timeout: Duration,
+    ) -> Result<ExecOutput, EmuError> {
+        if *self.torn_down.lock().await {
+            return Err(EmuError::NotRunning(self.name.clone()));
+        }
+        // Only lab.conf devices: a name is never passed to Kathará unchecked.
+        if !self.devices.iter().any(|d| d == device) {
+            return Err(EmuError::UnknownDevice {
+                lab: self.name.clone(),
+                device: device.to_string(),
+            });
+        }
+        let argv = command.to_argv();
+        if argv.is_empty() {
+            return Err(EmuError::Other("empty command".into()));
+        }
+        self.exec_argv(device, &argv, timeout).await
+    }
+
+    async fn teardown(&self) -> Result<(), EmuError> {
+        let mut done = self.torn_down.lock().await;
+        if *done {
+            return Ok(());
+        }
+        KatharaLab::clean(&self.cli, &self.dir).await?;
+        *done = true;
+        Ok(())
+    }
+}
+
+impl Drop for KatharaLab {
+    /// A lab dropped without [`Lab::teardown`] is cleaned by a detached `lclean` (best effort:
+    /// `KatharaEmulator::gc` catches what a dying process could not finish).
+    fn drop(&mut self) {
+        if self.torn_down.try_lock().map(|d| *d).unwrap_or(true) {
+            return;
+        }
+        let (cli, dir) = (self.cli.clone(), self.dir.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
+            if let Ok(rt) = rt {
+                let _ = rt.block_on(KatharaLab::clean(&cli, &dir));
+            }
+        });
+    }
+}
