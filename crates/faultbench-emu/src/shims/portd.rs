@@ -224,7 +224,11 @@ impl Daemon {
             _ => self.lowers.iter().any(|l| l.running),
         };
         // A tap's carrier is set before it is up, so the kernel never computes its operstate
-        // and shows UNKNOWN; a carrier edge after `up` makes it UP like the real device.
+        // and shows UNKNOWN; a carrier edge after `up` makes it UP like a real VLAN or bond
+        // (a real dummy stays UNKNOWN, so it gets no edge).
+        if matches!(self.rec.kind, LinkKind::Dummy) {
+            return;
+        }
         if self.carrier != Some(carrier) || (self.tap_up && !was_up && carrier) {
             if carrier {
                 let _ = self.tap.set_carrier(false);

@@ -2,7 +2,11 @@
 //!
 //! `tc qdisc add|replace|change dev X root netem loss P%` becomes an nftables table
 //! `netdev fbnetem_<ifindex>` with a chain on X's **egress** hook (netem only acts on what a
-//! device sends) dropping a `numgen random` share of packets, plus counters. `tc qdisc show`
+//! device sends) that takes a `numgen random` share of packets away, plus counters. The packets
+//! are not `drop`ped: a netfilter drop on egress reports ENOBUFS to a local sender, and `ping`
+//! then silently re-sends, hiding the loss. netem drops silently, so the emulation `fwd`s the
+//! chosen packets to `lo` instead (a silent "stolen" verdict), where they die as frames for
+//! another host (PACKET_OTHERHOST) or as ARP on a NOARP device. `tc qdisc show`
 //! prints it as a netem root qdisc (with `-s`: sent and dropped from the counters), and
 //! `tc qdisc del dev X root` removes it. What nftables cannot do — delay, jitter, duplicate,
 //! corrupt, reorder, rate, slots, Gilbert-Elliott loss, netem below another qdisc — ends with
@@ -297,13 +301,13 @@ fn modify(verb: &str, tail: &[String]) -> Option<i32> {
     let t = n.table();
     let script = if existing.is_some() {
         format!(
-            "flush chain netdev {t} lossy\nadd rule netdev {t} lossy numgen random mod 10000 < {threshold} counter drop\n"
+            "flush chain netdev {t} lossy\nadd rule netdev {t} lossy numgen random mod 10000 < {threshold} counter fwd to \"lo\"\n"
         )
     } else {
         format!(
             "add table netdev {t}\ndelete table netdev {t}\nadd table netdev {t}\n\
              add chain netdev {t} lossy\n\
-             add rule netdev {t} lossy numgen random mod 10000 < {threshold} counter drop\n\
+             add rule netdev {t} lossy numgen random mod 10000 < {threshold} counter fwd to \"lo\"\n\
              add chain netdev {t} egress {{ type filter hook egress device \"{dev}\" priority -500; }}\n\
              add rule netdev {t} egress jump lossy\n\
              add rule netdev {t} egress counter\n"

@@ -51,7 +51,9 @@ impl Net {
             0,
             "capability tests need root (they run as root here and in CI)"
         );
-        let prefix = format!("h2{tag}{}", std::process::id() % 100000);
+        static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let prefix = format!("h2{tag}{}x{seq}", std::process::id() % 100000);
         let shims_dir = std::env::temp_dir().join(format!("fb-shims-{prefix}"));
         shims::install_with_binary(
             &shims_dir,
