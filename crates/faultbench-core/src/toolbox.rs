@@ -208,10 +208,14 @@ pub struct ToolCallRecord {
     pub error: Option<String>,
 }
 
+/// Receives each [`ToolCallRecord`] as soon as it is made (e.g. to append it to a file).
+pub type RecordSink = Box<dyn Fn(&ToolCallRecord) + Send + Sync>;
+
 /// Wraps a toolbox and records every call.
 pub struct RecordingToolbox<T> {
     inner: T,
     log: Mutex<Vec<ToolCallRecord>>,
+    sink: Option<RecordSink>,
 }
 
 impl<T: Toolbox> RecordingToolbox<T> {
@@ -220,7 +224,15 @@ impl<T: Toolbox> RecordingToolbox<T> {
         RecordingToolbox {
             inner,
             log: Mutex::new(Vec::new()),
+            sink: None,
         }
+    }
+
+    /// Also hands every record to `sink` when it is made, in call-number order (the sink runs
+    /// while the log is locked, so keep it quick).
+    pub fn with_sink(mut self, sink: impl Fn(&ToolCallRecord) + Send + Sync + 'static) -> Self {
+        self.sink = Some(Box::new(sink));
+        self
     }
 
     /// The calls so far.
@@ -272,6 +284,9 @@ impl<T: Toolbox> Toolbox for RecordingToolbox<T> {
                     error: Some(e.to_string()),
                 },
             };
+            if let Some(sink) = &self.sink {
+                sink(&rec);
+            }
             log.push(rec);
         }
         result

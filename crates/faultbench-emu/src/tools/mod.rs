@@ -58,6 +58,7 @@
 
 pub mod args;
 mod base;
+mod factory;
 mod frr;
 pub mod mcp;
 mod output;
@@ -66,6 +67,7 @@ mod reach;
 mod specs;
 pub mod telemetry;
 
+pub use factory::NikaToolsFactory;
 pub use output::{cap_text, render};
 pub use policy::{Policy, PolicyToolbox};
 pub use reach::{Reachability, is_end_host};
@@ -128,6 +130,8 @@ pub struct NikaTools {
     lab: Arc<dyn Lab>,
     config: ToolConfig,
     telemetry: Option<Arc<TelemetryStore>>,
+    /// A collector this toolbox owns (stopped when the toolbox is dropped).
+    collector: Option<telemetry::Collector>,
     specs: Vec<ToolSpec>,
 }
 
@@ -139,6 +143,7 @@ impl NikaTools {
             lab,
             config: ToolConfig::default(),
             telemetry: None,
+            collector: None,
             specs: all_specs(),
         }
     }
@@ -153,6 +158,39 @@ impl NikaTools {
     pub fn with_telemetry(mut self, store: Arc<TelemetryStore>) -> Self {
         self.telemetry = Some(store);
         self
+    }
+
+    /// Starts sampling the lab every `interval` into a new store that the `influx_*` tools
+    /// query (and, with `file`, also into a JSONL file another process can follow). The
+    /// collector stops when the toolbox is dropped. Must be called inside a tokio runtime.
+    pub fn collect_telemetry(
+        self,
+        interval: Duration,
+        file: Option<&std::path::Path>,
+    ) -> std::io::Result<Self> {
+        let mut store = TelemetryStore::new();
+        if let Some(f) = file {
+            store = store.write_jsonl(f)?;
+        }
+        Ok(self.collect_into(Arc::new(store), interval))
+    }
+
+    /// Starts sampling the lab every `interval` into `store`, which the `influx_*` tools then
+    /// query. The collector stops when the toolbox is dropped. Must be called inside a tokio
+    /// runtime.
+    pub fn collect_into(mut self, store: Arc<TelemetryStore>, interval: Duration) -> Self {
+        self.collector = Some(telemetry::Collector::start(
+            self.lab.clone(),
+            store.clone(),
+            interval,
+        ));
+        self.telemetry = Some(store);
+        self
+    }
+
+    /// The telemetry store, if one is attached.
+    pub fn telemetry(&self) -> Option<&Arc<TelemetryStore>> {
+        self.telemetry.as_ref()
     }
 
     /// The lab the tools act on.
@@ -186,7 +224,10 @@ impl NikaTools {
             .await
             .map_err(|e| ToolError::Failed {
                 tool: tool.to_string(),
-                message: e.to_string(),
+                // Lab instance names may be derived from scenario ids: never show them.
+                message: e
+                    .to_string()
+                    .replace(&format!("`{}`", self.lab.name()), "`<lab>`"),
             })
     }
 
