@@ -7,18 +7,21 @@
 //! - [`ReactAgent`] (`react`): a plain reason–act loop over function calling;
 //! - [`SadeAgent`] (`sade`): symptom-aware escalation with fault-family playbooks, normal-signal
 //!   list, composite snapshot tools and an explicit no-fault criterion;
-//! - `external:NAME`: an MCP-capable CLI agent (being written);
+//! - [`ExternalAgent`] (`external:NAME`): an MCP-capable CLI agent (e.g. Claude Code) run from a
+//!   command template in a clean working directory, its tool calls served over MCP;
 //! - [`BaselineAgent`] (`baseline`): deterministic, no LLM: tests the ticket's claims, sweeps the
 //!   network and answers from the evidence.
 
 #![warn(missing_docs)]
 
 pub mod baseline;
+pub mod external;
 pub mod llm_loop;
 pub mod prompt;
 pub mod react;
 pub mod sade;
 
 pub use baseline::BaselineAgent;
+pub use external::{ExternalAgent, ExternalTemplates};
 pub use react::ReactAgent;
 pub use sade::SadeAgent;
