@@ -357,8 +357,78 @@ impl TopologySummary {
         })
     }
 
+    /// The release's Kathará-style summary computed from `lab.conf` *text* with the release's
+    /// own reading rules: a line `dev[N]=cd` counts when it matches
+    /// `^dev\[N\]\s*=\s*"?cd"?` (only double quotes are stripped, so `pc0[0]='E'` shows as
+    /// `eth0='E'` and a domain `'E'`), any other `dev[...]` line only declares the device.
+    /// For ordinary lab files this equals [`TopologySummary::from_lab_conf`].
+    ///
+    /// ```
+    /// use faultbench_core::lab::TopologySummary;
+    /// let s = TopologySummary::kathara_from_text("K", "r1[0]=\"A\"\npc0[0]='A'\nsw[image]=x\n");
+    /// assert_eq!(s.text, "Topology: K\n\nDevices:\n  pc0: eth0='A'\n  r1: eth0=A\n  \
+    ///     sw: (no link assignments in lab.conf)\n\nCollision domains (shared L2 segments):\n  \
+    ///     'A': pc0.eth0\n  A: r1.eth0");
+    /// ```
+    pub fn kathara_from_text(topology: &str, lab_conf: &str) -> TopologySummary {
+        use std::collections::{BTreeMap, BTreeSet};
+        static IFACE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(r#"^([A-Za-z0-9_]+)\[(\d+)\]\s*=\s*"?([^"\s]+)"?"#).unwrap()
+        });
+        static DEVICE: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| regex::Regex::new(r"^([A-Za-z0-9_]+)\[").unwrap());
+        let mut devices: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+        let mut domains: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        for raw in lab_conf.lines() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(c) = IFACE.captures(line) {
+                let (dev, cd) = (c[1].to_string(), c[3].to_string());
+                let n: u64 = c[2].parse().unwrap_or(u64::MAX);
+                devices
+                    .entry(dev.clone())
+                    .or_default()
+                    .push((n, cd.clone()));
+                domains.entry(cd).or_default().push((dev.clone(), n));
+                seen.insert(dev);
+            } else if let Some(c) = DEVICE.captures(line) {
+                seen.insert(c[1].to_string());
+            }
+        }
+        let mut lines = vec![
+            format!("Topology: {topology}"),
+            String::new(),
+            "Devices:".to_string(),
+        ];
+        for dev in &seen {
+            match devices.get_mut(dev) {
+                Some(ifs) if !ifs.is_empty() => {
+                    ifs.sort();
+                    let ifs: Vec<String> =
+                        ifs.iter().map(|(n, cd)| format!("eth{n}={cd}")).collect();
+                    lines.push(format!("  {dev}: {}", ifs.join(", ")));
+                }
+                _ => lines.push(format!("  {dev}: (no link assignments in lab.conf)")),
+            }
+        }
+        lines.push(String::new());
+        lines.push("Collision domains (shared L2 segments):".to_string());
+        for (cd, members) in &mut domains {
+            members.sort();
+            let m: Vec<String> = members.iter().map(|(d, n)| format!("{d}.eth{n}")).collect();
+            lines.push(format!("  {cd}: {}", m.join(", ")));
+        }
+        TopologySummary {
+            text: lines.join("\n"),
+        }
+    }
+
     /// The summary agents get for a lab directory: the style and name chosen by its
-    /// `topology.toml`, or the Kathará style under the directory name when there is none.
+    /// `topology.toml`, or the Kathará style (read with the release's rules,
+    /// [`TopologySummary::kathara_from_text`]) under the directory name when there is none.
     pub fn for_lab(lab: &LabDir) -> Result<TopologySummary, TopologyMetaError> {
         let meta = TopologyMeta::for_lab(lab)?;
         let name = topology_name(lab, meta.as_ref());
@@ -369,7 +439,15 @@ impl TopologySummary {
                     e
                 })
             }
-            _ => Ok(TopologySummary::from_lab_conf(&name, &lab.conf)),
+            _ => {
+                let path = lab.root.join("lab.conf");
+                let text = std::fs::read_to_string(&path).map_err(|e| TopologyMetaError {
+                    path: Some(path.clone()),
+                    line: None,
+                    message: format!("cannot read: {e}"),
+                })?;
+                Ok(TopologySummary::kathara_from_text(&name, &text))
+            }
         }
     }
 }
@@ -414,6 +492,16 @@ mod tests {
             "Topology: t\n\nDevices:\n  Routers (FRR): r1, r2\n  Switches: sw\n  Hosts: pc1\n  \
              Web servers: web1\n  Dns servers: ns\n\nLinks (device:iface <-> device:iface):\n  \
              r1:eth0 <-> r2:eth0\n  r1:eth1 <-> pc1:eth0\n  r2:eth1 <-> sw:eth0\n  sw:eth1 <-> ns:eth0 <-> web1:eth0"
+        );
+    }
+
+    #[test]
+    fn the_text_reading_matches_the_parsed_one_on_ordinary_files() {
+        let text = "LAB_NAME=x\n# c\nr1[0]=A\nr1[1]=\"B\"   # note\nr2[0]=A\nr2[image]=\"kathara/frr\"\npc1[0]=B\n";
+        let conf = LabConf::parse(text).unwrap();
+        assert_eq!(
+            TopologySummary::kathara_from_text("x", text),
+            TopologySummary::from_lab_conf("x", &conf)
         );
     }
 
