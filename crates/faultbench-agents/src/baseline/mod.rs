@@ -30,7 +30,7 @@ use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
 use faultbench_core::toolbox::Toolbox;
 use read::DaemonView;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -194,24 +194,27 @@ async fn reachability(p: &mut Prober, ev: &mut Evidence) -> Vec<String> {
     let Some((text, _)) = p.call("get_reachability", json!({})).await else {
         return Vec::new();
     };
-    let pairs = read::reachability(&text);
-    ev.pairs_total = pairs.len();
-    let mut hosts = BTreeSet::new();
-    for r in &pairs {
-        hosts.insert(r.src.clone());
-        hosts.insert(r.dst.clone());
-        if !r.ok() {
-            ev.failing_pairs
-                .push((r.src.clone(), r.dst.clone(), r.status.clone()));
-        }
+    let reach = read::reachability(&text);
+    ev.pairs_total = reach.total;
+    for r in reach.pairs.iter().filter(|r| !r.ok()) {
+        ev.failing_pairs
+            .push((r.src.clone(), r.dst.clone(), r.status.clone()));
+    }
+    for h in &reach.unaddressed {
+        ev.add(
+            Some(h),
+            3,
+            format!("{h} has no IPv4 address on its LAN interface"),
+            "restore the address (static config or DHCP)",
+        );
     }
     ev.checked.push(format!(
         "reachability between {} hosts ({} pairs, {} failing)",
-        hosts.len(),
-        pairs.len(),
+        reach.hosts.len(),
+        reach.total,
         ev.failing_pairs.len()
     ));
-    hosts.into_iter().collect()
+    reach.hosts
 }
 
 /// Step 2.

@@ -21,15 +21,56 @@ impl PairResult {
     }
 }
 
-/// The pairs of a `get_reachability` answer (`{"results": [{src, dst, status, …}]}`), found
-/// wherever they sit in the JSON.
-pub fn reachability(text: &str) -> Vec<PairResult> {
+/// A `get_reachability` answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// The listed pairs (a long report may list only the failing ones).
+    pub pairs: Vec<PairResult>,
+    /// Pairs probed in total (`summary.pairs` when given, else the listed ones).
+    pub total: usize,
+    /// Hosts that took part.
+    pub hosts: Vec<String>,
+    /// Hosts the tool found without an address (`hosts_without_address`).
+    pub unaddressed: Vec<String>,
+}
+
+/// Reads a `get_reachability` answer (`{"hosts": {…}, "summary": {…}, "results": [{src, dst,
+/// status, …}]}`); pairs are found wherever they sit in the JSON.
+pub fn reachability(text: &str) -> Reach {
     let Some(v) = json_in(text) else {
-        return Vec::new();
+        return Reach::default();
     };
-    let mut out = Vec::new();
-    collect_pairs(&v, &mut out);
-    out
+    let mut r = Reach::default();
+    collect_pairs(&v, &mut r.pairs);
+    r.total = v
+        .pointer("/summary/pairs")
+        .and_then(Value::as_u64)
+        .map(|n| n as usize)
+        .unwrap_or(r.pairs.len())
+        .max(r.pairs.len());
+    let mut hosts: Vec<String> = match v.get("hosts") {
+        Some(Value::Object(m)) => m.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    for p in &r.pairs {
+        for h in [&p.src, &p.dst] {
+            if !hosts.contains(h) {
+                hosts.push(h.clone());
+            }
+        }
+    }
+    r.hosts = hosts;
+    r.unaddressed = v
+        .get("hosts_without_address")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    r
 }
 
 fn collect_pairs(v: &Value, out: &mut Vec<PairResult>) {
@@ -277,9 +318,17 @@ mod tests {
             {"src":"pc2","dst":"pc1","status":"ok"}]}
 [note] something"#;
         let r = reachability(text);
-        assert_eq!(r.len(), 2);
-        assert!(!r[0].ok() && r[1].ok());
-        assert!(reachability("not json").is_empty());
+        assert_eq!((r.pairs.len(), r.total), (2, 2));
+        assert!(!r.pairs[0].ok() && r.pairs[1].ok());
+        assert_eq!(r.hosts, vec!["pc1", "pc2"]);
+        assert!(reachability("not json").pairs.is_empty());
+        let cut = reachability(
+            r#"{"hosts":{"a":"1.1.1.1"},"hosts_without_address":["b"],"summary":{"pairs":12,"ok":11},"results":[{"src":"a","dst":"c","status":"down"}]}"#,
+        );
+        assert_eq!(
+            (cut.total, cut.unaddressed.clone()),
+            (12, vec!["b".to_string()])
+        );
     }
 
     #[test]
