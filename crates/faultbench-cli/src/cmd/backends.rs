@@ -23,7 +23,7 @@ pub fn llm_judge(_llm: &LlmConfig, _model: Option<&str>) -> anyhow::Result<Arc<d
 
 /// The deterministic baseline agent.
 pub fn baseline_agent() -> anyhow::Result<Arc<dyn Agent>> {
-    bail!("the baseline agent is not available in this build yet")
+    Ok(Arc::new(faultbench_agents::BaselineAgent::new()))
 }
 
 /// An external MCP agent.

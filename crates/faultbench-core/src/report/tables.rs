@@ -210,8 +210,8 @@ fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
         out_tokens_t: mean_of(&t, |r| r.out_tokens as f64),
         usd_a: mean_of(&a, |r| r.cost_usd),
         usd_t: mean_of(&t, |r| r.cost_usd),
-        usd_total: mine.iter().map(|r| r.cost_usd).sum(),
-        usd_timeouts: t.iter().map(|r| r.cost_usd).sum(),
+        usd_total: mine.iter().map(|r| r.cost_usd).sum::<f64>() + 0.0,
+        usd_timeouts: t.iter().map(|r| r.cost_usd).sum::<f64>() + 0.0,
         wall_seconds: mean_of(&mine, |r| r.wall_seconds),
     }
 }

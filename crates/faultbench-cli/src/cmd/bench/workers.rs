@@ -101,8 +101,10 @@ pub async fn run_all(setup: Setup) -> anyhow::Result<Outcome> {
     }
     signals.abort();
     let interrupted = shared.stopped();
+    // Safety net: labs still referenced (runs abandoned on interrupt, telemetry tasks winding
+    // down) are torn down here; teardown is idempotent.
     let (torn, errors) = tracking.teardown_all().await;
-    if torn > 0 {
+    if interrupted && torn > 0 {
         progress.println(&format!("tore down {torn} lab(s) still running"));
     }
     for e in errors {
