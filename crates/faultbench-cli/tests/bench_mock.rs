@@ -150,3 +150,81 @@ fn dry_run_prints_plan_and_cost_and_runs_nothing() {
     assert!(stdout.contains("estimated cost"), "{stdout}");
     assert_eq!(manifest_rows(&runs).len(), 0);
 }
+
+/// The triangle mock with every rule slowed down, so that a run takes a while.
+fn slow_topology(dir: &Path, delay_ms: u32) {
+    let topo = dir.join("Tri");
+    std::fs::create_dir_all(&topo).unwrap();
+    for f in ["lab.conf", "baseline.toml"] {
+        std::fs::copy(fixtures().join("topologies/Tri").join(f), topo.join(f)).unwrap();
+    }
+    let mock = std::fs::read_to_string(fixtures().join("topologies/Tri/mock.toml")).unwrap();
+    let slow = mock.replace("[[rule]]\n", &format!("[[rule]]\ndelay_ms = {delay_ms}\n"));
+    std::fs::write(topo.join("mock.toml"), slow).unwrap();
+}
+
+#[test]
+fn kill_minus_nine_then_resume_gives_every_run_exactly_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let topologies = tmp.path().join("topologies");
+    slow_topology(&topologies, 40);
+    let runs = tmp.path().join("runs");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .arg("bench")
+        .args([
+            "--emulator",
+            "mock",
+            "--agents",
+            "baseline",
+            "--scope",
+            "all",
+            "--passes",
+            "4",
+        ])
+        .arg("--dataset")
+        .arg(fixtures().join("dataset"))
+        .arg("--topologies")
+        .arg(&topologies)
+        .arg("--runs-root")
+        .arg(&runs)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it hard once at least one run is archived (and before all are).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let n = std::fs::read_to_string(runs.join("MANIFEST.csv"))
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0);
+        if n >= 1 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no run finished in 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = manifest_rows(&runs).len();
+    assert!(
+        before < 8,
+        "the kill came too late to test anything ({before} runs done)"
+    );
+
+    let (code, _, err) = bench(&runs, &topologies, &["--passes", "4", "--resume"]);
+    assert_eq!(code, 0, "{err}");
+    let rows = manifest_rows(&runs);
+    let mut keys: Vec<(String, String)> =
+        rows.iter().map(|r| (r[3].clone(), r[1].clone())).collect();
+    keys.sort();
+    let n = keys.len();
+    keys.dedup();
+    assert_eq!(n, 8, "2 scenarios × 4 passes: {rows:?}");
+    assert_eq!(keys.len(), 8, "no run twice");
+    let (records, bad) = faultbench_core::record::scan_records(&runs);
+    assert!(bad.is_empty());
+    assert_eq!(records.len(), 8);
+}
