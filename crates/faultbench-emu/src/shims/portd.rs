@@ -184,6 +184,12 @@ impl Daemon {
             let idx = sys::ifindex(n).ok_or_else(|| format!("Cannot find device \"{n}\""))?;
             let sock =
                 PacketSocket::open(idx, vid).map_err(|e| format!("AF_PACKET on {n}: {e}"))?;
+            if vid.is_some() {
+                // A VLAN on a bridge (an SVI such as `vlan10` on `br0`) must see unicast frames
+                // for its own MAC, which the bridge only passes up when promiscuous.
+                sock.join_promiscuous()
+                    .map_err(|e| format!("promiscuous mode on {n}: {e}"))?;
+            }
             self.lowers.push(Lower {
                 name: n.clone(),
                 sock,

@@ -233,6 +233,23 @@ impl PacketSocket {
         Ok(PacketSocket { fd, ifindex })
     }
 
+    /// Put the bound interface in promiscuous mode for as long as the socket lives (the kernel
+    /// drops the membership when the socket closes). A real VLAN device whose MAC differs from
+    /// its parent's adds that MAC to the parent's unicast filter, which makes a bridge parent
+    /// promiscuous; without it a bridge would not pass frames addressed to the VLAN up to us.
+    pub fn join_promiscuous(&self) -> io::Result<()> {
+        // SAFETY: packet_mreq is plain data; all-zero is valid.
+        let mut mreq: libc::packet_mreq = unsafe { zeroed() };
+        mreq.mr_ifindex = self.ifindex as i32;
+        mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
+        setsockopt(
+            &self.fd,
+            libc::SOL_PACKET,
+            libc::PACKET_ADD_MEMBERSHIP,
+            &mreq,
+        )
+    }
+
     /// The interface this socket is bound to.
     pub fn ifindex(&self) -> u32 {
         self.ifindex
