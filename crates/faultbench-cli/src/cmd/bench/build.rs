@@ -2,14 +2,11 @@
 
 use anyhow::{Context, bail};
 use faultbench_core::pipeline::ToolboxFactory;
-use faultbench_core::{Agent, Emulator, Judge, Lab, ToolError, ToolOutput, ToolSpec, Toolbox};
-use faultbench_emu::tools::telemetry::{Collector, TelemetryStore};
-use faultbench_emu::tools::{NikaTools, Policy, PolicyToolbox};
+use faultbench_core::{Agent, Emulator, Judge};
+use faultbench_emu::tools::{NikaToolsFactory, Policy};
 use faultbench_llm::LlmConfig;
-use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The emulator named by `--emulator`.
 pub fn emulator(name: &str) -> anyhow::Result<Arc<dyn Emulator>> {
@@ -106,39 +103,12 @@ pub fn agents(
     Ok(out)
 }
 
-/// The 22 NIKA tools behind a policy, with telemetry sampled from deploy on.
-struct LabTools {
-    tools: PolicyToolbox<NikaTools>,
-    _collector: Collector,
-}
-
-#[async_trait::async_trait]
-impl Toolbox for LabTools {
-    fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.specs()
-    }
-    async fn call(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-        self.tools.call(name, args).await
-    }
-    fn mutates(&self, name: &str, args: &Value) -> bool {
-        self.tools.mutates(name, args)
-    }
-}
-
-/// A toolbox factory for `--policy`.
+/// A toolbox factory for `--policy`: the 22 NIKA tools, telemetry sampled from deploy on.
 pub fn tools(policy: &str) -> anyhow::Result<Arc<dyn ToolboxFactory>> {
     let policy: Policy = policy
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--policy: {e}"))?;
-    Ok(Arc::new(move |lab: Arc<dyn Lab>| {
-        let store = Arc::new(TelemetryStore::new());
-        let collector = Collector::start(lab.clone(), store.clone(), Duration::from_secs(5));
-        let tools = NikaTools::new(lab).with_telemetry(store);
-        Arc::new(LabTools {
-            tools: PolicyToolbox::new(tools, policy),
-            _collector: collector,
-        }) as Arc<dyn Toolbox>
-    }))
+    Ok(Arc::new(NikaToolsFactory::new().with_policy(policy)))
 }
 
 /// Loads the LLM configuration (`--llm-config`, else `FAULTBENCH_LLM_CONFIG`, else defaults).
