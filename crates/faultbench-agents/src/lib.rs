@@ -19,9 +19,11 @@ pub mod external;
 pub mod llm_loop;
 pub mod prompt;
 pub mod react;
+pub mod registry;
 pub mod sade;
 
 pub use baseline::BaselineAgent;
 pub use external::{ExternalAgent, ExternalTemplates};
 pub use react::ReactAgent;
+pub use registry::{AgentOptions, build_agent};
 pub use sade::SadeAgent;

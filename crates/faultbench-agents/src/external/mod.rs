@@ -563,24 +563,25 @@ impl ExternalAgent {
         };
         outcome.tool_calls = outcome.tool_log.len() as u32;
         let failed_exit = status.is_some_and(|s| !s.success());
+        let tail: String = stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" | ");
         if outcome.error.is_none() && !outcome.hit_wall_clock {
-            if let Some(e) = parsed.error {
-                outcome.error = Some(e);
-            } else if failed_exit && outcome.final_text.trim().is_empty() {
-                let tail: String = stderr
-                    .lines()
-                    .rev()
-                    .take(5)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect::<Vec<_>>()
-                    .join(" | ");
+            if failed_exit && outcome.final_text.trim().is_empty() {
                 outcome.error = Some(format!(
                     "`{}` exited with {}: {tail}",
                     t.program,
                     status.map(|s| s.to_string()).unwrap_or_default()
                 ));
+            } else if let Some(e) = parsed.error {
+                outcome.error = Some(format!("{e}; stderr: {tail}"));
             }
         }
         drop(bridge);
