@@ -1,16 +1,319 @@
-//! `faultbench lab` (not implemented yet).
+//! `faultbench lab`: bring labs up on the netns backend, run commands in them, check their
+//! baseline, tear them down.
+//!
+//! `lab up` returns once the lab is converged and leaves it running (detached); any later
+//! command finds it by instance name. Ctrl-C or SIGTERM during `lab up` tears the half-built lab
+//! down before exiting.
 
+use anyhow::{Context, bail};
+use faultbench_core::emulator::{EmuError, Lab, LabRequest};
+use faultbench_core::lab::{Baseline, TopologyResolver, verify};
+use faultbench_emu::netns::{self, NetnsEmulator, NetnsLab};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+mod bench;
 
 /// Subcommands of `faultbench lab`.
 #[derive(clap::Subcommand)]
 pub enum LabCmd {
-    /// Placeholder.
-    Todo,
+    /// Bring a lab up and leave it running (prints its instance name).
+    Up(UpArgs),
+    /// Run a command in a device; exits with the command's exit code.
+    Exec(ExecArgs),
+    /// Tear labs down.
+    Down(DownArgs),
+    /// List running labs.
+    Ls(LsArgs),
+    /// Remove leftovers of killed processes (labs whose owner died, stray device processes).
+    Gc,
+    /// Run the lab directory's baseline.toml probes against a running lab.
+    Verify(VerifyArgs),
+    /// Time nothing → converged and teardown for generated labs of 3, 10 and 30 routers.
+    Bench(bench::Args),
+}
+
+/// `faultbench lab up`.
+#[derive(clap::Args)]
+pub struct UpArgs {
+    /// A Kathará lab directory, or a topology name under `topologies/` (e.g. `Kath2`).
+    pub target: String,
+    /// Instance name (default: `<lab>-<4 hex digits>`).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Longest wait for routing to settle, in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub settle_cap: u64,
+}
+
+/// `faultbench lab exec`.
+#[derive(clap::Args)]
+pub struct ExecArgs {
+    /// Instance name.
+    pub name: String,
+    /// Device.
+    pub device: String,
+    /// Kill the command after this many seconds.
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// The command and its arguments (after `--`).
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+/// `faultbench lab down`.
+#[derive(clap::Args)]
+pub struct DownArgs {
+    /// Instance names.
+    pub names: Vec<String>,
+    /// Every running lab.
+    #[arg(long, conflicts_with = "names")]
+    pub all: bool,
+}
+
+/// `faultbench lab ls`.
+#[derive(clap::Args)]
+pub struct LsArgs {
+    /// JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `faultbench lab verify`.
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    /// Instance name.
+    pub name: String,
+    /// Baseline file (default: `baseline.toml` of the lab directory the instance came from).
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// Timeout per probe, in seconds.
+    #[arg(long, default_value_t = 20)]
+    pub timeout: u64,
 }
 
 pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
     match cmd {
-        LabCmd::Todo => anyhow::bail!("`faultbench lab` is not implemented yet"),
+        LabCmd::Up(a) => up(a).await,
+        LabCmd::Exec(a) => exec(a).await,
+        LabCmd::Down(a) => down(a).await,
+        LabCmd::Ls(a) => ls(a),
+        LabCmd::Gc => {
+            let r = netns::gc();
+            for (name, why) in &r.removed {
+                println!("removed {name}: {why}");
+            }
+            for m in &r.killed {
+                println!("killed stray device process {m}");
+            }
+            if r.removed.is_empty() && r.killed.is_empty() {
+                println!("nothing to collect");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        LabCmd::Verify(a) => verify_cmd(a).await,
+        LabCmd::Bench(a) => bench::run(a).await,
     }
+}
+
+/// A lab directory or a topology name.
+pub fn resolve_lab_dir(target: &str) -> anyhow::Result<PathBuf> {
+    let p = Path::new(target);
+    if p.join("lab.conf").is_file() {
+        return Ok(p.to_path_buf());
+    }
+    if p.is_dir() {
+        bail!(
+            "{} has no lab.conf (a Kathará lab directory needs one)",
+            p.display()
+        );
+    }
+    Ok(TopologyResolver::with_default_roots()
+        .resolve(target)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .dir)
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn interrupted() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
+
+async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
+    let dir = resolve_lab_dir(&a.target)?;
+    let mut req = LabRequest::new(&dir);
+    if let Some(n) = &a.name {
+        req = req.named(n);
+    }
+    let emu = NetnsEmulator::new().settle_cap(Duration::from_secs(a.settle_cap));
+    let started = Instant::now();
+    // Dropping the deploy future (on a signal) drops its guard, which tears the lab down.
+    let lab: NetnsLab = tokio::select! {
+        r = emu.deploy_lab(&req) => r.map_err(explain)?,
+        _ = interrupted() => {
+            eprintln!("interrupted: the partly deployed lab was torn down");
+            return Ok(ExitCode::from(130));
+        }
+    };
+    lab.detach().map_err(explain)?;
+    let r = lab.readiness();
+    for w in lab.warnings() {
+        eprintln!("warning: {w}");
+    }
+    if r.converged {
+        eprintln!(
+            "{} up from {} in {:.2} s ({} devices; routing settled after {} ms)",
+            lab.name(),
+            dir.display(),
+            started.elapsed().as_secs_f64(),
+            lab.devices().len(),
+            r.waited_ms
+        );
+    } else {
+        eprintln!(
+            "{} up from {} in {:.2} s, but routing had not settled after {} ms:",
+            lab.name(),
+            dir.display(),
+            started.elapsed().as_secs_f64(),
+            r.waited_ms
+        );
+        for p in &r.pending {
+            eprintln!("  pending: {p}");
+        }
+    }
+    println!("{}", lab.name());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn explain(e: EmuError) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
+async fn exec(a: ExecArgs) -> anyhow::Result<ExitCode> {
+    let lab = netns::attach_lab(&a.name).map_err(explain)?;
+    let status = lab
+        .exec_inherit(&a.device, &a.command, a.timeout.map(Duration::from_secs))
+        .await
+        .map_err(explain)?;
+    use std::os::unix::process::ExitStatusExt;
+    let code = match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        _ => 1,
+    };
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+async fn down(a: DownArgs) -> anyhow::Result<ExitCode> {
+    let names: Vec<String> = if a.all {
+        netns::list().into_iter().map(|s| s.name).collect()
+    } else {
+        a.names
+    };
+    if names.is_empty() {
+        bail!("name the labs to tear down (see `faultbench lab ls`), or pass --all");
+    }
+    let mut code = ExitCode::SUCCESS;
+    for n in names {
+        match netns::attach_lab(&n) {
+            Ok(lab) => {
+                let t = Instant::now();
+                lab.teardown().await.map_err(explain)?;
+                eprintln!("{n} down in {} ms", t.elapsed().as_millis());
+            }
+            Err(e) => {
+                eprintln!("{n}: {e}");
+                code = ExitCode::from(1);
+            }
+        }
+    }
+    Ok(code)
+}
+
+fn ls(a: LsArgs) -> anyhow::Result<ExitCode> {
+    let labs = netns::list();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&labs)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if labs.is_empty() {
+        println!("no lab is running");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<28} {:<10} {:>7}  {:<10} DIRECTORY",
+        "NAME", "PHASE", "DEVICES", "OWNER"
+    );
+    for s in labs {
+        let alive = s.inits().filter(|p| p.alive()).count();
+        let total = s.inits().count();
+        let phase = if alive < total {
+            format!("{:?} ({alive}/{total} up)", s.phase).to_lowercase()
+        } else {
+            format!("{:?}", s.phase).to_lowercase()
+        };
+        let owner = match s.owner {
+            None => "detached".to_string(),
+            Some(o) if o.alive() => format!("pid {}", o.pid),
+            Some(o) => format!("dead {}", o.pid),
+        };
+        println!(
+            "{:<28} {:<10} {:>7}  {:<10} {}",
+            s.name,
+            phase,
+            s.devices.len(),
+            owner,
+            s.dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let lab = netns::attach_lab(&a.name).map_err(explain)?;
+    let path = a
+        .baseline
+        .clone()
+        .unwrap_or_else(|| lab.dir().join("baseline.toml"));
+    let baseline = Baseline::load(&path).with_context(|| "reading the baseline probes")?;
+    let results = verify(&lab, &baseline, Duration::from_secs(a.timeout)).await;
+    let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
+    for r in &results {
+        let mark = if r.passed { "ok  " } else { "FAIL" };
+        println!(
+            "{mark} {:<8} {:<10} {}",
+            format!("{:?}", r.probe.kind).to_lowercase(),
+            r.probe.device,
+            r.probe.name
+        );
+        if !r.passed {
+            println!(
+                "       `{}` expected {}: {}",
+                r.probe.command, r.probe.expect, r.detail
+            );
+        }
+    }
+    println!(
+        "{} of {} probes passed ({})",
+        results.len() - failed.len(),
+        results.len(),
+        path.display()
+    );
+    Ok(if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -1,1 +1,82 @@
-//! (being written)
+//! # The `netns` backend: Kathará labs on Linux namespaces with real FRR and services
+//!
+//! A Kathará lab directory (lab.conf, `<device>.startup`, `<device>/` trees, lab.dep, shared/)
+//! runs here without Docker. The model, container by container:
+//!
+//! - **A device** is a set of fresh namespaces — network, UTS (hostname = device name), mount,
+//!   PID, IPC, cgroup — held by a PID 1 (`bash -s` reading a pipe nobody writes, so it just reaps
+//!   orphans). Inside, the host's `/usr` is read-only, `/etc` and `/var` are writable overlays
+//!   (the device's files over the host's), `/tmp`, `/run`, `/root`… are its own tmpfs, and `/proc`
+//!   and `/sys` show only the device. `ps` lists the device's processes; `kill -9 -1` reaches
+//!   nothing else. See [`layout`] for the exact file system and [`init`] for how it is built.
+//! - **A collision domain** with two members is a veth pair; otherwise it is a bridge in a
+//!   switch namespace of its own. Interfaces are `eth0`, `eth1`, … in lab.conf order. Nothing is
+//!   created in the host's network namespace. See [`topo`].
+//! - **Kathará's runtime** is mimicked: IPv4 forwarding on, `rp_filter` off, IPv6 off (unless
+//!   `ipv6=true`), `/proc/sys` read-only (unless `privileged=true`), the device tree copied over
+//!   `/` (`r1/etc/frr/frr.conf` is `/etc/frr/frr.conf`), `/etc/frr` owned by `frr`, then
+//!   `shared.startup` and `<device>.startup` run with `bash -x` into `/var/log/startup.log`, then
+//!   the `exec` options, then `/tmp/EOS` is touched.
+//! - **Services**: `systemctl`, `service` and `/etc/init.d/*` work as in Kathará's images. FRR's
+//!   script starts the daemons its `daemons` file enables *without watchfrr*, so a killed daemon
+//!   stays dead; plain `vtysh` talks to the device's own FRR. dnsmasq, bind9, isc-dhcp-server,
+//!   isc-dhcp-relay, keepalived, apache2, nginx run through their packaged init scripts.
+//! - **Kernel emulations**: the lab's shim folder (mounted at `/usr/local/sbin`, first in
+//!   `PATH`) holds the wrappers of [`crate::shims`] for what this kernel lacks.
+//! - **Lifecycle**: [`NetnsEmulator::deploy_lab`] brings all devices up in parallel, runs the
+//!   startups (in lab.dep order), then waits — bounded — for routing to settle ([`ready`]). Each
+//!   instance has a folder under [`LABS_DIR`] so any process can [`attach`] to it; teardown is a
+//!   `SIGKILL` per PID 1 (the kernel removes the namespaces with everything in them) plus that
+//!   folder. [`gc`] collects what killed processes left behind.
+//!
+//! Exec: [`Lab::exec`](faultbench_core::Lab::exec) enters the device with `nsenter`, with a
+//! timeout that kills the command's whole process group and a 1 MiB cap per output stream.
+
+mod emulator;
+mod exec;
+mod gc;
+pub mod init;
+mod lab;
+pub mod labgen;
+pub mod layout;
+mod prepare;
+pub mod ready;
+mod state;
+pub mod topo;
+
+pub use emulator::{DEVICE_PATH, NetnsEmulator, preflight, which};
+pub use exec::DEFAULT_OUTPUT_CAP;
+pub use gc::{GcReport, gc};
+pub use lab::NetnsLab;
+pub use ready::{Readiness, vty_command};
+pub use state::{LABS_DIR, LabState, NodeState, Phase, ProcId, check_name};
+
+use faultbench_core::emulator::{EmuError, Lab};
+use std::sync::Arc;
+
+/// Re-attaches to a running lab by instance name (from any process). The handle does not own
+/// the lab: dropping it leaves the lab running; [`Lab::teardown`] stops it.
+pub fn attach(name: &str) -> Result<Arc<dyn Lab>, EmuError> {
+    Ok(Arc::new(attach_lab(name)?))
+}
+
+/// [`attach`], returning the concrete type.
+pub fn attach_lab(name: &str) -> Result<NetnsLab, EmuError> {
+    check_name(name).map_err(EmuError::InvalidLab)?;
+    let st = LabState::load(name).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            EmuError::NotRunning(name.to_string())
+        } else {
+            EmuError::Other(format!("lab `{name}`: unreadable state: {e}"))
+        }
+    })?;
+    Ok(NetnsLab::new(st, false, Readiness::default(), Vec::new()))
+}
+
+/// The running instances (state of each), sorted by name.
+pub fn list() -> Vec<LabState> {
+    state::instance_names()
+        .iter()
+        .filter_map(|n| LabState::load(n).ok())
+        .collect()
+}

@@ -1,0 +1,148 @@
+//! `faultbench lab bench`: time nothing → converged and teardown on generated labs.
+//!
+//! For each size (default 3, 10 and 30 routers in an OSPF ring, plus the 8-device reference lab
+//! of `reference/netns/lab.sh`), deploy the lab, check that a host reaches the far side, and
+//! tear it down, `--runs` times; print the median and range of each phase.
+
+use faultbench_core::emulator::{Command, Lab, LabRequest};
+use faultbench_emu::netns::{NetnsEmulator, labgen};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Arguments of `faultbench lab bench`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Ring sizes (routers).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![3usize, 10, 30])]
+    pub sizes: Vec<usize>,
+    /// Runs per size.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Skip the 8-device reference lab.
+    #[arg(long)]
+    pub no_reference: bool,
+    /// Print JSON lines instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A lab directory removed when dropped.
+struct ScratchDir(std::path::PathBuf);
+
+impl ScratchDir {
+    fn new() -> std::io::Result<ScratchDir> {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let k = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let p = std::env::temp_dir().join(format!("faultbench-bench-{}-{k}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p)?;
+        Ok(ScratchDir(p))
+    }
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Sample {
+    up: Duration,
+    reach: Duration,
+    down: Duration,
+}
+
+fn stats(v: &mut [Duration]) -> (f64, f64, f64) {
+    v.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    (ms(v[v.len() / 2]), ms(v[0]), ms(v[v.len() - 1]))
+}
+
+async fn one(kind: &str, n: usize) -> anyhow::Result<Sample> {
+    let dir = ScratchDir::new()?;
+    let target = if kind == "ring" {
+        labgen::ospf_ring(n, dir.path())?
+    } else {
+        labgen::triangle(dir.path())?
+    };
+    let t0 = Instant::now();
+    let lab = NetnsEmulator::new()
+        .deploy_lab(&LabRequest::new(dir.path()))
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let up = t0.elapsed();
+    // Converged means the far host answers; poll in case readiness was optimistic.
+    let ping = Command::shell(format!("ping -c1 -W0.3 {}", target.to));
+    loop {
+        let o = lab
+            .exec(&target.from, &ping, Duration::from_secs(2))
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if o.success() {
+            break;
+        }
+        if t0.elapsed() > Duration::from_secs(120) {
+            anyhow::bail!("{} never reached {}", target.from, target.to);
+        }
+    }
+    let reach = t0.elapsed();
+    let t1 = Instant::now();
+    lab.teardown().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Sample {
+        up,
+        reach,
+        down: t1.elapsed(),
+    })
+}
+
+pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
+    faultbench_emu::netns::preflight().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut cases: Vec<(String, &str, usize)> = Vec::new();
+    if !a.no_reference {
+        cases.push(("reference 8-device lab (3 routers)".into(), "triangle", 3));
+    }
+    for &n in &a.sizes {
+        cases.push((format!("OSPF ring, {n} routers"), "ring", n));
+    }
+    if !a.json {
+        println!(
+            "{:<36} {:>5} {:>22} {:>22} {:>22}",
+            "lab", "runs", "up+settled ms (range)", "first ping ms", "teardown ms"
+        );
+    }
+    for (label, kind, n) in cases {
+        let mut s = Vec::new();
+        for _ in 0..a.runs.max(1) {
+            s.push(one(kind, n).await?);
+        }
+        let (mut up, mut reach, mut down): (Vec<_>, Vec<_>, Vec<_>) = (
+            s.iter().map(|x| x.up).collect(),
+            s.iter().map(|x| x.reach).collect(),
+            s.iter().map(|x| x.down).collect(),
+        );
+        let (u, r, d) = (stats(&mut up), stats(&mut reach), stats(&mut down));
+        if a.json {
+            println!(
+                "{}",
+                serde_json::json!({"lab": label, "routers": n, "runs": s.len(),
+                    "up_ms": {"median": u.0, "min": u.1, "max": u.2},
+                    "reach_ms": {"median": r.0, "min": r.1, "max": r.2},
+                    "teardown_ms": {"median": d.0, "min": d.1, "max": d.2}})
+            );
+        } else {
+            let f = |x: (f64, f64, f64)| format!("{:.0} ({:.0}-{:.0})", x.0, x.1, x.2);
+            println!(
+                "{:<36} {:>5} {:>22} {:>22} {:>22}",
+                label,
+                s.len(),
+                f(u),
+                f(r),
+                f(d)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

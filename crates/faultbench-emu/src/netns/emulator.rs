@@ -1,0 +1,608 @@
+//! Deploying a lab: files, namespaces, links, startups, readiness.
+
+use super::exec;
+use super::init::{self, Plan, Spawned};
+use super::lab::{NetnsLab, destroy};
+use super::layout::{self, DeviceFs, DeviceNet};
+use super::prepare::{self, InstanceDirs};
+use super::ready::{self, Readiness, Watched};
+use super::state::{self, INIT_MARK, LabState, NodeState, Phase, ProcId, SETUP_ROOT};
+use super::topo::{BRIDGE, Node, Topology};
+use faultbench_core::emulator::{EmuError, Emulator, Lab, LabRequest};
+use faultbench_core::lab::LabDir;
+use std::ffi::CString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// `PATH` of every command run in a device: the lab's shims first.
+pub const DEVICE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The Linux-namespaces backend. Needs root and the packages `faultbench doctor` lists.
+///
+/// ```
+/// use faultbench_core::emulator::{Command, Emulator, Lab, LabRequest};
+/// use faultbench_emu::netns::NetnsEmulator;
+/// use std::time::Duration;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// // Two hosts on one link, configured by their startup files.
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("lab.conf"), "a[0]=LINK\nb[0]=LINK\n").unwrap();
+/// std::fs::write(dir.path().join("a.startup"), "ip addr add 10.9.0.1/24 dev eth0\n").unwrap();
+/// std::fs::write(dir.path().join("b.startup"), "ip addr add 10.9.0.2/24 dev eth0\n").unwrap();
+///
+/// let lab = NetnsEmulator::new().deploy(&LabRequest::new(dir.path())).await.unwrap();
+/// let out = lab
+///     .exec("a", &Command::shell("hostname; ping -c1 -W1 10.9.0.2 >/dev/null && echo reached"), Duration::from_secs(5))
+///     .await
+///     .unwrap();
+/// assert_eq!(out.stdout, "a\nreached\n");
+/// lab.teardown().await.unwrap();
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct NetnsEmulator {
+    settle_cap: Duration,
+    settle_quiet: Duration,
+    startup_timeout: Duration,
+    output_cap: usize,
+}
+
+impl Default for NetnsEmulator {
+    fn default() -> Self {
+        NetnsEmulator {
+            settle_cap: Duration::from_secs(60),
+            settle_quiet: Duration::from_millis(300),
+            startup_timeout: Duration::from_secs(120),
+            output_cap: exec::DEFAULT_OUTPUT_CAP,
+        }
+    }
+}
+
+impl NetnsEmulator {
+    /// Defaults: routing settle cap 60 s, startup timeout 120 s, 1 MiB output cap per stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Longest wait for routing to settle after the startups (the lab is returned anyway, with
+    /// [`NetnsLab::readiness`] saying what did not settle).
+    pub fn settle_cap(mut self, cap: Duration) -> Self {
+        self.settle_cap = cap;
+        self
+    }
+
+    /// Shortest time routes must stay unchanged to count as settled (default 300 ms).
+    pub fn settle_quiet(mut self, quiet: Duration) -> Self {
+        self.settle_quiet = quiet;
+        self
+    }
+
+    /// Longest time a device's startup file may run.
+    pub fn startup_timeout(mut self, t: Duration) -> Self {
+        self.startup_timeout = t;
+        self
+    }
+
+    /// Output cap per stream for [`Lab::exec`](faultbench_core::Lab::exec).
+    pub fn output_cap(mut self, bytes: usize) -> Self {
+        self.output_cap = bytes;
+        self
+    }
+
+    /// Deploys and returns the concrete lab type (for [`NetnsLab::detach`] and friends).
+    pub async fn deploy_lab(&self, request: &LabRequest) -> Result<NetnsLab, EmuError> {
+        timing("start");
+        preflight()?;
+        let lab = LabDir::load(&request.dir).map_err(|e| EmuError::InvalidLab(e.to_string()))?;
+        let topo = Topology::plan(&lab)?;
+        // Leftovers of killed deploys must not pile up (and cannot collide: names are unique).
+        let _ = tokio::task::spawn_blocking(super::gc::gc).await;
+        timing("gc");
+        let name = match &request.name {
+            Some(n) => {
+                state::check_name(n).map_err(EmuError::InvalidLab)?;
+                n.clone()
+            }
+            None => generate_name(&lab.name()),
+        };
+        let folder = LabState::folder(&name);
+        std::fs::create_dir_all(state::LABS_DIR).map_err(|e| {
+            EmuError::Environment(format!("cannot create {}: {e}", state::LABS_DIR))
+        })?;
+        match std::fs::create_dir(&folder) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(EmuError::Other(format!(
+                    "a lab named `{name}` is already running (stop it with `faultbench lab down {name}`)"
+                )));
+            }
+            Err(e) => {
+                return Err(EmuError::Environment(format!(
+                    "cannot create {}: {e}",
+                    folder.display()
+                )));
+            }
+        }
+        let dir = std::fs::canonicalize(&lab.root).unwrap_or_else(|_| lab.root.clone());
+        let st = LabState {
+            name: name.clone(),
+            dir,
+            lab_name: lab.name(),
+            created_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0),
+            owner: Some(ProcId::current()),
+            phase: Phase::Deploying,
+            devices: topo
+                .devices
+                .iter()
+                .map(|d| {
+                    let mut env = vec![
+                        ("PATH".to_string(), DEVICE_PATH.to_string()),
+                        ("HOME".to_string(), "/root".to_string()),
+                        ("HOSTNAME".to_string(), d.name.clone()),
+                    ];
+                    env.extend(d.env.iter().cloned());
+                    NodeState {
+                        name: d.name.clone(),
+                        init: None,
+                        env,
+                        shell: d.shell.clone(),
+                    }
+                })
+                .collect(),
+            switches: topo
+                .switches
+                .iter()
+                .map(|s| NodeState {
+                    name: s.name(),
+                    init: None,
+                    env: Vec::new(),
+                    shell: String::new(),
+                })
+                .collect(),
+        };
+        let guard = DeployGuard(Some(st));
+        guard
+            .state()
+            .save()
+            .map_err(|e| incomplete(&name, format!("cannot save state: {e}")))?;
+        let lab_root = lab.root.clone();
+        let topo2 = topo.clone();
+        // Namespaces and links are built with blocking system calls on a blocking thread. If
+        // this future is dropped meanwhile, the guard travels back with the result and cleans up.
+        let (mut guard, warnings) = tokio::task::spawn_blocking(move || {
+            let mut guard = guard;
+            let r = build(&lab_root, &topo2, &mut guard);
+            (guard, r)
+        })
+        .await
+        .map_err(|e| incomplete(&name, format!("setup thread failed: {e}")))
+        .and_then(|(g, r)| r.map(|w| (g, w)))?;
+        let st = guard.state().clone();
+        let mut warnings = warnings;
+        timing("namespaces and links");
+        run_startups(&lab, &topo, &st, self.startup_timeout, &mut warnings).await?;
+        let watched: Vec<Watched> = st
+            .devices
+            .iter()
+            .filter_map(|d| {
+                let pid = d.init?.pid;
+                let frr_dir = PathBuf::from(format!("/proc/{pid}/root/run/frr"));
+                frr_dir.is_dir().then(|| Watched {
+                    device: d.name.clone(),
+                    frr_dir,
+                })
+            })
+            .collect();
+        timing("startups");
+        let readiness: Readiness =
+            ready::wait_settled(&watched, self.settle_cap, self.settle_quiet).await;
+        timing("settled");
+        let mut st = guard.take();
+        st.phase = Phase::Running;
+        let owned_state = st.clone();
+        if let Err(e) = st.save() {
+            destroy(&owned_state);
+            return Err(incomplete(&name, format!("cannot save state: {e}")));
+        }
+        let mut lab = NetnsLab::new(st, true, readiness, warnings);
+        lab.set_output_cap(self.output_cap);
+        Ok(lab)
+    }
+}
+
+#[async_trait::async_trait]
+impl Emulator for NetnsEmulator {
+    fn kind(&self) -> &str {
+        "netns"
+    }
+
+    async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {
+        Ok(Arc::new(self.deploy_lab(request).await?))
+    }
+}
+
+/// Tears a half-deployed lab down unless disarmed with [`DeployGuard::take`].
+struct DeployGuard(Option<LabState>);
+
+impl DeployGuard {
+    fn state(&self) -> &LabState {
+        self.0.as_ref().expect("deploy guard used after take")
+    }
+    fn state_mut(&mut self) -> &mut LabState {
+        self.0.as_mut().expect("deploy guard used after take")
+    }
+    fn take(&mut self) -> LabState {
+        self.0.take().expect("deploy guard taken twice")
+    }
+}
+
+impl Drop for DeployGuard {
+    fn drop(&mut self) {
+        if let Some(st) = self.0.take() {
+            destroy(&st);
+        }
+    }
+}
+
+/// With `FAULTBENCH_TIMING=1`, prints how long each deploy phase took (to stderr).
+fn timing(phase: &str) {
+    use std::sync::Mutex;
+    static LAST: Mutex<Option<std::time::Instant>> = Mutex::new(None);
+    if std::env::var_os("FAULTBENCH_TIMING").is_none() {
+        return;
+    }
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    let now = std::time::Instant::now();
+    if let Some(t) = *last {
+        eprintln!("[faultbench timing] {phase}: {} ms", (now - t).as_millis());
+    }
+    *last = Some(now);
+}
+
+fn incomplete(lab: &str, reason: impl Into<String>) -> EmuError {
+    EmuError::DeployIncomplete {
+        lab: lab.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Root and the host tools every deploy needs.
+pub fn preflight() -> Result<(), EmuError> {
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(EmuError::Environment(
+            "the netns backend needs root (namespaces, mounts, veths): run as root, e.g. with sudo"
+                .into(),
+        ));
+    }
+    for (tool, pkg) in [
+        ("nsenter", "util-linux"),
+        ("ip", "iproute2"),
+        ("bash", "bash"),
+    ] {
+        if which(tool).is_none() {
+            return Err(EmuError::Environment(format!(
+                "`{tool}` not found: apt-get install {pkg}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Finds a program on `PATH`.
+pub fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/sbin:/usr/bin:/sbin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+}
+
+fn generate_name(lab_name: &str) -> String {
+    let base: String = lab_name
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .take(24)
+        .collect();
+    let base = base.trim_matches('-');
+    let base = if base.is_empty() { "lab" } else { base };
+    loop {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let salt = (nanos ^ std::process::id().rotate_left(16)).wrapping_mul(2654435761) >> 16;
+        let name = format!("{base}-{:04x}", salt & 0xffff);
+        if !LabState::folder(&name).exists() {
+            return name;
+        }
+    }
+}
+
+fn cstr(s: &str) -> CString {
+    CString::new(s).unwrap_or_default()
+}
+
+/// Files, namespaces and links (blocking). Returns warnings.
+fn build(
+    lab_root: &Path,
+    topo: &Topology,
+    guard: &mut DeployGuard,
+) -> Result<Vec<String>, EmuError> {
+    let name = guard.state().name.clone();
+    let io = |what: &str, e: std::io::Error| incomplete(&name, format!("{what}: {e}"));
+    let dirs = InstanceDirs {
+        root: LabState::folder(&name),
+    };
+    let mut warnings = prepare::write_common(&dirs).map_err(|e| io("writing the lab image", e))?;
+    prepare::write_shared(&dirs, lab_root).map_err(|e| io("copying shared/", e))?;
+    std::fs::create_dir_all(SETUP_ROOT).map_err(|e| io("creating the setup root", e))?;
+    let mut plans: Vec<(String, Plan)> = Vec::new();
+    for d in &topo.devices {
+        let has_tree = prepare::write_device(&dirs, lab_root, &d.name)
+            .map_err(|e| io(&format!("copying {}'s files", d.name), e))?;
+        let tree = has_tree.then(|| dirs.tree(&d.name));
+        let tree_has = |p: &str| tree.as_ref().is_some_and(|t| t.join(p).exists());
+        let fs = DeviceFs {
+            root: PathBuf::from(SETUP_ROOT),
+            tree: tree.clone(),
+            image: dirs.image(),
+            sbin: dirs.sbin(),
+            hostlab: dirs.hostlab(&d.name),
+            shared: Some(dirs.shared()),
+        };
+        let net = DeviceNet {
+            hostname: d.name.clone(),
+            interfaces: d.interfaces.clone(),
+            ipv6: d.ipv6,
+            privileged: d.privileged,
+            sysctls: d.sysctls.clone(),
+            hosts: (!tree_has("etc/hosts")).then(|| {
+                format!(
+                    "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t{}\n",
+                    d.name
+                )
+            }),
+            resolv: (!tree_has("etc/resolv.conf")).then(String::new),
+        };
+        let phase1 = layout::filesystem_ops(&fs, &d.name).map_err(|e| incomplete(&name, e))?;
+        plans.push((
+            d.name.clone(),
+            Plan {
+                phase1,
+                phase2: layout::runtime_ops(&net),
+                argv: vec![cstr("/bin/bash"), cstr("-s")],
+                env: vec![
+                    cstr(&format!("PATH={DEVICE_PATH}")),
+                    cstr("HOME=/root"),
+                    cstr(&format!("{INIT_MARK}={name}/{}", d.name)),
+                ],
+            },
+        ));
+    }
+    for s in &topo.switches {
+        let (mut phase1, phase2) = layout::switch_ops(BRIDGE, &s.ports);
+        phase1.insert(
+            0,
+            init::Op::Mount {
+                src: None,
+                target: cstr("/"),
+                fstype: None,
+                flags: libc::MS_REC | libc::MS_PRIVATE,
+                data: None,
+            },
+        );
+        phase1.push(init::Op::Hostname(cstr(&s.name())));
+        plans.push((
+            s.name(),
+            Plan {
+                phase1,
+                phase2,
+                argv: vec![cstr("/bin/bash"), cstr("-s")],
+                env: vec![
+                    cstr("PATH=/usr/sbin:/usr/bin:/sbin:/bin"),
+                    cstr(&format!("{INIT_MARK}={name}/{}", s.name())),
+                ],
+            },
+        ));
+    }
+    // Clone every device and switch; record them before anything else can fail.
+    let mut spawned: Vec<(String, Spawned)> = Vec::new();
+    let mut spawn_err = None;
+    for (node, plan) in &plans {
+        match init::spawn(plan) {
+            Ok(s) => spawned.push((node.clone(), s)),
+            Err(e) => {
+                spawn_err = Some(incomplete(&name, format!("{node}: {e}")));
+                break;
+            }
+        }
+    }
+    {
+        let st = guard.state_mut();
+        for (node, s) in &spawned {
+            let id = ProcId::of(s.pid);
+            if let Some(n) = st
+                .devices
+                .iter_mut()
+                .chain(st.switches.iter_mut())
+                .find(|n| &n.name == node)
+            {
+                n.init = id.or(Some(ProcId {
+                    pid: s.pid,
+                    start: 0,
+                }));
+            }
+        }
+    }
+    guard.state().save().map_err(|e| io("saving state", e))?;
+    if let Some(e) = spawn_err {
+        return Err(e);
+    }
+    let setup_timeout = Duration::from_secs(20);
+    for (node, s) in &mut spawned {
+        s.wait_mounted(setup_timeout)
+            .map_err(|e| incomplete(&name, format!("{node}: {e}")))?;
+    }
+    let pid_of = |n: Node| -> i32 {
+        let st = guard.state();
+        let node = match n {
+            Node::Device(i) => &st.devices[i],
+            Node::Switch(i) => &st.switches[i],
+        };
+        node.init.map(|p| p.pid).unwrap_or(0)
+    };
+    let batch = topo.link_batch(pid_of);
+    if !batch.is_empty() {
+        let mut child = std::process::Command::new("ip")
+            .args(["-b", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| io("running ip", e))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(batch.as_bytes())
+                .map_err(|e| io("feeding ip", e))?;
+        }
+        let out = child.wait_with_output().map_err(|e| io("running ip", e))?;
+        if !out.status.success() {
+            return Err(incomplete(
+                &name,
+                format!(
+                    "creating the links failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            ));
+        }
+    }
+    for (node, s) in &mut spawned {
+        s.go_and_wait(setup_timeout)
+            .map_err(|e| incomplete(&name, format!("{node}: {e}")))?;
+    }
+    if !warnings.is_empty() {
+        warnings.dedup();
+    }
+    Ok(warnings)
+}
+
+/// The script that runs inside a device after it started, as Kathará's device start does.
+fn startup_script(device: &str, shell: &str, exec_lines: &[String]) -> String {
+    let mut s = format!(
+        "if [ -d /etc/frr ]; then chown -R frr:frr /etc/frr 2>/dev/null; find /etc/frr -maxdepth 1 -type f -exec chmod 640 {{}} + 2>/dev/null; fi\n\
+         if [ -f /hostlab/shared.startup ]; then {shell} /hostlab/shared.startup >/var/log/shared.log 2>&1; fi\n\
+         rc=0\n\
+         if [ -f /hostlab/{device}.startup ]; then {shell} -x /hostlab/{device}.startup >/var/log/startup.log 2>&1; rc=$?; fi\n"
+    );
+    for line in exec_lines {
+        s.push_str(&format!("{{ {line}\n}} >>/var/log/startup.log 2>&1\n"));
+    }
+    s.push_str("touch /tmp/EOS\nexit $rc\n");
+    s
+}
+
+/// Runs every device's startup, respecting lab.dep (devices whose dependencies are done start
+/// together).
+async fn run_startups(
+    lab: &LabDir,
+    topo: &Topology,
+    st: &LabState,
+    timeout: Duration,
+    warnings: &mut Vec<String>,
+) -> Result<(), EmuError> {
+    let mut done: Vec<String> = Vec::new();
+    let names: Vec<String> = topo.devices.iter().map(|d| d.name.clone()).collect();
+    while done.len() < names.len() {
+        let wave: Vec<&String> = names
+            .iter()
+            .filter(|n| !done.contains(n))
+            .filter(|n| {
+                lab.deps
+                    .iter()
+                    .find(|(d, _)| d == *n)
+                    .is_none_or(|(_, needs)| needs.iter().all(|x| done.contains(x)))
+            })
+            .collect();
+        let wave: Vec<&String> = if wave.is_empty() {
+            names.iter().filter(|n| !done.contains(n)).collect()
+        } else {
+            wave
+        };
+        let runs = wave.iter().map(|n| {
+            let dev = topo.devices.iter().find(|d| &&d.name == n);
+            let node = st.devices.iter().find(|d| &&d.name == n);
+            async move {
+                let (Some(dev), Some(node)) = (dev, node) else {
+                    return Err(incomplete(&st.name, format!("{n}: unknown device")));
+                };
+                let Some(init) = node.init else {
+                    return Err(incomplete(&st.name, format!("{n}: not started")));
+                };
+                let script = startup_script(&dev.name, &dev.shell, &dev.exec);
+                let argv = vec![dev.shell.clone(), "-c".to_string(), script];
+                let out = exec::run(init, &argv, &node.env, timeout, 64 * 1024)
+                    .await
+                    .map_err(|e| incomplete(&st.name, format!("{n}: cannot run its startup: {e}")))?;
+                if out.timed_out {
+                    return Err(incomplete(
+                        &st.name,
+                        format!(
+                            "{n}: its startup did not finish within {} s (see /var/log/startup.log in the device)",
+                            timeout.as_secs()
+                        ),
+                    ));
+                }
+                Ok((dev.name.clone(), out))
+            }
+        });
+        for r in futures::future::join_all(runs).await {
+            let (n, out) = r?;
+            match out.exit_code {
+                Some(0) => {}
+                code => warnings.push(format!(
+                    "{n}: startup exited with {} (see /var/log/startup.log in the device){}",
+                    code.map(|c| c.to_string())
+                        .unwrap_or_else(|| "a signal".into()),
+                    if out.stderr.trim().is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", out.stderr.trim())
+                    }
+                )),
+            }
+            done.push(n);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn startup_script_runs_shared_then_device_then_exec_lines() {
+        let s = startup_script("r1", "/bin/bash", &["echo hi".to_string()]);
+        let shared = s.find("shared.startup").unwrap();
+        let dev = s.find("/hostlab/r1.startup").unwrap();
+        let exec = s.find("echo hi").unwrap();
+        assert!(shared < dev && dev < exec);
+        assert!(s.contains("-x /hostlab/r1.startup >/var/log/startup.log"));
+        assert!(s.trim_end().ends_with("exit $rc"));
+    }
+
+    #[test]
+    fn generated_names_are_valid_instance_names() {
+        for lab in ["Kath2", "simple_bgp", "", "a b c"] {
+            let n = generate_name(lab);
+            assert!(state::check_name(&n).is_ok(), "{n}");
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! A running netns lab: exec, teardown, detach, attach.
+
+use super::exec::{self, DEFAULT_OUTPUT_CAP};
+use super::ready::Readiness;
+use super::state::{LabState, Phase, ProcId};
+use faultbench_core::emulator::{Command, EmuError, ExecOutput, Lab};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A lab instance of the netns backend.
+///
+/// Obtained from [`NetnsEmulator::deploy_lab`](super::NetnsEmulator::deploy_lab) (the lab is
+/// *owned*: dropping the last handle tears it down, and so does the owner process dying, via
+/// [`gc`](super::gc)) or from [`attach`](super::attach) (not owned: dropping the handle leaves the
+/// lab running). [`NetnsLab::detach`] turns an owned lab into a persistent one.
+#[derive(Debug)]
+pub struct NetnsLab {
+    pub(crate) state: Mutex<LabState>,
+    pub(crate) owned: AtomicBool,
+    pub(crate) down: AtomicBool,
+    pub(crate) output_cap: usize,
+    pub(crate) readiness: Readiness,
+    pub(crate) warnings: Vec<String>,
+    name: String,
+}
+
+impl NetnsLab {
+    pub(crate) fn new(
+        state: LabState,
+        owned: bool,
+        readiness: Readiness,
+        warnings: Vec<String>,
+    ) -> Self {
+        NetnsLab {
+            name: state.name.clone(),
+            state: Mutex::new(state),
+            owned: AtomicBool::new(owned),
+            down: AtomicBool::new(false),
+            output_cap: DEFAULT_OUTPUT_CAP,
+            readiness,
+            warnings,
+        }
+    }
+
+    fn snapshot(&self) -> LabState {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The lab directory it was deployed from.
+    pub fn dir(&self) -> PathBuf {
+        self.snapshot().dir
+    }
+
+    /// How the readiness wait ended (empty for attached labs).
+    pub fn readiness(&self) -> &Readiness {
+        &self.readiness
+    }
+
+    /// Things the deploy could not do but did not fail on (e.g. missing kernel emulations).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Sets the output cap per stream for [`Lab::exec`] (default 1 MiB).
+    pub fn set_output_cap(&mut self, bytes: usize) {
+        self.output_cap = bytes;
+    }
+
+    /// Host PID of a device's PID 1 (for debugging: `nsenter -t PID -a`).
+    pub fn device_pid(&self, device: &str) -> Option<i32> {
+        self.snapshot()
+            .devices
+            .iter()
+            .find(|d| d.name == device)
+            .and_then(|d| d.init)
+            .map(|p| p.pid)
+    }
+
+    /// Keeps the lab running after this process exits (until `faultbench lab down` or
+    /// [`Lab::teardown`]).
+    pub fn detach(&self) -> Result<(), EmuError> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.owner = None;
+        st.save()
+            .map_err(|e| EmuError::Other(format!("cannot save lab state: {e}")))?;
+        self.owned.store(false, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn device(&self, device: &str) -> Result<(ProcId, Vec<(String, String)>), EmuError> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(EmuError::NotRunning(self.name.clone()));
+        }
+        let st = self.snapshot();
+        let node = st
+            .devices
+            .iter()
+            .find(|d| d.name == device)
+            .ok_or_else(|| EmuError::UnknownDevice {
+                lab: self.name.clone(),
+                device: device.to_string(),
+            })?;
+        let init = node
+            .init
+            .filter(ProcId::alive)
+            .ok_or_else(|| EmuError::NotRunning(format!("{}/{device}", self.name)))?;
+        Ok((init, node.env.clone()))
+    }
+
+    /// Runs a command in a device with the terminal's stdin/stdout/stderr (for `faultbench lab
+    /// exec`); returns its exit status. No output cap.
+    pub async fn exec_inherit(
+        &self,
+        device: &str,
+        argv: &[String],
+        timeout: Option<Duration>,
+    ) -> Result<std::process::ExitStatus, EmuError> {
+        let (init, env) = self.device(device)?;
+        let mut cmd = exec::device_command(init, argv, &env);
+        cmd.stdin(std::process::Stdio::inherit())
+            .stdout(std::process::Stdio::inherit())
+            .stderr(std::process::Stdio::inherit())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| EmuError::Environment(format!("cannot run nsenter: {e}")))?;
+        let pgid = child.id().map(|p| p as i32);
+        let status = match timeout {
+            Some(t) => match tokio::time::timeout(t, child.wait()).await {
+                Ok(s) => s,
+                Err(_) => {
+                    if let Some(g) = pgid {
+                        // SAFETY: kill(2) on the process group we created.
+                        unsafe { libc::kill(-g, libc::SIGKILL) };
+                    }
+                    child.wait().await
+                }
+            },
+            None => child.wait().await,
+        };
+        status.map_err(|e| EmuError::Other(e.to_string()))
+    }
+
+    /// Stops everything synchronously (also used from `Drop` and signal handlers).
+    pub fn teardown_blocking(&self) -> Result<(), EmuError> {
+        if self.down.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let st = {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.phase = Phase::TearingDown;
+            let _ = st.save();
+            st.clone()
+        };
+        destroy(&st);
+        Ok(())
+    }
+}
+
+/// Kills every process of a lab, waits for them to go, and removes its folder. Idempotent.
+pub(crate) fn destroy(st: &LabState) {
+    kill_all(st.inits());
+    let _ = std::fs::remove_dir_all(LabState::folder(&st.name));
+}
+
+/// SIGKILLs the given inits (each takes its whole PID namespace with it) and waits, bounded,
+/// until they are gone, reaping those that are our children.
+pub(crate) fn kill_all(inits: impl Iterator<Item = ProcId>) {
+    let mut live: Vec<ProcId> = inits.filter(ProcId::alive).collect();
+    for p in &live {
+        // SAFETY: kill(2) on a process whose identity (PID + start time) we just checked.
+        unsafe { libc::kill(p.pid, libc::SIGKILL) };
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !live.is_empty() && Instant::now() < deadline {
+        live.retain(|p| {
+            let mut status = 0;
+            // SAFETY: waitpid(2) on a specific PID; fails harmlessly when it is not our child.
+            unsafe { libc::waitpid(p.pid, &mut status, libc::WNOHANG) };
+            p.alive()
+        });
+        if !live.is_empty() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    // Reap children that became zombies after the last check.
+    for p in live {
+        // SAFETY: as above.
+        unsafe { libc::waitpid(p.pid, std::ptr::null_mut(), libc::WNOHANG) };
+    }
+}
+
+impl Drop for NetnsLab {
+    fn drop(&mut self) {
+        if self.owned.load(Ordering::SeqCst) {
+            let _ = self.teardown_blocking();
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Lab for NetnsLab {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn devices(&self) -> Vec<String> {
+        self.snapshot()
+            .devices
+            .into_iter()
+            .map(|d| d.name)
+            .collect()
+    }
+
+    async fn exec(
+        &self,
+        device: &str,
+        command: &Command,
+        timeout: Duration,
+    ) -> Result<ExecOutput, EmuError> {
+        let (init, env) = self.device(device)?;
+        let argv = command.to_argv();
+        if argv.is_empty() {
+            return Err(EmuError::Other("empty command".into()));
+        }
+        exec::run(init, &argv, &env, timeout, self.output_cap)
+            .await
+            .map_err(|e| EmuError::Environment(format!("cannot run nsenter: {e}")))
+    }
+
+    async fn teardown(&self) -> Result<(), EmuError> {
+        // Shutdown files run first, as `kathara lclean` does.
+        if !self.down.load(Ordering::SeqCst) {
+            run_shutdowns(self).await;
+        }
+        self.teardown_blocking()
+    }
+}
+
+/// Runs `<device>.shutdown` and `shared.shutdown` where present (bounded).
+async fn run_shutdowns(lab: &NetnsLab) {
+    let st = lab.snapshot();
+    let runs = st.devices.iter().filter_map(|d| {
+        let dir = LabState::folder(&st.name).join("hostlab").join(&d.name);
+        let has = dir.join(format!("{}.shutdown", d.name)).is_file()
+            || dir.join("shared.shutdown").is_file();
+        has.then(|| {
+            let script = format!(
+                "[ -f /hostlab/{n}.shutdown ] && {sh} /hostlab/{n}.shutdown; [ -f /hostlab/shared.shutdown ] && {sh} /hostlab/shared.shutdown; true",
+                n = d.name,
+                sh = d.shell
+            );
+            let cmd = Command::shell(script);
+            let name = d.name.clone();
+            async move {
+                let _ = lab.exec(&name, &cmd, Duration::from_secs(10)).await;
+            }
+        })
+    });
+    futures::future::join_all(runs).await;
+}

@@ -1,0 +1,271 @@
+//! Readiness: waiting, with a bound, until routing has settled.
+//!
+//! After the startup files ran, the lab polls every FRR daemon directly on its vty socket
+//! (`/run/frr/<daemon>.vty` inside the device, reached from the host through
+//! `/proc/<pid>/root`) — the same protocol `vtysh` speaks, without `vtysh`'s 30 ms start-up:
+//! a command terminated by NUL, an answer terminated by three NULs and a status byte.
+//!
+//! The lab is *settled* when, at once,
+//! - no OSPF neighbour is in a transitional state (`Init`, `ExStart`, `Exchange`, `Loading`, …)
+//!   and no OSPF interface is still `Waiting` for its DR election,
+//! - every BGP peer is `Established` (or administratively down),
+//! - and every router's route summary and BGP prefix counts have not changed for a quiet
+//!   period: 300 ms, or longer when a router's OSPF timers could still delay an update
+//!   (LSA minimum interval + SPF delay and hold time), so a lab with FRR's default timers is not
+//!   declared converged between two throttled LSA originations.
+//!
+//! The wait is capped; a lab that does not settle in time is reported (with what is still
+//! pending) instead of waiting forever. A lab without routing daemons is settled at once.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// How the readiness wait ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Readiness {
+    /// Routing settled before the cap.
+    pub converged: bool,
+    /// Time spent waiting, milliseconds.
+    pub waited_ms: u64,
+    /// What was still unsettled at the end (empty when converged).
+    pub pending: Vec<String>,
+}
+
+/// Sends one command to an FRR daemon's vty socket and returns its output.
+pub async fn vty_command(
+    socket: &Path,
+    command: &str,
+    timeout: Duration,
+) -> std::io::Result<String> {
+    let work = async {
+        let mut s = tokio::net::UnixStream::connect(socket).await?;
+        let mut msg = command.as_bytes().to_vec();
+        msg.push(0);
+        s.write_all(&msg).await?;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            let n = s.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+            let l = out.len();
+            if l >= 4 && out[l - 4..l - 1] == [0, 0, 0] {
+                out.truncate(l - 4);
+                break;
+            }
+        }
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    };
+    tokio::time::timeout(timeout, work)
+        .await
+        .unwrap_or_else(|_| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "vty timeout",
+            ))
+        })
+}
+
+/// One device to watch: its name and the host path of its `/run/frr`.
+#[derive(Debug, Clone)]
+pub(crate) struct Watched {
+    pub device: String,
+    pub frr_dir: PathBuf,
+}
+
+const TRANSITIONAL: [&str; 6] = ["Init", "ExStart", "Exchange", "Loading", "Attempt", "Down"];
+const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What one poll of one device found.
+#[derive(Debug, Default)]
+struct Sample {
+    pending: Vec<String>,
+    fingerprint: String,
+    /// Longest delay the device's OSPF timers may put between two updates.
+    ospf_delay: Duration,
+}
+
+fn find_strings<'a>(v: &'a Value, key: &str, out: &mut Vec<(String, &'a str)>, path: &str) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if k == key
+                    && let Some(s) = x.as_str()
+                {
+                    out.push((path.to_string(), s));
+                }
+                find_strings(x, key, out, k);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                find_strings(x, key, out, path);
+            }
+        }
+        _ => {}
+    }
+}
+
+async fn sample(w: &Watched) -> Sample {
+    let mut s = Sample::default();
+    let sock = |d: &str| w.frr_dir.join(format!("{d}.vty"));
+    let q = |d: &'static str, c: &'static str| {
+        let p = sock(d);
+        async move {
+            if !p.exists() {
+                return None;
+            }
+            vty_command(&p, c, QUERY_TIMEOUT).await.ok()
+        }
+    };
+    if let Some(out) = q("zebra", "show ip route summary json").await {
+        // Keep only the per-type counts: the summary has no timestamps, but be robust anyway.
+        let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        s.fingerprint.push_str(&v["routes"].to_string());
+        s.fingerprint.push_str(&v["routesTotal"].to_string());
+    }
+    if let Some(out) = q("ospfd", "show ip ospf neighbor json").await {
+        let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        let mut states = Vec::new();
+        find_strings(&v, "nbrState", &mut states, "");
+        for (nbr, st) in states {
+            let head = st.split('/').next().unwrap_or(st);
+            if TRANSITIONAL.contains(&head) {
+                s.pending
+                    .push(format!("{}: OSPF neighbour {nbr} is {st}", w.device));
+            }
+        }
+        s.fingerprint.push_str(&out.len().to_string());
+    }
+    if let Some(out) = q("ospfd", "show ip ospf interface json").await {
+        // An interface still waiting for its DR election matters only when other routers are
+        // on the segment (a passive LAN interface waits too, but is advertised as a stub).
+        let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        if let Some(ifaces) = v["interfaces"].as_object() {
+            for (iface, i) in ifaces {
+                if i["state"].as_str() == Some("Waiting") && i["nbrCount"].as_u64().unwrap_or(0) > 0
+                {
+                    s.pending.push(format!(
+                        "{}: OSPF interface {iface} is waiting for its DR election",
+                        w.device
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(out) = q("ospfd", "show ip ospf json").await {
+        let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        let ms = |k: &str| v[k].as_u64().unwrap_or(0);
+        s.ospf_delay = Duration::from_millis(
+            ms("lsaMinIntervalMsecs") + ms("spfScheduleDelayMsecs") + ms("holdtimeMinMsecs"),
+        );
+    }
+    if let Some(out) = q("bgpd", "show bgp summary json").await {
+        let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        if let Some(afs) = v.as_object() {
+            for (af, body) in afs {
+                let Some(peers) = body["peers"].as_object() else {
+                    continue;
+                };
+                for (peer, p) in peers {
+                    let st = p["state"].as_str().unwrap_or("");
+                    let admin = st.contains("Admin") || p["peerState"].as_str() == Some("Admin");
+                    if st != "Established" && !admin {
+                        s.pending
+                            .push(format!("{}: BGP peer {peer} ({af}) is {st}", w.device));
+                    }
+                    s.fingerprint
+                        .push_str(&format!("{af}{peer}{st}{}", p["pfxRcd"]));
+                }
+            }
+        }
+    }
+    s
+}
+
+/// Polls until settled or `cap`; `base_quiet` is the minimum quiet period.
+pub(crate) async fn wait_settled(
+    watched: &[Watched],
+    cap: Duration,
+    base_quiet: Duration,
+) -> Readiness {
+    let started = Instant::now();
+    let poll = Duration::from_millis(100);
+    let mut last_fp: Option<String> = None;
+    let mut stable_since = Instant::now();
+    loop {
+        let samples = futures::future::join_all(watched.iter().map(sample)).await;
+        let pending: Vec<String> = samples.iter().flat_map(|s| s.pending.clone()).collect();
+        let fp: String = samples
+            .iter()
+            .zip(watched)
+            .map(|(s, w)| format!("{}={};", w.device, s.fingerprint))
+            .collect();
+        let quiet = samples
+            .iter()
+            .map(|s| s.ospf_delay + Duration::from_millis(200))
+            .max()
+            .unwrap_or_default()
+            .max(base_quiet);
+        if last_fp.as_deref() != Some(fp.as_str()) {
+            last_fp = Some(fp);
+            stable_since = Instant::now();
+        }
+        let stable_for = stable_since.elapsed();
+        if pending.is_empty() && (watched.is_empty() || stable_for >= quiet) {
+            return Readiness {
+                converged: true,
+                waited_ms: started.elapsed().as_millis() as u64,
+                pending: Vec::new(),
+            };
+        }
+        if started.elapsed() >= cap {
+            let mut pending = pending;
+            if pending.is_empty() {
+                pending.push(format!(
+                    "routes were still changing (stable for {} ms of the {} ms needed)",
+                    stable_for.as_millis(),
+                    quiet.as_millis()
+                ));
+            }
+            return Readiness {
+                converged: false,
+                waited_ms: started.elapsed().as_millis() as u64,
+                pending,
+            };
+        }
+        tokio::time::sleep(poll).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_neighbour_states_anywhere_in_the_json() {
+        let v: Value = serde_json::from_str(
+            r#"{"neighbors":{"2.2.2.2":[{"nbrState":"Full/-","ifaceName":"eth0"}],"3.3.3.3":[{"nbrState":"Init/DROther"}]}}"#,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        find_strings(&v, "nbrState", &mut out, "");
+        assert_eq!(out.len(), 2);
+        assert!(
+            out.iter()
+                .any(|(k, s)| k == "3.3.3.3" && s.starts_with("Init"))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_lab_without_routers_is_settled_at_once() {
+        let r = wait_settled(&[], Duration::from_secs(1), Duration::from_millis(300)).await;
+        assert!(r.converged);
+        assert!(r.waited_ms < 200);
+    }
+}

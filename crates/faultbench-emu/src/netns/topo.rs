@@ -1,0 +1,225 @@
+//! From a Kathará lab directory to namespaces and links.
+//!
+//! Every device becomes one set of namespaces. A collision domain with exactly two members is a
+//! plain veth pair between them; any other domain (one member, or three and more) becomes a
+//! Linux bridge `br0` in a *switch* namespace of its own, with one veth per member (`p0`, `p1`,
+//! … on the switch side). Interfaces are named `eth0`, `eth1`, … in lab.conf order and take the
+//! MAC address lab.conf gives them. All veths are created from the host with one `ip -b` batch
+//! directly inside their target namespaces, so nothing ever appears in the host's namespace.
+//!
+//! Options are checked here: what Kathará supports but this backend cannot do (a `bridged`
+//! uplink to the host, host `volume`s, `lab.ext` external links) is refused with an explicit
+//! *unsupported* error; resource limits (`mem`, `cpus`, `ulimit`) and display options
+//! (`num_terms`, `image`, `entrypoint`, `args`, `port`) have no effect here.
+
+use faultbench_core::emulator::EmuError;
+use faultbench_core::lab::LabDir;
+
+/// A network endpoint: a device or a switch, by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Node {
+    Device(usize),
+    Switch(usize),
+}
+
+/// One end of a veth.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct End {
+    pub node: Node,
+    pub ifname: String,
+    pub mac: Option<String>,
+}
+
+/// One device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DevicePlan {
+    pub name: String,
+    pub interfaces: Vec<String>,
+    pub ipv6: bool,
+    pub privileged: bool,
+    pub sysctls: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
+    pub exec: Vec<String>,
+    pub shell: String,
+}
+
+/// One switch namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SwitchPlan {
+    pub domain: String,
+    pub ports: Vec<String>,
+}
+
+impl SwitchPlan {
+    /// Name used in state and messages.
+    pub fn name(&self) -> String {
+        format!("sw-{}", self.domain)
+    }
+}
+
+/// The whole lab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Topology {
+    pub devices: Vec<DevicePlan>,
+    pub switches: Vec<SwitchPlan>,
+    pub links: Vec<(End, End)>,
+}
+
+/// Name of the bridge inside every switch namespace.
+pub(crate) const BRIDGE: &str = "br0";
+
+fn truthy(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes" | "t" | "true" | "on" | "1"
+    )
+}
+
+impl Topology {
+    /// Plans the lab, refusing what this backend cannot run.
+    pub fn plan(lab: &LabDir) -> Result<Topology, EmuError> {
+        if lab.root.join("lab.ext").exists() {
+            return Err(EmuError::Unsupported {
+                feature: "lab.ext".into(),
+                reason: "external links to host interfaces are not emulated by the netns backend; use the Kathará backend".into(),
+            });
+        }
+        let mut devices = Vec::new();
+        for d in &lab.conf.devices {
+            if d.option("bridged").is_some_and(truthy) {
+                return Err(EmuError::Unsupported {
+                    feature: format!("{}[bridged]", d.name),
+                    reason: "a NAT uplink to the host network is not provided by the netns backend (devices never reach the host); use the Kathará backend".into(),
+                });
+            }
+            if d.option("volume").is_some() {
+                return Err(EmuError::Unsupported {
+                    feature: format!("{}[volume]", d.name),
+                    reason: "host folders are not mounted into netns devices (containment); put the files in the device's folder instead".into(),
+                });
+            }
+            let sysctls = d
+                .options_named("sysctl")
+                .filter_map(|s| s.split_once('='))
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .collect();
+            let env = d
+                .options_named("env")
+                .filter_map(|s| s.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            devices.push(DevicePlan {
+                name: d.name.clone(),
+                interfaces: d.interfaces.iter().map(|i| i.name()).collect(),
+                ipv6: d.option("ipv6").is_some_and(truthy),
+                privileged: d.option("privileged").is_some_and(truthy),
+                sysctls,
+                env,
+                exec: d.options_named("exec").map(str::to_string).collect(),
+                shell: d.option("shell").unwrap_or("/bin/bash").to_string(),
+            });
+        }
+        let index = |name: &str| devices.iter().position(|d| d.name == name).unwrap_or(0);
+        let mac_of = |dev: &str, idx: u32| {
+            lab.conf
+                .device(dev)
+                .and_then(|d| d.interfaces.iter().find(|i| i.index == idx))
+                .and_then(|i| i.mac.clone())
+        };
+        let mut switches = Vec::new();
+        let mut links = Vec::new();
+        for (domain, members) in lab.conf.domains() {
+            let end = |(dev, idx): &(String, u32)| End {
+                node: Node::Device(index(dev)),
+                ifname: format!("eth{idx}"),
+                mac: mac_of(dev, *idx),
+            };
+            if members.len() == 2 {
+                links.push((end(&members[0]), end(&members[1])));
+                continue;
+            }
+            let s = switches.len();
+            let mut ports = Vec::new();
+            for (k, m) in members.iter().enumerate() {
+                let port = format!("p{k}");
+                links.push((
+                    end(m),
+                    End {
+                        node: Node::Switch(s),
+                        ifname: port.clone(),
+                        mac: None,
+                    },
+                ));
+                ports.push(port);
+            }
+            switches.push(SwitchPlan { domain, ports });
+        }
+        Ok(Topology {
+            devices,
+            switches,
+            links,
+        })
+    }
+
+    /// The `ip -b` batch creating every veth, given the host PID of each node's namespace.
+    pub fn link_batch(&self, pid: impl Fn(Node) -> i32) -> String {
+        let mut out = String::new();
+        for (a, b) in &self.links {
+            let side = |e: &End| {
+                let mut s = format!("{} netns {}", e.ifname, pid(e.node));
+                if let Some(m) = &e.mac {
+                    s.push_str(&format!(" address {m}"));
+                }
+                s
+            };
+            out.push_str(&format!(
+                "link add {} type veth peer name {}\n",
+                side(a),
+                side(b)
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faultbench_core::lab::LabConf;
+
+    fn lab(conf: &str) -> LabDir {
+        LabDir {
+            root: "/nonexistent".into(),
+            conf: LabConf::parse(conf).unwrap(),
+            deps: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn two_member_domains_are_veths_and_larger_ones_switches() {
+        let t = Topology::plan(&lab(
+            "r1[0]=A\nr1[1]=LAN/02:42:ac:11:00:02\nr2[0]=A\npc1[0]=LAN\npc2[0]=LAN\nr1[sysctl]=\"net.ipv4.conf.all.forwarding=0\"\n",
+        ))
+        .unwrap();
+        assert_eq!(t.switches.len(), 1);
+        assert_eq!(t.switches[0].ports, vec!["p0", "p1", "p2"]);
+        assert_eq!(t.links.len(), 4);
+        assert_eq!(t.devices[0].sysctls[0].0, "net.ipv4.conf.all.forwarding");
+        let batch = t.link_batch(|n| match n {
+            Node::Device(i) => 100 + i as i32,
+            Node::Switch(i) => 200 + i as i32,
+        });
+        assert!(batch.contains("link add eth0 netns 100 type veth peer name eth0 netns 101\n"));
+        assert!(batch.contains(
+            "link add eth1 netns 100 address 02:42:ac:11:00:02 type veth peer name p0 netns 200\n"
+        ));
+    }
+
+    #[test]
+    fn a_lone_interface_gets_a_switch_and_bridged_is_unsupported() {
+        let t = Topology::plan(&lab("h1[0]=ALONE\n")).unwrap();
+        assert_eq!(t.switches.len(), 1);
+        let e = Topology::plan(&lab("r1[0]=A\nr1[bridged]=true\n")).unwrap_err();
+        assert!(matches!(e, EmuError::Unsupported { .. }), "{e}");
+    }
+}
