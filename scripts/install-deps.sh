@@ -2,7 +2,7 @@
 # Installs the Debian packages faultbench needs (idempotent). Run as root.
 set -euo pipefail
 PKGS=(frr frr-pythontools iproute2 iputils-ping traceroute dnsmasq iptables nftables tcpdump
-      procps dnsutils curl busybox net-tools ethtool iperf3 python3 python3-venv)
+      procps dnsutils curl busybox net-tools ethtool iperf3 python3 python3-venv apache2)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
