@@ -58,7 +58,7 @@ fn wrappers_are_invisible_for_what_they_do_not_emulate() {
         "tc qdisc del dev lo root",
         "bridge link",
         "bridge fdb show br br0",
-        "bridge vlan show",
+        "bridge -s vlan show",
     ];
     let check = |net: &Net| {
         for c in cmds {

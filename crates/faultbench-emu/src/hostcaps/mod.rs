@@ -78,11 +78,14 @@ pub enum Feature {
     NftNumgen,
     /// nftables `bridge` family, `CONFIG_NF_TABLES_BRIDGE`.
     NftBridge,
+    /// eBPF `SCHED_CLS` programs attached with TCX links, `CONFIG_NET_XGRESS` (and
+    /// `CONFIG_BPF_SYSCALL`): the bridge VLAN filtering emulation runs on them.
+    BpfTcx,
 }
 
 impl Feature {
     /// Every feature, in report order (the six lab features first).
-    pub const ALL: [Feature; 15] = [
+    pub const ALL: [Feature; 16] = [
         Feature::Vlan8021q,
         Feature::BridgeVlanFiltering,
         Feature::Bonding,
@@ -98,6 +101,7 @@ impl Feature {
         Feature::NftEgress,
         Feature::NftNumgen,
         Feature::NftBridge,
+        Feature::BpfTcx,
     ];
 
     /// Stable snake_case name (as in the JSON form).
@@ -118,6 +122,7 @@ impl Feature {
             Feature::NftEgress => "nft_egress",
             Feature::NftNumgen => "nft_numgen",
             Feature::NftBridge => "nft_bridge",
+            Feature::BpfTcx => "bpf_tcx",
         }
     }
 
@@ -139,6 +144,7 @@ impl Feature {
             Feature::NftEgress => "CONFIG_NETFILTER_EGRESS",
             Feature::NftNumgen => "CONFIG_NFT_NUMGEN",
             Feature::NftBridge => "CONFIG_NF_TABLES_BRIDGE",
+            Feature::BpfTcx => "CONFIG_NET_XGRESS",
         }
     }
 
@@ -170,8 +176,8 @@ impl Feature {
             Feature::Netem => Emulation::Partial(
                 "loss via nftables numgen on egress; delay/jitter/duplicate/corrupt/reorder/rate are unsupported_on_host (docs/emulations.md#netem)",
             ),
-            Feature::BridgeVlanFiltering => Emulation::Unsupported(
-                "VLAN-aware bridges are not emulated; write per-VLAN bridges with VLAN sub-interfaces instead (docs/emulations.md#bridge-vlan-filtering)",
+            Feature::BridgeVlanFiltering => Emulation::Emulated(
+                "VLAN-transparent bridge + eBPF (TCX) PVID/membership/untagging at every port (docs/emulations.md#bridge-vlan-filtering)",
             ),
             Feature::Vrf => {
                 Emulation::Unsupported("no faithful VRF emulation (docs/emulations.md#vrf)")
@@ -330,6 +336,11 @@ impl HostCaps {
     /// Whether the building blocks of the tap-based emulations are all present.
     pub fn can_emulate_links(&self) -> bool {
         self.has(Feature::Tun) && self.has(Feature::AfPacket) && self.has(Feature::NftNetdev)
+    }
+
+    /// Whether the bridge VLAN filtering emulation can work.
+    pub fn can_emulate_bridge_vlans(&self) -> bool {
+        self.has(Feature::BpfTcx)
     }
 
     /// Whether the netem loss emulation can work.

@@ -64,6 +64,7 @@ pub(super) fn run() -> io::Result<BTreeMap<Feature, bool>> {
         }
     }
     found.insert(Feature::AfPacket, af_packet_works());
+    found.insert(Feature::BpfTcx, bpf_tcx_works());
     if found.len() != Feature::ALL.len() {
         return Err(io::Error::other(format!(
             "probe script answered for {} of {} features: {text}",
@@ -84,4 +85,18 @@ fn af_packet_works() -> bool {
         libc::close(fd);
         true
     }
+}
+
+/// Load the bridge-VLAN program and attach it to `lo` of a throw-away namespace (a thread's
+/// own: `unshare(CLONE_NEWNET)` affects only the calling thread, and the namespace dies with it).
+fn bpf_tcx_works() -> bool {
+    std::thread::spawn(|| {
+        // SAFETY: unshare(2) on this thread only; no memory is involved.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            return false;
+        }
+        crate::shims::bpf_selftest(1)
+    })
+    .join()
+    .unwrap_or(false)
 }

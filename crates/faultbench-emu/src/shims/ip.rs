@@ -204,7 +204,7 @@ fn link_add(caps: &HostCaps, tail: &[String]) -> Option<i32> {
             ));
         }
         "bridge" if !caps.has(Feature::BridgeVlanFiltering) => {
-            return bridge_add(&a, tail);
+            return bridge_add(caps, &a, tail);
         }
         _ => return None,
     };
@@ -361,53 +361,80 @@ fn bond_kind(t: &[String]) -> Result<LinkKind, i32> {
 }
 
 /// `ip link add … type bridge …` on a kernel without bridge VLAN filtering: such a kernel
-/// rejects every `vlan_*` attribute, even `vlan_filtering 0`; drop the harmless ones.
-fn bridge_add(a: &LinkAdd, tail: &[String]) -> Option<i32> {
-    let (filtered, code) = strip_bridge_vlan_opts(&a.type_args)?;
-    if let Some(c) = code {
-        return Some(c);
+/// rejects every `vlan_*` attribute, even `vlan_filtering 0`; create the bridge without them
+/// and hand them to the emulation.
+fn bridge_add(caps: &HostCaps, a: &LinkAdd, tail: &[String]) -> Option<i32> {
+    let (filtered, opts) = strip_bridge_vlan_opts(&a.type_args)?;
+    if opts.filtering == Some(true) && !caps.can_emulate_bridge_vlans() {
+        return Some(no_bridge_vlans());
     }
     let head_len = tail.len() - a.type_args.len();
     let mut args: Vec<String> = vec!["link".into(), "add".into()];
     args.extend(tail[..head_len].iter().cloned());
     args.extend(filtered);
-    Some(run_real_inherit(&args))
+    let code = run_real_inherit(&args);
+    if code != 0 {
+        return Some(code);
+    }
+    let name = a.name.clone()?;
+    apply_bridge_vlan_opts(&name, &opts)
 }
 
-/// Removes `vlan_filtering 0` (and VLAN knobs that only matter with filtering on). `None` when
-/// there is nothing to change; `Some((_, Some(code)))` when filtering is being turned on.
-pub(super) fn strip_bridge_vlan_opts(t: &[String]) -> Option<(Vec<String>, Option<i32>)> {
+fn no_bridge_vlans() -> i32 {
+    unsupported(
+        "bridge VLAN filtering (`vlan_filtering 1`): this kernel lacks \
+         CONFIG_BRIDGE_VLAN_FILTERING and the eBPF/TCX support its emulation needs",
+    )
+}
+
+fn apply_bridge_vlan_opts(name: &str, opts: &BridgeVlanOpts) -> Option<i32> {
+    if opts.filtering.is_none() && opts.default_pvid.is_none() {
+        return Some(0);
+    }
+    let on = match opts.filtering {
+        Some(v) => v,
+        None => super::brvlan::load(name).is_some_and(|s| s.filtering),
+    };
+    match super::brvlan::set_filtering(name, on, opts.default_pvid) {
+        Ok(()) => Some(0),
+        Err(e) => {
+            eprintln!("{e}");
+            Some(2)
+        }
+    }
+}
+
+/// Bridge VLAN attributes found on a command line.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct BridgeVlanOpts {
+    filtering: Option<bool>,
+    default_pvid: Option<u16>,
+}
+
+/// Removes the bridge's VLAN attributes (which this kernel rejects) and returns them. `None`
+/// when there are none.
+pub(super) fn strip_bridge_vlan_opts(t: &[String]) -> Option<(Vec<String>, BridgeVlanOpts)> {
     let mut out = Vec::new();
+    let mut opts = BridgeVlanOpts::default();
     let mut changed = false;
     let mut i = 0;
     while i < t.len() {
         let k = t[i].as_str();
         let v = t.get(i + 1).map(String::as_str).unwrap_or("");
         match k {
-            "vlan_filtering" if v != "0" => {
-                return Some((
-                    Vec::new(),
-                    Some(unsupported(
-                        "bridge VLAN filtering (`vlan_filtering 1`): this kernel lacks \
-                         CONFIG_BRIDGE_VLAN_FILTERING; model VLANs as one bridge per VLAN with \
-                         802.1Q sub-interfaces on trunk ports (emulated), see docs/emulations.md",
-                    )),
-                ));
-            }
-            "vlan_filtering"
-            | "vlan_default_pvid"
-            | "vlan_stats_enabled"
-            | "vlan_stats_per_port"
-            | "vlan_protocol" => {
-                changed = true;
-                i += 2;
+            "vlan_filtering" => opts.filtering = Some(v != "0"),
+            "vlan_default_pvid" => opts.default_pvid = v.parse().ok(),
+            "vlan_stats_enabled" | "vlan_stats_per_port" | "vlan_protocol" => {}
+            _ => {
+                out.push(t[i].clone());
+                i += 1;
                 continue;
             }
-            _ => out.push(t[i].clone()),
         }
-        i += 1;
+        changed = true;
+        i += 2;
     }
-    changed.then_some((out, None))
+    changed.then_some((out, opts))
 }
 
 fn run_real_inherit(args: &[String]) -> i32 {
@@ -432,26 +459,36 @@ fn link_set(caps: &HostCaps, tail: &[String]) -> Option<i32> {
         && let Some(pos) = rest.iter().position(|w| w == "type")
         && rest.get(pos + 1).map(String::as_str) == Some("bridge")
     {
-        let (filtered, code) = strip_bridge_vlan_opts(&rest[pos + 2..])?;
-        if let Some(c) = code {
-            return Some(c);
+        let (filtered, opts) = strip_bridge_vlan_opts(&rest[pos + 2..])?;
+        if opts.filtering == Some(true) && !caps.can_emulate_bridge_vlans() {
+            return Some(no_bridge_vlans());
         }
-        if filtered.is_empty() && pos == 0 {
-            // Only `vlan_filtering 0`: already the case on this kernel.
-            return Some(if sys::ifindex(&name).is_some() {
-                0
-            } else {
-                no_dev(&name)
-            });
+        if sys::ifindex(&name).is_none() {
+            return Some(no_dev(&name));
         }
-        let mut args = vec!["link".into(), "set".into(), "dev".into(), name.clone()];
-        args.extend(rest[..pos].iter().cloned());
-        if !filtered.is_empty() {
-            args.push("type".into());
-            args.push("bridge".into());
-            args.extend(filtered);
+        if !filtered.is_empty() || pos > 0 {
+            let mut args = vec!["link".into(), "set".into(), "dev".into(), name.clone()];
+            args.extend(rest[..pos].iter().cloned());
+            if !filtered.is_empty() {
+                args.push("type".into());
+                args.push("bridge".into());
+                args.extend(filtered);
+            }
+            let code = run_real_inherit(&args);
+            if code != 0 {
+                return Some(code);
+            }
         }
-        return Some(run_real_inherit(&args));
+        return apply_bridge_vlan_opts(&name, &opts);
+    }
+    // A port leaving (or changing) its bridge loses its emulated VLAN table.
+    let moving = rest.iter().any(|w| w == "nomaster" || w == "master");
+    if moving
+        && super::brvlan::list()
+            .iter()
+            .any(|b| b.ports.contains_key(&name))
+    {
+        super::brvlan::forget_port(&name);
     }
     // Enslaving to / releasing from an emulated bond.
     let master_pos = rest.iter().position(|w| w == "master");

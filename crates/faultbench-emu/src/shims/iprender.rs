@@ -14,7 +14,12 @@ use std::io::Write;
 /// `Some(exit code)` when handled (output rewritten), `None` to pass through.
 pub fn show(p: &Parsed, object: &str, tail: &[String]) -> Option<i32> {
     let recs = state::list();
-    if recs.is_empty() {
+    let filtering: Vec<String> = super::brvlan::list()
+        .into_iter()
+        .filter(|b| b.filtering)
+        .map(|b| b.bridge)
+        .collect();
+    if recs.is_empty() && filtering.is_empty() {
         return None;
     }
     let json = p.globals.iter().any(|g| is_opt(g, "json", 1));
@@ -53,10 +58,44 @@ pub fn show(p: &Parsed, object: &str, tail: &[String]) -> Option<i32> {
     } else {
         rewrite_text(&text, &recs, type_filter.as_deref())
     };
+    let rewritten = mark_filtering(&rewritten, &filtering, json);
     let mut so = std::io::stdout();
     let _ = so.write_all(rewritten.as_bytes());
     let _ = so.flush();
     Some(out.code())
+}
+
+/// `vlan_filtering 0` → `1` in the details of bridges whose filtering is emulated.
+fn mark_filtering(text: &str, bridges: &[String], json: bool) -> String {
+    if bridges.is_empty() {
+        return text.to_string();
+    }
+    if json {
+        let mut out = text.to_string();
+        for b in bridges {
+            let key = format!("\"ifname\":\"{b}\",");
+            if let Some(p) = out.find(&key)
+                && let Some(q) = out[p..].find("\"vlan_filtering\":0")
+            {
+                let at = p + q + "\"vlan_filtering\":".len();
+                out.replace_range(at..at + 1, "1");
+            }
+        }
+        return out;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_bridge = false;
+    for line in text.split_inclusive('\n') {
+        if let Some((_, name)) = header(line) {
+            in_bridge = bridges.iter().any(|b| b == name);
+        }
+        if in_bridge && line.contains(" vlan_filtering 0 ") {
+            out.push_str(&line.replacen(" vlan_filtering 0 ", " vlan_filtering 1 ", 1));
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 fn is_opt(arg: &str, long: &str, min: usize) -> bool {

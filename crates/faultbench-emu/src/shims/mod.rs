@@ -32,7 +32,9 @@
 //! ```
 
 mod bondctl;
+mod bpf;
 mod bridge;
+mod brvlan;
 mod frames;
 mod ip;
 mod iprender;
@@ -199,6 +201,7 @@ fn tool_main(args: &[OsString]) -> i32 {
         .collect();
     match a.first().map(String::as_str) {
         Some("portd") if a.len() == 2 => portd::main(&a[1]),
+        Some("brvland") if a.len() == 2 => brvlan::daemon_main(&a[1]),
         Some("caps") => {
             println!(
                 "{}",
@@ -228,6 +231,16 @@ fn tool_main(args: &[OsString]) -> i32 {
             2
         }
     }
+}
+
+/// Whether the bridge-VLAN eBPF programs load and attach (TCX) to interface `ifindex` of the
+/// calling thread's network namespace; they are detached again before returning.
+pub(crate) fn bpf_selftest(ifindex: u32) -> bool {
+    let Ok(map) = bpf::VlanMap::new() else {
+        return false;
+    };
+    bpf::attach(&map, bpf::Direction::In, ifindex, bpf::TCX_INGRESS).is_ok()
+        && bpf::attach(&map, bpf::Direction::Out, ifindex, bpf::TCX_EGRESS).is_ok()
 }
 
 /// The capabilities the wrappers act on: [`CAPS_FILE`] next to the binary, else a probe.
