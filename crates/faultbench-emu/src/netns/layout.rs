@@ -272,6 +272,12 @@ pub(crate) fn filesystem_ops(fs: &DeviceFs, hostname: &str) -> Result<Vec<Op>, S
             }
         }
     }
+    // Debian's /var/lock is a link to /run/lock, which init scripts (apache2's among them)
+    // expect to exist, as it does in Kathará's images.
+    ops.push(Op::Mkdir {
+        path: at("run/lock"),
+        mode: 0o1777,
+    });
     if let Some(tree) = &fs.tree {
         let mut extra: Vec<String> = std::fs::read_dir(tree)
             .map(|rd| {
