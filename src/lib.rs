@@ -11,9 +11,11 @@
 //! | [`core`] (`faultbench-core`) | vocabulary, traits (`Scenario`, `Emulator`, `Agent`, `Judge`, `Toolbox`), the scenario format, the diagnosis parser |
 //! | [`emu`] (`faultbench-emu`) | emulators (mock networks, Linux namespaces + FRR, Kathará) and the 22 network tools |
 //! | [`judge`] (`faultbench-judge`) | the rubric judge and the LLM judge |
+//! | [`llm`] (`faultbench-llm`) | chat-model clients (OpenAI-compatible, Anthropic, scripted), retries, prices |
 //! | [`agents`] (`faultbench-agents`) | chat-model clients and agents (baseline, ReAct, SADE-style, external MCP agents) |
 
 pub use faultbench_agents as agents;
 pub use faultbench_core as core;
 pub use faultbench_emu as emu;
 pub use faultbench_judge as judge;
+pub use faultbench_llm as llm;
