@@ -58,4 +58,18 @@ fn dummy_interface_behaves_like_the_kernels() {
     assert!(!net.sh("r1", "ip link show lo1").status.success());
     assert!(!net.processes("r1").contains("portd"));
     assert_eq!(net.ping("h1", "192.168.99.1", 1, "0.1").received, 0);
+
+    // `ip -batch` goes through the emulation line by line, with iproute2's failure report.
+    net.ok(
+        "r1",
+        "printf 'link add lo2 type dummy\nlink set lo2 up\naddr add 10.99.0.1/32 dev lo2\n' \
+         > /tmp/b && ip -b /tmp/b",
+    );
+    assert!(
+        net.ok("r1", "ip -br addr show lo2")
+            .contains("10.99.0.1/32")
+    );
+    let again = net.sh("r1", "ip -b /tmp/b");
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("Command failed /tmp/b:1"));
 }

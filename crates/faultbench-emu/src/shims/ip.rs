@@ -9,6 +9,7 @@ use super::sys;
 use super::{shim_caps, unsupported};
 use crate::hostcaps::{Feature, HostCaps};
 use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
 
 /// Global options of `ip` that take a value.
 const OPTS_WITH_VALUE: [&str; 5] = ["b", "batch", "f", "family", "l"];
@@ -65,6 +66,9 @@ pub fn main(argv0: &OsString, args: &[OsString]) -> i32 {
         return pass(argv0, args);
     };
     let caps = shim_caps();
+    if let Some(code) = batch(&s) {
+        return code;
+    }
     let Some(p) = parse_globals(&s) else {
         return pass(argv0, args);
     };
@@ -98,6 +102,95 @@ pub fn main(argv0: &OsString, args: &[OsString]) -> i32 {
         return code;
     }
     pass(argv0, args)
+}
+
+/// `ip [-force] -b FILE` whose commands touch emulated features: run it line by line through
+/// this wrapper (iproute2's rules: `#` comments, blank lines skipped, stop at the first failure
+/// unless `-force`). Other batches go to the real `ip` untouched.
+fn batch(args: &[String]) -> Option<i32> {
+    let mut file = None;
+    let mut force = false;
+    let mut others = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if opt_matches(a, "batch", 1) && a.starts_with('-') {
+            file = Some(args.get(i + 1)?.clone());
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') && opt_matches(a, "force", 5) {
+            force = true;
+        } else {
+            others.push(a.clone());
+        }
+        i += 1;
+    }
+    let file = file?;
+    let text = if file == "-" {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).ok()?;
+        t
+    } else {
+        std::fs::read_to_string(&file).ok()?
+    };
+    let names: Vec<String> = state::list().into_iter().map(|r| r.name).collect();
+    let touches = |l: &str| {
+        l.split_whitespace().any(|w| {
+            [
+                "vlan",
+                "dummy",
+                "bond",
+                "vrf",
+                "vlan_filtering",
+                "vlan_default_pvid",
+            ]
+            .contains(&w)
+                || names.iter().any(|n| n == w)
+        })
+    };
+    if !text.lines().any(touches) {
+        if file == "-" {
+            // stdin is consumed: replay it to the real ip.
+            let mut full = args.to_vec();
+            let pos = full.iter().position(|a| a == "-")?;
+            let tmp = std::env::temp_dir().join(format!("fb-ip-batch-{}", std::process::id()));
+            std::fs::write(&tmp, &text).ok()?;
+            full[pos] = tmp.to_string_lossy().into_owned();
+            let code = run_real_inherit(&full);
+            let _ = std::fs::remove_file(tmp);
+            return Some(code);
+        }
+        return None;
+    }
+    let me = std::env::current_exe().ok()?;
+    let mut failed = false;
+    for (n, line) in text.lines().enumerate() {
+        let words: Vec<&str> = line
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        if words.is_empty() {
+            continue;
+        }
+        let ok = std::process::Command::new(&me)
+            .arg0("ip")
+            .args(&others)
+            .args(&words)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            eprintln!("Command failed {file}:{}", n + 1);
+            failed = true;
+            if !force {
+                return Some(1);
+            }
+        }
+    }
+    Some(if failed { 1 } else { 0 })
 }
 
 fn is_show(verb: &str) -> bool {
