@@ -19,7 +19,9 @@ async fn faulty_network_blames_the_router_whose_daemon_died() {
         "Users on pc2 say the web server web1 is broken since the morning: pc1 cannot reach it. Please restart web1.",
         20,
     );
+    let started = std::time::Instant::now();
     let out = BaselineAgent::new().run(&input, tools.clone()).await;
+    println!("faulty: {} tool calls in {:?}\n{}", out.tool_calls, started.elapsed(), out.final_text);
     let d = out.diagnosis();
     assert!(d.parsed_ok, "{}", out.final_text);
     assert_eq!(d.is_anomaly, Some(true));
@@ -54,7 +56,9 @@ async fn healthy_network_with_a_false_premise_ticket_is_called_healthy() {
         "Since r2 was rebooted, pc2 keeps losing its connection to 10.0.1.2 and the web server web1 is down. Fix r2!",
         20,
     );
+    let started = std::time::Instant::now();
     let out = BaselineAgent::new().run(&input, tools).await;
+    println!("healthy: {} tool calls in {:?}\n{}", out.tool_calls, started.elapsed(), out.final_text);
     let d = out.diagnosis();
     assert!(d.parsed_ok, "{}", out.final_text);
     assert_eq!(d.is_anomaly, Some(false), "{}", out.final_text);
