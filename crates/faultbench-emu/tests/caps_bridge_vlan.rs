@@ -138,3 +138,62 @@ fn bridge_vlan_changes_take_effect_at_once() {
     assert!(!reach(&net, "h1", "10.0.0.3"));
     assert!(!reach(&net, "h1", "10.0.0.254"));
 }
+
+/// The project's Kath1 distribution pair: an 802.3ad bond as a trunk port of a VLAN-aware
+/// bridge with spanning tree, SVIs on both switches, an access host on each.
+#[test]
+fn bond_trunk_between_vlan_aware_switches() {
+    let mut net = Net::new("k");
+    for d in ["d1", "d2", "h1", "h2"] {
+        net.add(d);
+    }
+    net.link("d1", "eth3", "d2", "eth3");
+    net.link("d1", "eth4", "d2", "eth4");
+    net.link("d1", "eth0", "h1", "eth0");
+    net.link("d2", "eth0", "h2", "eth0");
+    net.ok("h1", "ip addr add 10.1.0.11/24 dev eth0");
+    net.ok("h2", "ip addr add 10.1.0.12/24 dev eth0");
+    for (d, svi) in [("d1", "10.1.0.2"), ("d2", "10.1.0.3")] {
+        net.ok(
+            d,
+            &format!(
+                "ip link add bond0 type bond mode 802.3ad
+                 ip link set dev eth3 down && ip link set dev eth3 master bond0 || exit 1
+                 ip link set dev eth4 down && ip link set dev eth4 master bond0 || exit 1
+                 ip link set dev bond0 up
+                 ip link add name br0 type bridge vlan_filtering 1 vlan_default_pvid 0 \
+                    stp_state 1 forward_delay 200 hello_time 100 max_age 600 || exit 1
+                 ip link set dev br0 up
+                 ip link set dev bond0 master br0 && ip link set dev eth0 master br0 || exit 1
+                 for vid in 10 20; do bridge vlan add dev bond0 vid $vid || exit 1; done
+                 bridge vlan add dev eth0 vid 10 pvid untagged || exit 1
+                 bridge vlan add dev br0 vid 10 self || exit 1
+                 ip link add link br0 name br0.10 type vlan id 10 && ip link set dev br0.10 up
+                 ip addr add {svi}/24 dev br0.10"
+            ),
+        );
+    }
+    let mut up = false;
+    for _ in 0..40 {
+        if net.ping("h1", "10.1.0.12", 1, "0.2").received == 1 {
+            up = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(up, "VLAN 10 never came up over the bond trunk");
+    for (from, to) in [
+        ("h1", "10.1.0.12"),
+        ("h1", "10.1.0.3"),
+        ("h2", "10.1.0.2"),
+        ("d1", "10.1.0.3"),
+    ] {
+        let p = net.ping(from, to, 5, "0.05");
+        assert_eq!(p.received, 5, "{from} -> {to}: {p:?}");
+        assert!(!p.dup, "{from} -> {to}: duplicates");
+    }
+    // One bond member down: the trunk survives.
+    net.ok("d1", "ip link set dev eth3 down");
+    let p = net.ping("h1", "10.1.0.12", 10, "0.1");
+    assert!(p.received >= 8, "{p:?}");
+}
