@@ -10,7 +10,9 @@ use faultbench_emu::kathara::KatharaCli;
 use std::path::{Path, PathBuf};
 
 fn labs_under(root: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(root) else { return };
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.join("lab.conf").is_file() {
@@ -27,14 +29,24 @@ fn kathara() -> KatharaCli {
 async fn every_shipped_lab_passes_kathara_dry_mode() {
     let cli = kathara();
     let version = cli.version().await.unwrap();
-    assert!(version.starts_with("3."), "Kathará {version}: the backend targets 3.x");
+    assert!(
+        version.starts_with("3."),
+        "Kathará {version}: the backend targets 3.x"
+    );
 
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut labs = Vec::new();
     labs_under(&repo.join("topologies"), &mut labs);
     let topologies = labs.len();
-    labs_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/labs"), &mut labs);
-    assert!(topologies >= 3, "expected the shipped topologies under {}", repo.join("topologies").display());
+    labs_under(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/labs"),
+        &mut labs,
+    );
+    assert!(
+        topologies >= 3,
+        "expected the shipped topologies under {}",
+        repo.join("topologies").display()
+    );
     labs.sort();
 
     // Two at a time: each dry run is a Python process of a second or two.
@@ -55,7 +67,11 @@ async fn every_shipped_lab_passes_kathara_dry_mode() {
         }
     }
     eprintln!("kathara {version}: {} labs checked", labs.len());
-    assert!(failures.is_empty(), "Kathará rejects:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "Kathará rejects:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[tokio::test]
@@ -65,7 +81,10 @@ async fn dry_mode_catches_what_kathara_rejects() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("lab.conf"), "r1[0]=\"A.1\"\npc1[0]=A\n").unwrap();
     let e = cli.dry_run(dir.path()).await.unwrap_err();
-    assert!(e.contains("non-alphanumeric") && e.contains("SyntaxError"), "{e}");
+    assert!(
+        e.contains("non-alphanumeric") && e.contains("SyntaxError"),
+        "{e}"
+    );
     std::fs::write(dir.path().join("lab.conf"), "r1[0]=A\nr1[2]=B\n").unwrap();
     let e = cli.dry_run(dir.path()).await.unwrap_err();
     assert!(e.contains("NonSequentialMachineInterfaceError"), "{e}");

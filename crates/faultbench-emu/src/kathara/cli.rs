@@ -364,10 +364,7 @@ mod tests {
              WARNING  Retrying (Retry(total=2)) after connection broken by{pad}\n         \
              'NewConnectionError'{pad}\nreal output\n  indented\n"
         );
-        assert_eq!(
-            strip_log_preamble(&out),
-            "real output\n  indented\n"
-        );
+        assert_eq!(strip_log_preamble(&out), "real output\n  indented\n");
         assert_eq!(
             strip_log_preamble("plain\nINFO     Loading x\n"),
             "plain\nINFO     Loading x\n"
