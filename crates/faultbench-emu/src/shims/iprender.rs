@@ -119,6 +119,12 @@ fn details(r: &LinkRecord) -> String {
     }
 }
 
+/// An administratively up VLAN without carrier: its parent is down, which the kernel reports
+/// as `LOWERLAYERDOWN`.
+fn lower_down(r: &LinkRecord, line: &str) -> bool {
+    matches!(r.kind, LinkKind::Vlan { .. }) && line.contains("NO-CARRIER") && line.contains(",UP")
+}
+
 fn bond_of<'a>(recs: &'a [LinkRecord], member: &str) -> Option<&'a LinkRecord> {
     recs.iter().find(|r| {
         matches!(&r.kind, LinkKind::Bond { members, .. } if members.iter().any(|m| m == member))
@@ -180,6 +186,9 @@ fn rewrite_text(text: &str, recs: &[LinkRecord], filter: Option<&str>) -> String
                 );
                 if matches!(r.kind, LinkKind::Bond { .. }) {
                     l = add_flag(&l, "MASTER");
+                }
+                if lower_down(r, &l) {
+                    l = l.replacen(" state DOWN ", " state LOWERLAYERDOWN ", 1);
                 }
             }
             if let Some(b) = bond_of(recs, name) {
@@ -254,6 +263,13 @@ fn rewrite_brief(text: &str, recs: &[LinkRecord], filter: Option<&str>) -> Strin
             Some(r) if !name_tok.is_empty() => {
                 let shown = display_name(r);
                 let rest = line[name_tok.len()..].trim_start_matches(' ');
+                let lowered;
+                let rest = if lower_down(r, line) && rest.starts_with("DOWN ") {
+                    lowered = format!("{:<14} {}", "LOWERLAYERDOWN", rest[5..].trim_start());
+                    lowered.as_str()
+                } else {
+                    rest
+                };
                 out.push_str(&format!("{shown:<16} {rest}"));
             }
             _ => out.push_str(line),
