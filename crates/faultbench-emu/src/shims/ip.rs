@@ -666,3 +666,46 @@ fn link_del(tail: &[String]) -> Option<i32> {
     let _ = sys::signal(rec.pid, libc::SIGKILL);
     Some(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn link_add_forms() {
+        let a = parse_link_add(&v("link eth1 name eth1.10 type vlan id 10")).unwrap();
+        assert_eq!(a.name.as_deref(), Some("eth1.10"));
+        assert_eq!(a.link.as_deref(), Some("eth1"));
+        assert_eq!(a.kind.as_deref(), Some("vlan"));
+        assert_eq!(a.type_args, v("id 10"));
+        let b = parse_link_add(&v("lo1 mtu 1400 type dummy")).unwrap();
+        assert_eq!((b.name.as_deref(), b.mtu), (Some("lo1"), Some(1400)));
+        assert!(parse_link_add(&v("name")).is_err());
+    }
+
+    #[test]
+    fn globals_and_prefixes() {
+        let p = parse_globals(&v("-d -j link show dev eth0")).unwrap();
+        assert_eq!(p.globals, v("-d -j"));
+        assert_eq!(p.rest, v("link show dev eth0"));
+        assert!(parse_globals(&v("-n other link")).is_none());
+        assert!(parse_globals(&v("-family inet addr")).unwrap().rest == v("addr"));
+        assert!(matches("l", "link") && matches("lin", "link") && !matches("links", "link"));
+    }
+
+    #[test]
+    fn bridge_vlan_attributes_are_stripped() {
+        let (rest, o) = strip_bridge_vlan_opts(&v(
+            "vlan_filtering 1 vlan_default_pvid 0 stp_state 1 forward_delay 200",
+        ))
+        .unwrap();
+        assert_eq!(rest, v("stp_state 1 forward_delay 200"));
+        assert_eq!(o.filtering, Some(true));
+        assert_eq!(o.default_pvid, Some(0));
+        assert!(strip_bridge_vlan_opts(&v("stp_state 1")).is_none());
+    }
+}
