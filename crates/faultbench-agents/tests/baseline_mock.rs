@@ -21,7 +21,12 @@ async fn faulty_network_blames_the_router_whose_daemon_died() {
     );
     let started = std::time::Instant::now();
     let out = BaselineAgent::new().run(&input, tools.clone()).await;
-    println!("faulty: {} tool calls in {:?}\n{}", out.tool_calls, started.elapsed(), out.final_text);
+    println!(
+        "faulty: {} tool calls in {:?}\n{}",
+        out.tool_calls,
+        started.elapsed(),
+        out.final_text
+    );
     let d = out.diagnosis();
     assert!(d.parsed_ok, "{}", out.final_text);
     assert_eq!(d.is_anomaly, Some(true));
@@ -58,7 +63,12 @@ async fn healthy_network_with_a_false_premise_ticket_is_called_healthy() {
     );
     let started = std::time::Instant::now();
     let out = BaselineAgent::new().run(&input, tools).await;
-    println!("healthy: {} tool calls in {:?}\n{}", out.tool_calls, started.elapsed(), out.final_text);
+    println!(
+        "healthy: {} tool calls in {:?}\n{}",
+        out.tool_calls,
+        started.elapsed(),
+        out.final_text
+    );
     let d = out.diagnosis();
     assert!(d.parsed_ok, "{}", out.final_text);
     assert_eq!(d.is_anomaly, Some(false), "{}", out.final_text);

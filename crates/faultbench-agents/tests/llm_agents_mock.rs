@@ -207,3 +207,44 @@ async fn sade_uses_playbooks_and_snapshots_on_the_mock_network() {
     // Priced as Sonnet (no cache here): in 0, out 0 → zero but known.
     assert_eq!(out.cost_usd, Some(0.0));
 }
+
+/// A provider that never answers in time.
+struct Stalled;
+
+#[async_trait::async_trait]
+impl faultbench_llm::ChatModel for Stalled {
+    fn model(&self) -> &str {
+        "stalled"
+    }
+    async fn chat(&self, _req: &faultbench_llm::ChatRequest) -> Result<ChatResponse, LlmError> {
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        Ok(ChatResponse::text(ANSWER))
+    }
+}
+
+#[tokio::test]
+async fn the_wall_clock_cap_ends_a_stalled_run() {
+    let input = faultbench_core::agent::AgentInput::new(
+        common::SUMMARY,
+        "pc1 is down",
+        faultbench_core::agent::Budget {
+            max_turns: 20,
+            wall_clock_secs: 1,
+        },
+    );
+    let started = std::time::Instant::now();
+    let out = SadeAgent::new(Arc::new(Stalled))
+        .run(&input, common::tools(common::lab(false)))
+        .await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(out.hit_wall_clock && !out.hit_max_turns && out.error.is_none());
+    assert_eq!(status_after_agent(&out), RunStatus::NoOutput);
+    assert_eq!(
+        out.cost_usd, None,
+        "an unpriced model has no cost, not a zero"
+    );
+}

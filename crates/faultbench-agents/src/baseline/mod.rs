@@ -609,12 +609,28 @@ fn verdict(ev: &Evidence, claims: &Claims) -> Diagnosis {
         }
     }
     let lead = strong.iter().find(|f| f.weight == top).copied();
+    // Devices the ticket named that the evidence does not implicate (a misdirected ticket).
+    let cleared: Vec<&str> = claims
+        .devices
+        .iter()
+        .filter(|d| !findings.iter().any(|f| f.device.as_ref() == Some(*d)))
+        .filter(|d| ev.checked.iter().any(|c| c.ends_with(&format!(" of {d}"))))
+        .map(String::as_str)
+        .collect();
     let evidence: Vec<&str> = strong.iter().map(|f| f.what.as_str()).collect();
     let mut text = format!(
         "Fault found. Evidence: {}. Checks performed: {}. ",
         evidence.join("; "),
         checked
     );
+    if !cleared.is_empty() {
+        text += &format!(
+            "The ticket points at {}, which {} checked directly and {} nothing wrong. ",
+            cleared.join(", "),
+            if cleared.len() == 1 { "was" } else { "were" },
+            if cleared.len() == 1 { "shows" } else { "show" }
+        );
+    }
     if let Some(f) = lead {
         match &f.device {
             Some(d) => {
