@@ -23,7 +23,10 @@ fn dummy_interface_behaves_like_the_kernels() {
 
     let d = net.ok("r1", "ip -d link show lo1");
     assert!(d.contains("lo1: <BROADCAST,NOARP,UP,LOWER_UP>"), "{d}");
-    assert!(d.contains("state UNKNOWN"), "{d}");
+    assert!(
+        d.contains("state UNKNOWN") && d.contains("qdisc noqueue"),
+        "{d}"
+    );
     assert!(
         d.lines().any(|l| l.trim_start().starts_with("dummy ")),
         "{d}"

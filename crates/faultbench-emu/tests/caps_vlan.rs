@@ -117,6 +117,10 @@ fn vlan_devices_look_and_delete_like_the_kernels() {
     );
     assert!(d.contains("master br_vlan10"), "{d}");
     assert!(d.contains("state UP"), "{d}");
+    assert!(
+        d.contains("qdisc noqueue") && d.contains("qlen 1000"),
+        "{d}"
+    );
     let listed = net.ok("sw1", "ip -br link show type vlan");
     let names: Vec<&str> = listed
         .lines()

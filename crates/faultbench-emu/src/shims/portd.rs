@@ -140,9 +140,17 @@ impl Daemon {
         if matches!(spec.kind, LinkKind::Dummy) {
             args.extend(["arp".into(), "off".into(), "multicast".into(), "off".into()]);
         }
-        if args.len() > 4 {
-            realbin::run_ok("ip", &args)?;
-        }
+        // VLAN, dummy and bond devices have no queue (`qdisc noqueue`, still `qlen 1000`); a
+        // tap gets `pfifo_fast` unless it is first brought up with a zero queue length, and
+        // keeps the qdisc it got then.
+        args.extend(["txqueuelen".into(), "0".into()]);
+        realbin::run_ok("ip", &args)?;
+        let name = spec.name.as_str();
+        realbin::run_ok("ip", &["link", "set", "dev", name, "up"])?;
+        realbin::run_ok(
+            "ip",
+            &["link", "set", "dev", name, "down", "txqueuelen", "1000"],
+        )?;
         let rec = LinkRecord {
             name: spec.name.clone(),
             kind: spec.kind.clone(),
