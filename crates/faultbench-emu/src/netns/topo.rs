@@ -15,6 +15,9 @@
 use faultbench_core::emulator::EmuError;
 use faultbench_core::lab::LabDir;
 
+/// Interface index of the first veth end a lab creates (see [`Topology::link_batch`]).
+pub const FIRST_VETH_IFINDEX: usize = 1000;
+
 /// A network endpoint: a device or a switch, by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Node {
@@ -162,20 +165,29 @@ impl Topology {
     }
 
     /// The `ip -b` batch creating every veth, given the host PID of each node's namespace.
+    ///
+    /// Every veth end gets a lab-wide unique interface index from [`FIRST_VETH_IFINDEX`] up. A
+    /// veth's peer index is shown inside the device (`eth3@if1007`), and iproute2's `bridge`
+    /// resolves it against the *device's own* interfaces: with the kernel's small per-namespace
+    /// indexes, `bridge link show` on a switch would print `eth3@eth2` (its peer's index 2 is the
+    /// local eth2), so `bridge link show | grep eth2` matched other ports. Docker's veths carry
+    /// large host-wide indexes, so on Kathará this never happens; high indexes here do the same,
+    /// while interfaces created inside devices (bridges, VLANs, bonds) keep small ones.
     pub fn link_batch(&self, pid: impl Fn(Node) -> i32) -> String {
         let mut out = String::new();
-        for (a, b) in &self.links {
-            let side = |e: &End| {
-                let mut s = format!("{} netns {}", e.ifname, pid(e.node));
+        for (k, (a, b)) in self.links.iter().enumerate() {
+            let side = |e: &End, index: usize| {
+                let mut s = format!("{} netns {} index {index}", e.ifname, pid(e.node));
                 if let Some(m) = &e.mac {
                     s.push_str(&format!(" address {m}"));
                 }
                 s
             };
+            let first = FIRST_VETH_IFINDEX + 2 * k;
             out.push_str(&format!(
                 "link add {} type veth peer name {}\n",
-                side(a),
-                side(b)
+                side(a, first),
+                side(b, first + 1)
             ));
         }
         out
@@ -209,9 +221,11 @@ mod tests {
             Node::Device(i) => 100 + i as i32,
             Node::Switch(i) => 200 + i as i32,
         });
-        assert!(batch.contains("link add eth0 netns 100 type veth peer name eth0 netns 101\n"));
         assert!(batch.contains(
-            "link add eth1 netns 100 address 02:42:ac:11:00:02 type veth peer name p0 netns 200\n"
+            "link add eth0 netns 100 index 1000 type veth peer name eth0 netns 101 index 1001\n"
+        ));
+        assert!(batch.contains(
+            "link add eth1 netns 100 index 1002 address 02:42:ac:11:00:02 type veth peer name p0 netns 200 index 1003\n"
         ));
     }
 
