@@ -30,8 +30,10 @@
 //! # Ok(()) }
 //! ```
 
-use faultbench_core::toolbox::{RecordSink, ToolCallRecord};
-use faultbench_core::{ToolError, ToolOutput, ToolSpec, Toolbox};
+use super::telemetry::TelemetryStore;
+use super::{NikaTools, Policy, PolicyToolbox, ToolConfig};
+use faultbench_core::toolbox::{RecordSink, RecordingToolbox, ToolCallRecord};
+use faultbench_core::{Lab, ToolError, ToolOutput, ToolSpec, Toolbox};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
     Implementation, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams,
@@ -41,8 +43,9 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Why serving stopped abnormally.
 #[derive(Debug, thiserror::Error)]
@@ -212,4 +215,36 @@ pub fn jsonl_sink(
 /// Boxes [`jsonl_sink`] as a [`RecordSink`].
 pub fn boxed_jsonl_sink(path: impl AsRef<Path>) -> std::io::Result<RecordSink> {
     Ok(Box::new(jsonl_sink(path)?))
+}
+
+/// How `faultbench mcp` composes the toolbox it serves.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// The policy (default `full`).
+    pub policy: Policy,
+    /// Tool configuration.
+    pub config: ToolConfig,
+    /// Append one JSON line per call here.
+    pub record: Option<PathBuf>,
+    /// Serve telemetry from this JSONL file (written by the run's collector since deploy).
+    pub telemetry_file: Option<PathBuf>,
+    /// Otherwise, sample the lab from now on at this interval (`None`: no telemetry).
+    pub sample_every: Option<Duration>,
+}
+
+/// The toolbox `faultbench mcp` serves: the 22 tools with telemetry, under the policy, with
+/// every call (refusals included) recorded. Must be called inside a tokio runtime when
+/// sampling is on.
+pub fn build_toolbox(lab: Arc<dyn Lab>, opts: &ServeOptions) -> std::io::Result<Arc<dyn Toolbox>> {
+    let mut tools = NikaTools::new(lab).with_config(opts.config.clone());
+    if let Some(f) = &opts.telemetry_file {
+        tools = tools.with_telemetry(Arc::new(TelemetryStore::follow_jsonl(f)));
+    } else if let Some(every) = opts.sample_every {
+        tools = tools.collect_into(Arc::new(TelemetryStore::new()), every);
+    }
+    let mut recording = RecordingToolbox::new(PolicyToolbox::new(tools, opts.policy));
+    if let Some(path) = &opts.record {
+        recording = recording.with_sink(jsonl_sink(path)?);
+    }
+    Ok(Arc::new(recording))
 }
