@@ -194,6 +194,9 @@ pub struct BaselinePhase {
     pub failures: Vec<ProbeResult>,
     /// Number of probes run.
     pub probes: usize,
+    /// Rounds of probes until they held (0 when verified by the previous run's revert).
+    #[serde(default)]
+    pub attempts: u32,
     /// Duration in milliseconds.
     pub duration_ms: u64,
 }

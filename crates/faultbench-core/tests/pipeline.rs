@@ -199,6 +199,7 @@ fn setup(agent: Behaviour, judge_ok: bool, healthy: bool, deploy_fails: bool) ->
         fail: deploy_fails,
     });
     let config = RunConfig {
+        baseline_wait: Duration::from_millis(300),
         retry: RetryPolicy {
             interval: Duration::from_millis(10),
             deadline: Duration::from_millis(50),

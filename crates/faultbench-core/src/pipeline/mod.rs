@@ -108,6 +108,9 @@ pub struct RunConfig {
     pub retry: RetryPolicy,
     /// Reuse a lab for the next scenario of the same topology after a verified revert.
     pub warm_labs: bool,
+    /// How long a freshly deployed lab may take to pass its baseline (routing convergence):
+    /// the probes are re-run every second until they all hold or this much time has passed.
+    pub baseline_wait: Duration,
     /// Extra time past the agent's wall-clock cap before the harness stops it.
     pub agent_grace: Duration,
     /// Agent label recorded in run keys (defaults to the agent's name).
@@ -120,6 +123,7 @@ impl Default for RunConfig {
             budget: Budget::default(),
             command_timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
+            baseline_wait: Duration::from_secs(60),
             warm_labs: true,
             agent_grace: Duration::from_secs(30),
             agent_label: None,

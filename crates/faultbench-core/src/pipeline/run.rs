@@ -157,11 +157,20 @@ async fn phases(
             ok: true,
             failures: Vec::new(),
             probes: prep.baseline.probes.len(),
+            attempts: 0,
             duration_ms: 0,
         });
     } else {
-        let results = verify(lab.as_ref(), &prep.baseline, cfg.command_timeout).await;
-        let failures: Vec<_> = results.into_iter().filter(|r| !r.passed).collect();
+        let mut attempts = 0;
+        let failures = loop {
+            attempts += 1;
+            let results = verify(lab.as_ref(), &prep.baseline, cfg.command_timeout).await;
+            let failures: Vec<_> = results.into_iter().filter(|r| !r.passed).collect();
+            if failures.is_empty() || t.elapsed() >= cfg.baseline_wait {
+                break failures;
+            }
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        };
         let ok = failures.is_empty();
         let reason = failures
             .iter()
@@ -172,13 +181,17 @@ async fn phases(
             ok,
             failures,
             probes: prep.baseline.probes.len(),
+            attempts,
             duration_ms: ms(t),
         });
         if !ok {
             let _ = lab.teardown().await;
             return (
                 RunStatus::DeployIncomplete,
-                Some(format!("healthy baseline does not hold: {reason}")),
+                Some(format!(
+                    "healthy baseline does not hold after {} s: {reason}",
+                    cfg.baseline_wait.as_secs()
+                )),
             );
         }
     }

@@ -1,6 +1,7 @@
 //! Turning names on the command line into emulators, agents, judges and toolboxes.
 
 use anyhow::{Context, bail};
+use faultbench_agents::registry::{AgentOptions, build_agent};
 use faultbench_core::pipeline::ToolboxFactory;
 use faultbench_core::{Agent, Emulator, Judge};
 use faultbench_emu::tools::{NikaToolsFactory, Policy};
@@ -27,14 +28,6 @@ pub fn judge(name: &str, llm: &LlmConfig, model: Option<&str>) -> anyhow::Result
     }
 }
 
-/// Default model of an LLM agent (the paper's: ReAct on gpt-5, SADE on claude-sonnet-4-6).
-fn default_model(agent: &str) -> &'static str {
-    match agent {
-        "react" => "gpt-5",
-        _ => "claude-sonnet-4-6",
-    }
-}
-
 /// One agent named in `--agents`, with the label its runs are recorded under.
 pub struct AgentChoice {
     /// `baseline`, `react`, `sade`, `external:NAME`.
@@ -45,57 +38,44 @@ pub struct AgentChoice {
     pub model: Option<String>,
 }
 
-/// Builds the agents of `--agents`.
+/// Builds the agents of `--agents`. A dry run needs no provider key: LLM agents are planned with
+/// an offline stand-in of the same model.
 pub fn agents(
     names: &[String],
     llm: &LlmConfig,
     model: Option<&str>,
     dry_run: bool,
 ) -> anyhow::Result<Vec<AgentChoice>> {
+    let opts = AgentOptions {
+        model: model.map(str::to_string),
+        llm: llm.clone(),
+        ..Default::default()
+    };
     let mut out = Vec::new();
-    for name in names {
-        let name = name.trim();
-        let choice = match name {
-            "baseline" => AgentChoice {
-                label: name.into(),
-                agent: crate::cmd::backends::baseline_agent()?,
-                model: None,
-            },
-            "react" | "sade" => {
-                let m = model.unwrap_or(default_model(name)).to_string();
-                let client = if dry_run {
-                    Arc::new(faultbench_llm::ScriptedModel::new(m.clone(), Vec::new()))
-                        as Arc<dyn faultbench_llm::ChatModel>
+    for name in names.iter().map(|n| n.trim()) {
+        let agent = match build_agent(name, &opts) {
+            Ok(a) => a,
+            Err(e) if dry_run && matches!(name, "react" | "sade") => {
+                let m = model.unwrap_or(if name == "react" {
+                    "gpt-5"
                 } else {
-                    llm.connect(&m)
-                        .with_context(|| format!("agent `{name}`: cannot set up model `{m}`"))?
-                };
-                let prices = llm.prices().context("price table")?;
-                let agent: Arc<dyn Agent> = if name == "react" {
-                    Arc::new(faultbench_agents::ReactAgent::new(client).with_prices(prices))
+                    "claude-sonnet-4-6"
+                });
+                eprintln!("note: {e} (ignored for --dry-run)");
+                let offline = Arc::new(faultbench_llm::ScriptedModel::new(m, Vec::new()));
+                if name == "react" {
+                    Arc::new(faultbench_agents::ReactAgent::new(offline)) as Arc<dyn Agent>
                 } else {
-                    Arc::new(faultbench_agents::SadeAgent::new(client).with_prices(prices))
-                };
-                AgentChoice {
-                    label: name.into(),
-                    agent,
-                    model: Some(m),
+                    Arc::new(faultbench_agents::SadeAgent::new(offline))
                 }
             }
-            n if n.starts_with("external:") => {
-                let (agent, model) =
-                    crate::cmd::backends::external_agent(&n["external:".len()..], model)?;
-                AgentChoice {
-                    label: n.into(),
-                    agent,
-                    model,
-                }
-            }
-            other => {
-                bail!("unknown agent `{other}` (expected baseline, react, sade or external:NAME)")
-            }
+            Err(e) => return Err(anyhow::anyhow!("{e}")),
         };
-        out.push(choice);
+        out.push(AgentChoice {
+            label: name.to_string(),
+            model: agent.model().map(str::to_string),
+            agent,
+        });
     }
     if out.is_empty() {
         bail!("no agent given (use --agents baseline,react,sade,external:NAME)");
