@@ -88,5 +88,8 @@ fn bond_members_can_be_released_and_the_bond_deleted() {
     net.ok("r1", "ip link del bond0");
     assert!(!net.sh("r1", "ip link show bond0").status.success());
     assert!(!net.processes("r1").contains("portd"));
-    assert!(!net.ok("r1", "nft list ruleset").contains("fbshim"));
+    assert!(
+        !net.ok("r1", "/usr/sbin/nft list ruleset")
+            .contains("fbshim")
+    );
 }

@@ -69,7 +69,10 @@ fn netem_loss_drops_a_plausible_share_on_egress() {
         net.ok("a", "tc qdisc show dev eth0"),
         "qdisc noqueue 0: root refcnt 2 \n"
     );
-    assert!(!net.ok("a", "nft list ruleset").contains("fbnetem"));
+    assert!(
+        !net.ok("a", "/usr/sbin/nft list ruleset")
+            .contains("fbnetem")
+    );
     assert_eq!(net.ping("a", "10.2.0.2", 50, "0.01").received, 50);
 }
 

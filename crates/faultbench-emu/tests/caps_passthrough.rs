@@ -38,6 +38,7 @@ fn wrappers_are_invisible_for_what_they_do_not_emulate() {
     );
     assert_eq!(net.ok("r1", "command -v ip").trim(), "/usr/local/sbin/ip");
     assert_eq!(net.ok("r1", "command -v tc").trim(), "/usr/local/sbin/tc");
+    net.ok("r1", "iptables -A INPUT -p tcp --dport 9 -j DROP");
     let cmds = [
         "ip addr",
         "ip -4 a show dev eth0",
@@ -58,6 +59,8 @@ fn wrappers_are_invisible_for_what_they_do_not_emulate() {
         "tc qdisc del dev lo root",
         "bridge link",
         "bridge fdb show br br0",
+        "nft list ruleset",
+        "nft -j list tables",
         "bridge -s vlan show",
     ];
     let check = |net: &Net| {

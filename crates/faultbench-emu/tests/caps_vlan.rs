@@ -60,6 +60,24 @@ fn vlans_stay_separated_across_a_trunk() {
         let neigh = net.ok(h, "ip neigh show 10.0.0.1");
         assert!(!neigh.contains("lladdr"), "{h} learned h1's MAC: {neigh}");
     }
+    // The emulation's nftables rules are invisible, and a lab's `flush ruleset` does not
+    // open the VLANs to each other.
+    assert!(!net.ok("sw1", "nft list ruleset").contains("fbshim"));
+    assert!(
+        net.ok("sw1", "/usr/sbin/nft list ruleset")
+            .contains("vlan id 10")
+    );
+    net.ok("sw1", "nft add table inet lab && nft flush ruleset");
+    assert!(
+        !net.ok("sw1", "/usr/sbin/nft list tables")
+            .contains("inet lab")
+    );
+    assert_eq!(
+        net.ping("h1", "10.0.0.6", 2, "0.2").received,
+        0,
+        "flush opened VLAN 10"
+    );
+    assert_eq!(net.ping("h1", "10.0.0.3", 2, "0.1").received, 2);
     // TCP through the emulated VLAN (GSO and checksum offload survive the tagger).
     net.ok(
         "h3",
@@ -151,7 +169,10 @@ fn vlan_devices_look_and_delete_like_the_kernels() {
         !net.processes("sw1").contains("portd"),
         "daemon survived delete"
     );
-    assert!(!net.ok("sw1", "nft list ruleset").contains("fbshim"));
+    assert!(
+        !net.ok("sw1", "/usr/sbin/nft list ruleset")
+            .contains("fbshim")
+    );
     // With the sub-interfaces gone, tagged traffic has nowhere to go.
     assert_eq!(net.ping("h1", "10.0.0.3", 2, "0.2").received, 0);
 }

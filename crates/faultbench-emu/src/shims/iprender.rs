@@ -335,7 +335,7 @@ fn rewrite_json(text: &str, recs: &[LinkRecord], filter: Option<&str>) -> String
 }
 
 /// Length of the balanced `{…}` starting at `s[0]`.
-fn balanced_len(s: &str) -> Option<usize> {
+pub(super) fn balanced_len(s: &str) -> Option<usize> {
     let mut depth = 0i32;
     let mut in_str = false;
     let mut esc = false;

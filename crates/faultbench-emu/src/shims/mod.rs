@@ -3,7 +3,7 @@
 //!
 //! # Model
 //! [`install`] writes a directory holding one multi-call binary, `faultbench-netshim`, and the
-//! wrappers `ip`, `tc` and `bridge` (symlinks to it) — only those the probed [`HostCaps`] call
+//! wrappers `ip`, `tc`, `bridge` and `nft` (symlinks to it) — only those the probed [`HostCaps`] call
 //! for; on a full kernel the directory stays empty of wrappers. The netns emulator bind-mounts
 //! the directory read-only at `/usr/local/sbin` in every device and puts that first in `PATH`,
 //! so `ip link add link eth1 name eth1.10 type vlan id 10` typed by a startup file, a fault
@@ -38,6 +38,7 @@ mod brvlan;
 mod frames;
 mod ip;
 mod iprender;
+mod nftwrap;
 mod portd;
 pub mod realbin;
 mod state;
@@ -79,6 +80,13 @@ pub fn wrappers_needed(caps: &HostCaps) -> Vec<&'static str> {
     if !caps.has(Feature::BridgeVlanFiltering) {
         w.push("bridge");
     }
+    // The VLAN, bond and netem emulations keep nftables tables that must stay invisible.
+    if [Feature::Vlan8021q, Feature::Bonding, Feature::Netem]
+        .iter()
+        .any(|f| !caps.has(*f))
+    {
+        w.push("nft");
+    }
     w
 }
 
@@ -100,7 +108,7 @@ fn install_binary(dir: &Path, caps: &HostCaps, binary: Option<&Path>) -> io::Res
     let caps_json = serde_json::to_vec_pretty(caps).map_err(io::Error::other)?;
     write_atomic(&dir.join(CAPS_FILE), &caps_json, 0o644)?;
     let needed = wrappers_needed(caps);
-    for name in ["ip", "tc", "bridge"] {
+    for name in ["ip", "tc", "bridge", "nft"] {
         let p = dir.join(name);
         if !needed.contains(&name) && p.symlink_metadata().is_ok() {
             std::fs::remove_file(&p)?;
@@ -190,6 +198,7 @@ pub fn multicall_main(args: Vec<OsString>) -> i32 {
         "ip" => ip::main(&argv0, rest),
         "tc" => tc::main(&argv0, rest),
         "bridge" => bridge::main(&argv0, rest),
+        "nft" => nftwrap::main(&argv0, rest),
         _ => tool_main(rest),
     }
 }
@@ -281,9 +290,9 @@ mod tests {
     fn full_kernel_needs_no_wrappers() {
         assert!(wrappers_needed(&HostCaps::full_kernel()).is_empty());
         let no_netem = HostCaps::full_kernel().with(Feature::Netem, false);
-        assert_eq!(wrappers_needed(&no_netem), vec!["tc"]);
+        assert_eq!(wrappers_needed(&no_netem), vec!["tc", "nft"]);
         let no_vlan = HostCaps::full_kernel().with(Feature::Vlan8021q, false);
-        assert_eq!(wrappers_needed(&no_vlan), vec!["ip"]);
+        assert_eq!(wrappers_needed(&no_vlan), vec!["ip", "nft"]);
     }
 
     #[test]
