@@ -1,4 +1,4 @@
-//! `faultbench-netshim portd SPEC`: the daemon behind one emulated link.
+//! `faultbench-netshim portd NAME`: the daemon behind one emulated link.
 //!
 //! It owns a tap named like the link and moves frames between the tap and the link's lower
 //! devices:
@@ -62,12 +62,21 @@ struct Daemon {
     rr: usize,
 }
 
-/// Run the daemon; the exit code is only seen when start-up fails.
-pub fn main(spec_json: &str) -> i32 {
-    let spec: PortdSpec = match serde_json::from_str(spec_json) {
+/// Environment variable carrying the daemon's [`PortdSpec`] (JSON).
+const SPEC_ENV: &str = "FAULTBENCH_PORTD_SPEC";
+
+/// Run the daemon for link `name`; the exit code is only seen when start-up fails.
+pub fn main(name: &str) -> i32 {
+    let spec_json = std::env::var(SPEC_ENV).unwrap_or_default();
+    // SAFETY: single-threaded at this point; nothing else reads the environment concurrently.
+    unsafe { std::env::remove_var(SPEC_ENV) };
+    let spec: PortdSpec = match serde_json::from_str(&spec_json) {
         Ok(s) => s,
         Err(e) => return report_fail(&format!("bad portd spec: {e}")),
     };
+    if spec.name != name {
+        return report_fail("portd spec names another link");
+    }
     let mut d = match Daemon::start(&spec) {
         Ok(d) => d,
         Err(e) => return report_fail(&e),
@@ -423,8 +432,11 @@ pub fn spawn(spec: &PortdSpec) -> Result<(), String> {
     let json = serde_json::to_string(spec).map_err(|e| e.to_string())?;
     let mut child = Command::new(me)
         .arg0(super::SHIM_BINARY)
+        // `ps` in the device shows `faultbench-netshim portd eth1.10`; the spec travels in the
+        // environment.
         .arg("portd")
-        .arg(json)
+        .arg(&spec.name)
+        .env(SPEC_ENV, json)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
