@@ -118,6 +118,8 @@ pub struct Agreement {
     pub reasoning_runs: usize,
     /// Runs whose correctness differs.
     pub disagreements: Vec<Disagreement>,
+    /// Every axis the judges split on, with its run (also on runs whose correctness agrees).
+    pub axis_splits: Vec<(String, AxisSplit)>,
 }
 
 /// The family an axis line belongs to, for the per-axis breakdown.
@@ -194,6 +196,8 @@ impl Agreement {
             self.reasoning_runs += 1;
             self.reasoning_abs_diff += (ra - rb).abs();
         }
+        self.axis_splits
+            .extend(splits.iter().map(|x| (run.to_string(), x.clone())));
         if !same {
             self.disagreements.push(Disagreement {
                 run: run.to_string(),
@@ -254,6 +258,27 @@ impl Agreement {
                 agree: acc.agree + t.agree,
                 total: acc.total + t.total,
             })
+    }
+
+    /// Every axis split, one block per axis (for studying a judge's rules).
+    pub fn render_axis_splits(&self) -> String {
+        let mut s = String::new();
+        for (run, ax) in &self.axis_splits {
+            let _ = writeln!(
+                s,
+                "- {run}\n    {}: {} {} / {} {}\n      {}: {}\n      {}: {}",
+                ax.axis,
+                self.judge_a,
+                if ax.a_pass { "pass" } else { "fail" },
+                self.judge_b,
+                if ax.b_pass { "pass" } else { "fail" },
+                self.judge_a,
+                ax.a_why,
+                self.judge_b,
+                ax.b_why
+            );
+        }
+        s
     }
 
     /// A plain-text report.

@@ -359,6 +359,7 @@ pub fn find_result_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use faultbench_core::scenario::Scenario;
 
     const RECORD: &str = r#"{
       "scenario": {"scenario_id": "lab-false-premise-x", "topology": "Lab",

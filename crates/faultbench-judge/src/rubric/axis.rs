@@ -44,6 +44,8 @@ pub(crate) struct Slot {
     pub terms: Vec<Term>,
     pub weight: f64,
     pub polarity: Polarity,
+    /// A measurement or address the axis states: without it the axis cannot pass.
+    pub essential: bool,
     /// How the slot reads in rationales.
     pub label: String,
 }
@@ -63,6 +65,15 @@ pub(crate) struct Coverage {
     /// Labels of the slots found and missed in the best reading.
     pub found: Vec<String>,
     pub missed: Vec<String>,
+    /// Essential slots (measurements, addresses) that were not found: the axis cannot pass.
+    pub essential_missed: Vec<String>,
+}
+
+impl Coverage {
+    /// Whether every essential slot was found.
+    pub fn passable(&self) -> bool {
+        self.essential_missed.is_empty()
+    }
 }
 
 impl Requirement {
@@ -100,14 +111,19 @@ impl Requirement {
         let optional = optional_text
             .iter()
             .flat_map(|t| slots(t, default, inv))
+            .map(|mut s| {
+                s.essential = false;
+                s
+            })
             .collect();
         Requirement { readings, optional }
     }
 
-    /// All device keys the requirement names outside health clauses.
+    /// All device keys the requirement names outside health clauses (bracketed detail
+    /// included: `pc_0_0's access link (leaf_router_0_0 eth2)` is about both devices).
     pub fn blame_devices(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for r in &self.readings {
+        for r in self.readings.iter().chain(std::iter::once(&self.optional)) {
             for s in r {
                 if s.polarity == Polarity::Health {
                     continue;
@@ -129,42 +145,70 @@ impl Requirement {
         self.readings.is_empty()
     }
 
-    /// Matches against a diagnosis text.
+    /// Matches against a diagnosis text; the best reading counts.
     pub fn cover(&self, doc: &Doc) -> Coverage {
-        let optional_found: Vec<&Slot> = self.optional.iter().filter(|s| found(s, doc)).collect();
-        let opt_weight: f64 = optional_found.iter().map(|s| s.weight).sum();
-        let mut best = Coverage {
+        let optional: Vec<(&Slot, Vec<u32>)> = self
+            .optional
+            .iter()
+            .map(|s| (s, sentences_of(s, doc)))
+            .collect();
+        let mut best: Option<Coverage> = None;
+        for reading in &self.readings {
+            let slots: Vec<(&Slot, Vec<u32>)> =
+                reading.iter().map(|s| (s, sentences_of(s, doc))).collect();
+            let c = tally(&slots, &optional);
+            let better = match &best {
+                None => true,
+                Some(b) => (c.passable(), c.score) > (b.passable(), b.score),
+            };
+            if better {
+                best = Some(c);
+            }
+        }
+        best.unwrap_or(Coverage {
             score: 0.0,
             found: Vec::new(),
             missed: Vec::new(),
-        };
-        for reading in &self.readings {
-            let (mut got, mut total) = (opt_weight, opt_weight);
-            let mut c = Coverage {
-                score: 0.0,
-                found: optional_found.iter().map(|s| s.label.clone()).collect(),
-                missed: Vec::new(),
-            };
-            for s in reading {
-                total += s.weight;
-                if found(s, doc) {
-                    got += s.weight;
-                    c.found.push(s.label.clone());
-                } else {
-                    c.missed.push(s.label.clone());
-                }
-            }
-            c.score = if total > 0.0 { got / total } else { 0.0 };
-            if c.score > best.score || best.found.is_empty() && best.missed.is_empty() {
-                best = c;
-            }
-        }
-        best
+            essential_missed: Vec::new(),
+        })
     }
 }
 
-/// Whether any term of a slot occurs in a compatible clause.
-fn found(slot: &Slot, doc: &Doc) -> bool {
+/// The coverage of one reading.
+fn tally(slots: &[(&Slot, Vec<u32>)], optional: &[(&Slot, Vec<u32>)]) -> Coverage {
+    let hit = |ss: &[u32]| !ss.is_empty();
+    let mut c = Coverage {
+        score: 0.0,
+        found: Vec::new(),
+        missed: Vec::new(),
+        essential_missed: Vec::new(),
+    };
+    let (mut got, mut total) = (0.0, 0.0);
+    for (s, ss) in optional {
+        if hit(ss) {
+            got += s.weight;
+            total += s.weight;
+            c.found.push(s.label.clone());
+        }
+    }
+    for (s, ss) in slots {
+        total += s.weight;
+        if hit(ss) {
+            got += s.weight;
+            c.found.push(s.label.clone());
+        } else {
+            c.missed.push(s.label.clone());
+            if s.essential {
+                c.essential_missed.push(s.label.clone());
+            }
+        }
+    }
+    c.score = if total > 0.0 { got / total } else { 0.0 };
+    c
+}
+
+/// The sentences in which a slot is found in a compatible clause (sorted, unique).
+fn sentences_of(slot: &Slot, doc: &Doc) -> Vec<u32> {
     let ok = |pos: usize| {
         let p = doc.polarity_at(pos);
         match slot.polarity {
@@ -173,21 +217,38 @@ fn found(slot: &Slot, doc: &Doc) -> bool {
             Polarity::Neutral => true,
         }
     };
-    slot.terms.iter().any(|t| match t {
-        Term::Concept(g) => CONCEPT_PHRASES[*g]
-            .iter()
-            .any(|p| doc.phrase_positions(p).into_iter().any(ok)),
-        Term::Word(w) => doc.positions(w).iter().any(|&p| ok(p)),
-        Term::Device(k) => doc.device_positions(k).iter().any(|&p| ok(p)),
-        Term::Ip(net, len) => doc.ips.iter().any(|(p, ip, plen)| {
-            let inside = match len {
-                Some(_) => ip_in(*ip, *net, *len),
-                None => ip == net,
-            };
-            let same_or_narrower = plen.is_none_or(|pl| len.is_none_or(|l| pl >= l));
-            inside && same_or_narrower && ok(*p)
-        }),
-    })
+    let mut out: Vec<u32> = Vec::new();
+    let mut add = |pos: usize| {
+        if ok(pos) {
+            out.push(doc.tokens[pos].sentence);
+        }
+    };
+    for t in &slot.terms {
+        match t {
+            Term::Concept(g) => {
+                for p in &CONCEPT_PHRASES[*g] {
+                    doc.phrase_positions(p).into_iter().for_each(&mut add);
+                }
+            }
+            Term::Word(w) => doc.positions(w).iter().copied().for_each(&mut add),
+            Term::Device(k) => doc.device_positions(k).into_iter().for_each(&mut add),
+            Term::Ip(net, len) => {
+                for (p, ip, plen) in &doc.ips {
+                    let inside = match len {
+                        Some(_) => ip_in(*ip, *net, *len),
+                        None => ip == net,
+                    };
+                    let same_or_narrower = plen.is_none_or(|pl| len.is_none_or(|l| pl >= l));
+                    if inside && same_or_narrower {
+                        add(*p);
+                    }
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Splits `main (optional) main` into the main text and the bracketed pieces.
@@ -240,6 +301,8 @@ pub(crate) fn slots(text: &str, default: Polarity, inv: &Inventory) -> Vec<Slot>
         };
         let raw = t.raw.as_str();
         let push = |out: &mut Vec<Slot>, term: Term, weight: f64, label: &str| {
+            let essential = matches!(term, Term::Ip(..))
+                || matches!(term, Term::Concept(g) if CONCEPTS[g][0] == lexicon::LOSS_FREE);
             if !out
                 .iter()
                 .any(|s| s.terms == [term.clone()] && s.polarity == polarity)
@@ -248,6 +311,7 @@ pub(crate) fn slots(text: &str, default: Polarity, inv: &Inventory) -> Vec<Slot>
                     terms: vec![term],
                     weight,
                     polarity,
+                    essential,
                     label: label.to_string(),
                 });
             }
@@ -267,12 +331,24 @@ pub(crate) fn slots(text: &str, default: Polarity, inv: &Inventory) -> Vec<Slot>
             continue;
         }
         if let Some((g, len)) = lexicon::concepts_at(&stems, i) {
-            push(&mut out, Term::Concept(g), 1.0, CONCEPTS[g][0]);
+            // In a health clause a fault word names what is absent (`rules out trunk down`):
+            // the diagnosis need not repeat it.
+            let absent = polarity == Polarity::Health
+                && lexicon::cue_of(CONCEPTS[g][0], CONCEPTS[g][0]) == Some(lexicon::Cue::Fault);
+            if !absent {
+                push(&mut out, Term::Concept(g), 1.0, CONCEPTS[g][0]);
+            }
             i += len;
             continue;
         }
         let word = t.stem.as_str();
-        let skip = lexicon::STOPWORDS.contains(&raw)
+        // `router_core_1/2/3`, `VLAN 5/6`: shorthand lists whose members cannot be matched alone.
+        let shorthand = raw.contains('/') && raw.bytes().all(|b| b.is_ascii_digit() || b == b'/');
+        let absent_fault =
+            polarity == Polarity::Health && lexicon::cue_of(raw, word) == Some(lexicon::Cue::Fault);
+        let skip = shorthand
+            || absent_fault
+            || lexicon::STOPWORDS.contains(&raw)
             || lexicon::RUBRIC_WORDS.contains(&raw)
             || lexicon::RUBRIC_WORDS.contains(&word)
             || raw.len() < 2 && !raw.chars().all(|c| c.is_ascii_digit());

@@ -5,8 +5,8 @@
 //! Everything here is general networking vocabulary, never a scenario's facts. Entries are
 //! written in plain words and stemmed with the same [`stem`](super::text::stem) as the text.
 
+use super::text::WordMap;
 use super::text::stem;
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 /// What a cue word does to its clause.
@@ -209,6 +209,9 @@ const NEGATORS: &[&str] = &[
     "failed to",
 ];
 
+/// The name of the concept group of loss-free measurements (`0% loss`).
+pub const LOSS_FREE: &str = "0% loss";
+
 /// Synonym groups. The first entry names the group.
 pub const CONCEPTS: &[&[&str]] = &[
     &["ospfd", "ospf daemon", "ospf process", "ospf6d"],
@@ -407,6 +410,16 @@ pub const CONCEPTS: &[&[&str]] = &[
         "no packet loss",
         "without loss",
         "lossless",
+        "ping succeeds",
+        "pings succeed",
+        "ping succeeded",
+        "pings succeeded",
+        "successful ping",
+        "successful pings",
+        "successfully ping",
+        "successfully pings",
+        "all packets",
+        "every packet",
         "5/5",
         "4/4",
         "3/3",
@@ -592,6 +605,7 @@ pub const RUBRIC_WORDS: &[&str] = &[
     "whole",
     "entire",
     "own",
+    "baseline",
     "e.g",
     "i.e",
     "etc",
@@ -658,8 +672,35 @@ static CUES: LazyLock<Vec<(Vec<String>, Cue)>> = LazyLock::new(|| {
     v
 });
 
+/// A stemmed cue phrase and what it does.
+type CuePhrase = (Vec<String>, Cue);
+/// A concept group index and one of its stemmed phrases.
+type ConceptPhrase = (usize, Vec<String>);
+
+/// Cue phrases by first word (longest first), so that a clause is scanned once.
+static CUES_BY_FIRST: LazyLock<WordMap<Vec<CuePhrase>>> = LazyLock::new(|| {
+    let mut m: WordMap<Vec<CuePhrase>> = WordMap::default();
+    for (p, c) in CUES.iter() {
+        m.entry(p[0].clone()).or_default().push((p.clone(), *c));
+    }
+    m
+});
+
+/// Concept phrases by first word: (group, phrase).
+static CONCEPTS_BY_FIRST: LazyLock<WordMap<Vec<ConceptPhrase>>> = LazyLock::new(|| {
+    let mut m: WordMap<Vec<ConceptPhrase>> = WordMap::default();
+    for (g, group) in CONCEPT_PHRASES.iter().enumerate() {
+        for p in group {
+            if let Some(first) = p.first() {
+                m.entry(first.clone()).or_default().push((g, p.clone()));
+            }
+        }
+    }
+    m
+});
+
 /// Single-word cues by stem.
-static SINGLE_CUES: LazyLock<HashMap<String, Cue>> = LazyLock::new(|| {
+static SINGLE_CUES: LazyLock<WordMap<Cue>> = LazyLock::new(|| {
     CUES.iter()
         .filter(|(p, _)| p.len() == 1)
         .map(|(p, c)| (p[0].clone(), *c))
@@ -679,15 +720,12 @@ pub fn cue_of(raw: &str, stemmed: &str) -> Option<Cue> {
         .copied()
 }
 
-fn is_article(w: &str) -> bool {
-    matches!(
-        w,
-        "a" | "an" | "the" | "its" | "any" | "this" | "that" | "their" | "s" | "is" | "be"
-    )
+fn is_filler(w: &str) -> bool {
+    STOPWORDS.contains(&w) || matches!(w, "any" | "s")
 }
 
 /// Fault cues minus health cues in a clause, with negators flipping the cue that follows them
-/// (articles skipped, at most three words back).
+/// (function words skipped, at most two content words in between).
 pub fn cue_balance(raw: &[String], stems: &[String]) -> i32 {
     let mut balance = 0i32;
     let mut i = 0;
@@ -695,14 +733,19 @@ pub fn cue_balance(raw: &[String], stems: &[String]) -> i32 {
     let mut content_since_negator = 0;
     while i < stems.len() {
         let mut matched: Option<(usize, Cue)> = None;
-        for (p, cue) in CUES.iter() {
+        let candidates = CUES_BY_FIRST
+            .get(&stems[i])
+            .into_iter()
+            .chain(CUES_BY_FIRST.get(&raw[i]))
+            .flatten();
+        for (p, cue) in candidates {
             if p.len() <= stems.len() - i
                 && p.iter()
                     .enumerate()
                     .all(|(k, w)| &stems[i + k] == w || &raw[i + k] == w)
+                && matched.is_none_or(|(l, _)| p.len() > l)
             {
                 matched = Some((p.len(), *cue));
-                break;
             }
         }
         match matched {
@@ -726,7 +769,7 @@ pub fn cue_balance(raw: &[String], stems: &[String]) -> i32 {
                 i += len;
             }
             None => {
-                if !is_article(&raw[i]) {
+                if !is_filler(&raw[i]) {
                     content_since_negator += 1;
                 }
                 i += 1;
@@ -748,14 +791,12 @@ pub static CONCEPT_PHRASES: LazyLock<Vec<Vec<Vec<String>>>> = LazyLock::new(|| {
 /// `(group index, phrase length)`.
 pub fn concepts_at(words: &[String], i: usize) -> Option<(usize, usize)> {
     let mut best: Option<(usize, usize)> = None;
-    for (gi, group) in CONCEPT_PHRASES.iter().enumerate() {
-        for p in group {
-            if p.len() <= words.len() - i
-                && p.iter().enumerate().all(|(k, w)| &words[i + k] == w)
-                && best.is_none_or(|(_, l)| p.len() > l)
-            {
-                best = Some((gi, p.len()));
-            }
+    for (gi, p) in CONCEPTS_BY_FIRST.get(&words[i]).into_iter().flatten() {
+        if p.len() <= words.len() - i
+            && p.iter().enumerate().all(|(k, w)| &words[i + k] == w)
+            && best.is_none_or(|(_, l)| p.len() > l)
+        {
+            best = Some((*gi, p.len()));
         }
     }
     best

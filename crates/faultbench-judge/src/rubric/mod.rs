@@ -57,6 +57,7 @@
 //! ```
 
 mod axis;
+mod compile;
 mod devices;
 mod lexicon;
 mod policy;
@@ -66,13 +67,15 @@ pub use devices::{Inventory, device_key, looks_like_device};
 pub use policy::{Policy, PolicyBook, policies_in};
 pub use text::{Doc, Polarity, stem};
 
-use axis::Requirement;
+use compile::{AxisRule, Compiled};
 use devices::stance;
 use faultbench_core::Diagnosis;
 use faultbench_core::judge::{
     AxisVerdict, Judge, JudgeError, JudgeInput, OutcomeRule, Scores, check_assertion, snap_fix,
 };
-use faultbench_core::scenario::{Assertion, AxisKind, Scenario, ScoringAxis};
+use faultbench_core::scenario::{Assertion, Scenario, ScoringAxis};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// Settings of the rubric judge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -92,30 +95,29 @@ impl Default for RubricConfig {
     }
 }
 
+/// Compiled scenarios kept at most (the cache is cleared when it grows past this).
+const CACHE_LIMIT: usize = 4096;
+
 /// The deterministic judge. See the [module docs](self) for its rules.
-#[derive(Debug, Clone, Default)]
+///
+/// Scenarios are compiled once (inventory, policies, axis requirements) and cached inside the
+/// judge, so judging many runs of the same scenario costs only the per-diagnosis work.
+#[derive(Debug, Default)]
 pub struct RubricJudge {
     config: RubricConfig,
     policies: PolicyBook,
+    compiled: Mutex<HashMap<String, Arc<Compiled>>>,
 }
 
-/// Slug fragments that make an axis read as health (it asks the diagnosis to clear something).
-const HEALTH_SLUG: [&str; 14] = [
-    "exonerat",
-    "rules-out",
-    "rule-out",
-    "ruled-out",
-    "healthy",
-    "baseline",
-    "-up",
-    "unaffected",
-    "unchanged",
-    "innocent",
-    "not-",
-    "no-fault",
-    "intact",
-    "working",
-];
+impl Clone for RubricJudge {
+    fn clone(&self) -> Self {
+        RubricJudge {
+            config: self.config,
+            policies: self.policies.clone(),
+            compiled: Mutex::default(),
+        }
+    }
+}
 
 impl RubricJudge {
     /// A rubric judge with default settings and no extra policies.
@@ -141,15 +143,37 @@ impl RubricJudge {
         &self.config
     }
 
+    fn compiled(&self, scenario: &dyn Scenario) -> Arc<Compiled> {
+        let key = compile::key_of(scenario);
+        if let Some(c) = self.compiled.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return c;
+        }
+        let c = Arc::new(Compiled::new(scenario));
+        if let Ok(mut m) = self.compiled.lock() {
+            if m.len() >= CACHE_LIMIT {
+                m.clear();
+            }
+            m.insert(key, c.clone());
+        }
+        c
+    }
+
     /// Scores one diagnosis (synchronously; the [`Judge`] impl calls this).
     pub fn score(&self, scenario: &dyn Scenario, diagnosis: &Diagnosis) -> Scores {
-        let ctx = Ctx::new(self, scenario, diagnosis);
+        let compiled = self.compiled(scenario);
+        let ctx = Ctx::new(self, &compiled, scenario, diagnosis);
         let mut scores = Scores::new("rubric");
-        for axis in scenario.scoring_axes() {
-            let verdict = match axis.kind() {
-                AxisKind::Reasoning => continue,
-                AxisKind::Assert => assert_verdict(axis, diagnosis),
-                AxisKind::Must | AxisKind::Bonus => ctx.content_verdict(axis),
+        for (axis, rule) in scenario.scoring_axes().iter().zip(&compiled.axes) {
+            let verdict = match rule {
+                AxisRule::Skip => continue,
+                AxisRule::Assert => assert_verdict(axis, diagnosis),
+                AxisRule::Device(dev) => ctx.device_verdict(axis, dev.as_deref()),
+                AxisRule::Content {
+                    req,
+                    required,
+                    health,
+                    default,
+                } => ctx.content_verdict(axis, req, *required, *health, *default),
             };
             scores.push_axis(verdict);
         }
@@ -159,8 +183,8 @@ impl RubricJudge {
             scores.bonus_passed,
             scores.bonus_total,
         );
-        if let Some(fix) = scenario.fix() {
-            let (value, why) = ctx.fix_score(fix);
+        if let Some(req) = &compiled.fix {
+            let (value, why) = ctx.fix_score(req);
             scores.fix = Some(value);
             scores.per_axis.push(AxisVerdict {
                 axis: "[FIX]".into(),
@@ -209,37 +233,37 @@ fn assert_verdict(axis: &ScoringAxis, d: &Diagnosis) -> AxisVerdict {
 /// Everything computed once per diagnosis.
 struct Ctx<'a> {
     judge: &'a RubricJudge,
+    compiled: &'a Compiled,
     diagnosis: &'a Diagnosis,
     doc: Doc,
-    inv: Inventory,
     blamed_policy: Option<Policy>,
 }
 
 impl<'a> Ctx<'a> {
-    fn new(judge: &'a RubricJudge, scenario: &dyn Scenario, diagnosis: &'a Diagnosis) -> Self {
+    fn new(
+        judge: &'a RubricJudge,
+        compiled: &'a Compiled,
+        scenario: &dyn Scenario,
+        diagnosis: &'a Diagnosis,
+    ) -> Self {
         let doc = Doc::new(&diagnosis.text);
-        let inv = Inventory::from_scenario(scenario, diagnosis);
-        let own = policies_in(scenario.ground_truth(), &inv);
-        let blamed_policy = own
+        let blamed_policy = compiled
+            .policies
             .iter()
             .chain(judge.policies.for_topology(scenario.topology()))
             .find(|p| p.blamed_by(diagnosis, &doc))
             .cloned();
         Ctx {
             judge,
+            compiled,
             diagnosis,
             doc,
-            inv,
             blamed_policy,
         }
     }
 
     fn says_healthy(&self) -> bool {
         self.diagnosis.is_anomaly == Some(false)
-    }
-
-    fn name(&self, key: &str) -> String {
-        self.inv.name_of(key).unwrap_or(key).to_string()
     }
 
     fn blamed_names(&self) -> String {
@@ -250,20 +274,28 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn content_verdict(&self, axis: &ScoringAxis) -> AxisVerdict {
-        let slug = axis.slug().to_lowercase();
-        let required = axis.kind() == AxisKind::Must;
-        let health = HEALTH_SLUG.iter().any(|m| slug.contains(m));
-        let default = if health {
-            Polarity::Health
-        } else if required {
-            Polarity::Fault
-        } else {
-            Polarity::Neutral
-        };
-        if slug.ends_with("identify-device") {
-            return self.device_verdict(axis);
+    /// The devices of `devices` the diagnosis blames none of, as a rationale; `None` if it
+    /// blames one of them (or there are none).
+    fn misplaced(&self, devices: &[String]) -> Option<String> {
+        if devices.is_empty()
+            || devices
+                .iter()
+                .any(|k| stance(k, self.diagnosis, &self.doc).blamed(self.diagnosis))
+        {
+            return None;
         }
+        let named: Vec<String> = devices.iter().map(|k| self.compiled.name(k)).collect();
+        Some(named.join(", "))
+    }
+
+    fn content_verdict(
+        &self,
+        axis: &ScoringAxis,
+        req: &axis::Requirement,
+        required: bool,
+        health: bool,
+        default: Polarity,
+    ) -> AxisVerdict {
         if !health && self.says_healthy() && (required || default == Polarity::Fault) {
             return AxisVerdict::new(axis, false, "the diagnosis reports no fault");
         }
@@ -274,36 +306,25 @@ impl<'a> Ctx<'a> {
                 format!("blames a documented intentional policy ({})", p.summary()),
             );
         }
-        let text = match axis.argument() {
-            Some(a) => a.to_string(),
-            None => slug_words(&slug),
-        };
-        let req = Requirement::parse(&text, default, &self.inv);
         if req.is_empty() {
             return AxisVerdict::new(axis, false, "the axis has no content the rubric can match");
         }
-        if required {
-            let devices = req.blame_devices();
-            if !devices.is_empty()
-                && !devices
-                    .iter()
-                    .any(|k| stance(k, self.diagnosis, &self.doc).blamed(self.diagnosis))
-            {
-                let named: Vec<String> = devices.iter().map(|k| self.name(k)).collect();
-                return AxisVerdict::new(
-                    axis,
-                    false,
-                    format!(
-                        "the axis is about {} but the diagnosis blames {}",
-                        named.join(", "),
-                        self.blamed_names()
-                    ),
-                );
-            }
+        if required && let Some(named) = self.misplaced(&req.blame_devices()) {
+            return AxisVerdict::new(
+                axis,
+                false,
+                format!(
+                    "the axis is about {named} but the diagnosis blames {}",
+                    self.blamed_names()
+                ),
+            );
         }
         let cov = req.cover(&self.doc);
-        let pass = cov.score >= self.judge.config.threshold - 1e-9;
+        let pass = cov.passable() && cov.score >= self.judge.config.threshold - 1e-9;
         let mut why = format!("{:.0}% of the axis found", cov.score * 100.0);
+        if !cov.passable() {
+            why = format!("{} not reported; {why}", cov.essential_missed.join(", "));
+        }
         if !cov.found.is_empty() {
             why.push_str(&format!(" ({})", cov.found.join(", ")));
         }
@@ -313,20 +334,14 @@ impl<'a> Ctx<'a> {
         AxisVerdict::new(axis, pass, why)
     }
 
-    fn device_verdict(&self, axis: &ScoringAxis) -> AxisVerdict {
-        let Some(dev) = axis
-            .argument()
-            .and_then(|a| a.split_whitespace().next())
-            .map(|d| d.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_'))
-            .filter(|d| !d.is_empty())
-        else {
+    fn device_verdict(&self, axis: &ScoringAxis, dev: Option<&str>) -> AxisVerdict {
+        let Some(dev) = dev else {
             return AxisVerdict::new(axis, false, "the axis names no device");
         };
         if self.says_healthy() {
             return AxisVerdict::new(axis, false, "the diagnosis reports no fault");
         }
-        let key = device_key(dev);
-        let s = stance(&key, self.diagnosis, &self.doc);
+        let s = stance(&Compiled::device_key(dev), self.diagnosis, &self.doc);
         let (pass, why) = if s.listed {
             (true, format!("`{dev}` is among the faulty devices"))
         } else if s.blamed(self.diagnosis) {
@@ -351,26 +366,18 @@ impl<'a> Ctx<'a> {
         AxisVerdict::new(axis, pass, why)
     }
 
-    fn fix_score(&self, fix: &str) -> (f64, String) {
+    fn fix_score(&self, req: &axis::Requirement) -> (f64, String) {
         if self.says_healthy() {
             return (
                 0.0,
                 "the diagnosis reports no fault, so proposes no fix".into(),
             );
         }
-        let req = Requirement::parse(fix, Polarity::Neutral, &self.inv);
-        let devices = req.blame_devices();
-        if !devices.is_empty()
-            && !devices
-                .iter()
-                .any(|k| stance(k, self.diagnosis, &self.doc).blamed(self.diagnosis))
-        {
-            let named: Vec<String> = devices.iter().map(|k| self.name(k)).collect();
+        if let Some(named) = self.misplaced(&req.blame_devices()) {
             return (
                 0.0,
                 format!(
-                    "the fix is on {}; the diagnosis blames {}",
-                    named.join(", "),
+                    "the fix is on {named}; the diagnosis blames {}",
                     self.blamed_names()
                 ),
             );
@@ -392,13 +399,4 @@ impl<'a> Ctx<'a> {
             ),
         )
     }
-}
-
-/// `must-explain-vrrp-failover` → `vrrp failover`.
-fn slug_words(slug: &str) -> String {
-    let s = slug
-        .trim_start_matches("must-")
-        .trim_start_matches("must")
-        .trim_start_matches("bonus-");
-    s.replace('-', " ")
 }

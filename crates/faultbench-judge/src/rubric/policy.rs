@@ -51,6 +51,8 @@ const GENERAL: [&str; 22] = [
 pub struct Policy {
     /// Keys of the devices that carry it.
     pub devices: Vec<String>,
+    /// The devices as written.
+    pub names: Vec<String>,
     /// Lexicon concept groups that describe it (indices into the lexicon).
     concepts: Vec<usize>,
     /// The sentence(s) it was read from, for rationales.
@@ -62,13 +64,17 @@ impl Policy {
     pub fn new(devices: &[&str], description: &str) -> Policy {
         Policy {
             devices: devices.iter().map(|d| device_key(d)).collect(),
+            names: devices.iter().map(|d| d.to_lowercase()).collect(),
             concepts: mechanisms(&Doc::new(description)),
             text: description.trim().to_string(),
         }
     }
 
-    /// Whether a diagnosis blames this policy.
+    /// Whether a diagnosis blames this policy (one that reports no fault blames nothing).
     pub fn blamed_by(&self, diagnosis: &Diagnosis, doc: &Doc) -> bool {
+        if diagnosis.is_anomaly == Some(false) {
+            return false;
+        }
         let device_blamed = self.devices.iter().any(|k| {
             let s: Stance = stance(k, diagnosis, doc);
             s.blamed(diagnosis)
@@ -86,7 +92,7 @@ impl Policy {
     /// A short name for rationales (`acl on router6`).
     pub fn summary(&self) -> String {
         let what: Vec<&str> = self.concepts.iter().map(|g| CONCEPTS[*g][0]).collect();
-        format!("{} on {}", what.join("/"), self.devices.join(", "))
+        format!("{} on {}", what.join("/"), self.names.join(", "))
     }
 }
 
@@ -134,6 +140,7 @@ pub fn policies_in(text: &str, inv: &Inventory) -> Vec<Policy> {
             .collect();
         let words: Vec<&str> = window.iter().map(|&p| doc.tokens[p].raw.as_str()).collect();
         let mut devices: Vec<String> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
         for w in &words {
             if let Some(k) = inv
                 .key_of(w)
@@ -142,6 +149,7 @@ pub fn policies_in(text: &str, inv: &Inventory) -> Vec<Policy> {
                 && !devices.contains(&k)
             {
                 devices.push(k);
+                names.push(w.to_string());
             }
         }
         let sentence_text = words.join(" ");
@@ -151,6 +159,7 @@ pub fn policies_in(text: &str, inv: &Inventory) -> Vec<Policy> {
         }
         out.push(Policy {
             devices,
+            names,
             concepts,
             text: sentence_text,
         });

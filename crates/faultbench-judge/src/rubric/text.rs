@@ -19,7 +19,34 @@
 
 use super::lexicon::{self, Cue};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::net::Ipv4Addr;
+
+/// FNV-1a: a fast hasher for the short word keys of the indexes (no untrusted-key DoS concern:
+/// the keys are words of one diagnosis).
+#[derive(Default, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A hash map keyed by short words.
+pub type WordMap<V> = HashMap<String, V, BuildHasherDefault<Fnv>>;
 
 /// What a clause says about the things it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,11 +80,9 @@ pub struct Doc {
     /// Polarity per clause.
     pub clauses: Vec<Polarity>,
     /// stem (and raw form, and parts of dotted names) → token positions.
-    index: HashMap<String, Vec<usize>>,
+    index: WordMap<Vec<usize>>,
     /// IPv4 tokens: (position, address, prefix length if written).
     pub ips: Vec<(usize, Ipv4Addr, Option<u8>)>,
-    /// device key → token positions (every word, keyed as a device name would be).
-    devices: HashMap<String, Vec<usize>>,
 }
 
 /// Labels a diagnosis uses to mark where the blame is.
@@ -98,6 +123,7 @@ pub fn normalize(s: &str) -> String {
 /// assert_eq!(stem("dropped"), stem("drops"));
 /// assert_eq!(stem("routes"), stem("routing"));
 /// assert_eq!(stem("configured"), stem("configure"));
+/// assert_eq!(stem("adjacencies"), stem("adjacency"));
 /// assert_eq!(stem("named"), "named"); // a daemon name, protected
 /// assert_eq!(stem("eth0"), "eth0");
 /// ```
@@ -107,6 +133,12 @@ pub fn stem(word: &str) -> String {
         || lexicon::PROTECTED.contains(&word)
     {
         return word.to_string();
+    }
+    // `adjacencies` → `adjacency`, `policies` → `policy`.
+    if let Some(rest) = word.strip_suffix("ies")
+        && rest.len() >= 3
+    {
+        return format!("{rest}y");
     }
     let mut w = word.to_string();
     for suffix in ["ingly", "edly", "ing", "ed", "es", "s", "ly"] {
@@ -138,6 +170,14 @@ pub fn stem(word: &str) -> String {
         w.pop();
     }
     w
+}
+
+/// `vlan10` → (`vlan`, `10`), `as65001` → (`as`, `65001`): numbered keywords written together.
+fn split_numbered(w: &str) -> Option<(&str, &str)> {
+    let at = w.find(|c: char| c.is_ascii_digit())?;
+    let (name, num) = w.split_at(at);
+    (matches!(name, "vlan" | "as" | "area") && num.bytes().all(|b| b.is_ascii_digit()))
+        .then_some((name, num))
 }
 
 /// Parses `a.b.c.d` or `a.b.c.d/len`.
@@ -182,20 +222,18 @@ fn lex(text: &str) -> Vec<Piece> {
             // (addresses, prefixes, `br0.10`), never at a sentence end.
             while i < chars.len() {
                 let ch = chars[i];
-                if is_word(ch) {
-                    i += 1;
-                } else if (ch == '.' || ch == '/')
-                    && i + 1 < chars.len()
-                    && chars[i + 1].is_ascii_alphanumeric()
-                    && !(ch == '/'
-                        && !chars[start..i]
-                            .iter()
-                            .all(|c| c.is_ascii_digit() || *c == '.'))
-                {
-                    i += 1;
-                } else {
+                let next_alnum = chars.get(i + 1).is_some_and(|c| c.is_ascii_alphanumeric());
+                // A slash joins only numbers (`10.0.0.0/24`, `4/4`); `a/b` is two words.
+                let numeric_so_far = chars[start..i]
+                    .iter()
+                    .all(|c| c.is_ascii_digit() || *c == '.');
+                let joins = is_word(ch)
+                    || (ch == '.' && next_alnum)
+                    || (ch == '/' && next_alnum && numeric_so_far);
+                if !joins {
                     break;
                 }
+                i += 1;
             }
             let w: String = chars[start..i].iter().collect();
             out.push(Piece::Word(w));
@@ -205,14 +243,12 @@ fn lex(text: &str) -> Vec<Piece> {
             '\n' => {
                 out.push(Piece::SentenceBreak);
             }
-            '.' | '!' | '?' => {
-                if i + 1 >= chars.len() || chars[i + 1].is_whitespace() {
-                    out.push(Piece::SentenceBreak);
-                }
+            '.' | '!' | '?' if i + 1 >= chars.len() || chars[i + 1].is_whitespace() => {
+                out.push(Piece::SentenceBreak);
             }
             ',' => out.push(Piece::Comma),
-            ';' | '(' | ')' | '[' | ']' => out.push(Piece::Break),
-            ':' => out.push(Piece::Break),
+            // Brackets do not end a clause: `routers (r1, r2) are healthy` is one statement.
+            ';' | ':' => out.push(Piece::Break),
             '-' => {
                 // `--` (a dash) and ` - ` break; a hyphen inside a word only separates.
                 let dash = (i + 1 < chars.len() && chars[i + 1] == '-')
@@ -363,14 +399,27 @@ impl Doc {
                         Some(Piece::Word(n)) => Some(n.as_str()),
                         _ => None,
                     };
+                    let distinguishing = b
+                        .clauses
+                        .last()
+                        .is_some_and(|c| c.words.iter().any(|x| x.starts_with("distinguish")));
                     if CONTRAST.contains(&w.as_str()) {
                         b.open(false);
                     } else if (w == "rather" && next == Some("than"))
                         || (w == "instead" && next == Some("of"))
+                        || (matches!(w.as_str(), "rule" | "rules" | "ruled" | "ruling")
+                            && next == Some("out"))
                     {
+                        // What follows is the rejected alternative.
                         b.open(true);
                         i += 2;
                         continue;
+                    } else if (w == "from" && distinguishing)
+                        || w.starts_with("exonerat")
+                        || w == "unrelated"
+                    {
+                        b.push(w);
+                        b.open(true);
                     } else {
                         b.push(w);
                     }
@@ -401,17 +450,18 @@ impl Doc {
                     doc.ips.push((pos, addr, len));
                 }
                 doc.index.entry(s.clone()).or_default().push(pos);
-                if w.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                    doc.devices
-                        .entry(super::devices::device_key(w))
-                        .or_default()
-                        .push(pos);
-                }
                 if *w != s {
                     doc.index.entry(w.clone()).or_default().push(pos);
                 }
-                if w.contains('.') && ip.is_none() {
-                    for part in w.split('.') {
+                if let Some((name, num)) = split_numbered(w) {
+                    doc.index.entry(name.to_string()).or_default().push(pos);
+                    doc.index.entry(num.to_string()).or_default().push(pos);
+                }
+                // `br0.10` is also `br0`; a numbered name such as `spine_router_0_1` is also a
+                // `spine` and a `router` (but a tool name such as `ospf_snapshot` is not `ospf`).
+                let numbered_name = w.contains('_') && w.bytes().any(|b| b.is_ascii_digit());
+                if (w.contains('.') && ip.is_none()) || numbered_name {
+                    for part in w.split(['.', '_']).filter(|p| p.len() > 1 && p != w) {
                         doc.index.entry(part.to_string()).or_default().push(pos);
                     }
                 }
@@ -450,8 +500,13 @@ impl Doc {
     }
 
     /// Positions of words that name the device with this [key](super::devices::device_key).
-    pub fn device_positions(&self, key: &str) -> &[usize] {
-        self.devices.get(key).map(Vec::as_slice).unwrap_or(&[])
+    pub fn device_positions(&self, key: &str) -> Vec<usize> {
+        self.tokens
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| super::devices::has_key(&t.raw, key))
+            .map(|(p, _)| p)
+            .collect()
     }
 
     /// The polarity of the clause holding a token.

@@ -1,0 +1,143 @@
+//! Saved runs of either format, ready to re-judge without re-running agents.
+//!
+//! A runs root may hold faultbench run records ([`RunRecord`], our `result.json`) or the public
+//! release's (`phases.score` layout, see [`release`](crate::release)). [`load_runs`] reads
+//! every `result.json` under a folder, tells the two apart by their shape, and returns for each
+//! run the scenario, the diagnosis, the trace digest (from `trace.jsonl`, the release's
+//! `trace.log`, or the record's own agent phase) and the scores already recorded.
+
+use crate::release::{ReleaseRun, find_result_files, is_release_record};
+use faultbench_core::judge::Scores;
+use faultbench_core::record::{RunRecord, digest_of};
+use faultbench_core::scenario::ScenarioSpec;
+use faultbench_core::status::RunStatus;
+use faultbench_core::trace;
+use faultbench_core::{Category, Diagnosis};
+use std::path::{Path, PathBuf};
+
+/// Which format a record is in.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// A faultbench record (kept whole so that re-judged scores can be written back).
+    Faultbench(Box<RunRecord>),
+    /// A public-release record.
+    Release,
+}
+
+/// One saved run.
+#[derive(Debug, Clone)]
+pub struct SavedRun {
+    /// Its `result.json`.
+    pub path: PathBuf,
+    /// A short label: the path under the runs root, without `/result.json`.
+    pub label: String,
+    /// The group for breakdowns: the release's arm (`base80`, `cex120`, persona layers).
+    pub group: String,
+    /// The scenario.
+    pub scenario: ScenarioSpec,
+    /// The diagnosis, when the agent answered.
+    pub diagnosis: Option<Diagnosis>,
+    /// The run status, when recorded (release records are all judged runs).
+    pub status: Option<RunStatus>,
+    /// The investigation digest for the reasoning judge (empty when no trace exists).
+    pub digest: String,
+    /// Scores already in the record (the release's LLM judge, or ours).
+    pub recorded: Option<Scores>,
+    /// The record's format.
+    pub origin: Origin,
+}
+
+impl SavedRun {
+    /// The scenario's category.
+    pub fn category(&self) -> Category {
+        self.scenario.category()
+    }
+
+    /// Whether the run can be judged: the agent answered (scored or judge_failed runs).
+    pub fn judgeable(&self) -> bool {
+        self.diagnosis.is_some()
+            && self
+                .status
+                .is_none_or(|s| matches!(s, RunStatus::Scored | RunStatus::JudgeFailed))
+    }
+}
+
+/// A `result.json` that could not be used.
+#[derive(Debug, Clone)]
+pub struct LoadError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub message: String,
+}
+
+/// Reads every run under `root`. Unreadable records are returned as errors, never skipped
+/// silently.
+pub fn load_runs(root: &Path) -> std::io::Result<(Vec<SavedRun>, Vec<LoadError>)> {
+    let mut runs = Vec::new();
+    let mut errors = Vec::new();
+    for path in find_result_files(root)? {
+        match load_one(root, &path) {
+            Ok(r) => runs.push(r),
+            Err(message) => errors.push(LoadError { path, message }),
+        }
+    }
+    Ok((runs, errors))
+}
+
+fn label_of(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.parent()
+        .unwrap_or(rel)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Reads one run.
+pub fn load_one(root: &Path, path: &Path) -> Result<SavedRun, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+    let label = label_of(root, path);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if is_release_record(&value) {
+        let run = ReleaseRun::from_json(&text, path).map_err(|e| e.to_string())?;
+        let group = label.split('/').next().unwrap_or("").to_string();
+        let digest = std::fs::read_to_string(dir.join("trace.log"))
+            .map(|log| trace::digest(&trace::parse_release_log(&log)))
+            .unwrap_or_default();
+        return Ok(SavedRun {
+            path: path.to_path_buf(),
+            label,
+            group,
+            scenario: run.scenario,
+            diagnosis: Some(run.diagnosis),
+            status: None,
+            digest,
+            recorded: run.recorded,
+            origin: Origin::Release,
+        });
+    }
+    let record: RunRecord = serde_json::from_value(value)
+        .map_err(|e| format!("neither a faultbench run record nor a release result.json: {e}"))?;
+    let scenario = ScenarioSpec::parse(&record.scenario.text)
+        .map_err(|e| format!("the recorded scenario text does not parse: {e}"))?;
+    let trace_file = dir.join("trace.jsonl");
+    let digest = if trace_file.is_file() {
+        let events = trace::read_jsonl(&trace_file).map_err(|e| e.to_string())?;
+        trace::digest(&events)
+    } else {
+        digest_of(&record)
+    };
+    Ok(SavedRun {
+        path: path.to_path_buf(),
+        label,
+        group: record.key.arm().to_string(),
+        scenario,
+        diagnosis: record.diagnosis.clone(),
+        status: Some(record.status),
+        digest,
+        recorded: record.scores.clone(),
+        origin: Origin::Faultbench(Box::new(record)),
+    })
+}
