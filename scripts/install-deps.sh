@@ -2,7 +2,8 @@
 # Installs the Debian packages faultbench needs (idempotent). Run as root.
 set -euo pipefail
 PKGS=(frr frr-pythontools iproute2 iputils-ping traceroute dnsmasq iptables nftables tcpdump
-      procps dnsutils curl busybox net-tools ethtool iperf3 python3 python3-venv apache2)
+      procps dnsutils curl busybox net-tools ethtool iperf3 python3 python3-venv apache2
+      bind9 isc-dhcp-server isc-dhcp-relay keepalived)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -10,6 +11,8 @@ done
 if ((${#missing[@]})); then
   echo "== installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # Services run inside lab devices only: never let a package start its daemon on the host.
+  [ -e /usr/sbin/policy-rc.d ] || { printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; trap 'rm -f /usr/sbin/policy-rc.d' EXIT; }
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

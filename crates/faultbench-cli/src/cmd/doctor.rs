@@ -1,16 +1,142 @@
-//! `faultbench doctor` (not implemented yet).
+//! `faultbench doctor`: can this host run netns labs, and what does its kernel lack?
+//!
+//! Reports root or not, the kernel features labs use (probed by creating each one in a scratch
+//! namespace) with how a missing one is emulated, overlayfs, the host programs labs use with
+//! the exact `apt-get install` command for the missing ones, and labs left running. Exit code 0
+//! when the netns backend can deploy labs here, 1 when something it needs is missing.
 
+use faultbench_emu::hostcaps::{Feature, HostCaps};
+use faultbench_emu::netns;
 use std::process::ExitCode;
 
 /// Arguments of `faultbench doctor`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Arguments (not yet defined).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// Print a JSON report instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let _ = args.rest;
-    anyhow::bail!("`faultbench doctor` is not implemented yet")
+    // SAFETY: geteuid(2) has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let caps = tokio::task::spawn_blocking(HostCaps::probe).await?;
+    let reqs = netns::requirements();
+    let install = netns::install_command(&reqs);
+    let overlay = netns::has_overlayfs();
+    let labs = netns::list();
+    let mut blockers: Vec<String> = Vec::new();
+    if !root {
+        blockers.push("not root: the netns backend needs root (run with sudo)".into());
+    }
+    if !overlay {
+        blockers.push("the kernel has no overlayfs (device /etc and /var are overlays)".into());
+    }
+    for f in [Feature::Veth, Feature::Bridge] {
+        if !caps.has(f) {
+            blockers.push(format!("the kernel lacks {} ({})", f.name(), f.kconfig()));
+        }
+    }
+    for r in reqs.iter().filter(|r| r.required && !r.present) {
+        blockers.push(format!(
+            "`{}` is missing (package {})",
+            r.program, r.package
+        ));
+    }
+    let ready = blockers.is_empty();
+
+    if args.json {
+        let report = serde_json::json!({
+            "root": root,
+            "ready": ready,
+            "blockers": blockers,
+            "kernel": caps,
+            "overlayfs": overlay,
+            "programs": reqs,
+            "install": install,
+            "labs_running": labs.iter().map(|l| &l.name).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(if ready {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+
+    println!("faultbench doctor");
+    println!(
+        "  user:      {}",
+        if root {
+            "root"
+        } else {
+            "not root (labs need root)"
+        }
+    );
+    println!(
+        "  kernel:    {} (features {})",
+        caps.kernel_release,
+        match caps.source {
+            faultbench_emu::hostcaps::ProbeSource::Trial =>
+                "probed by creating each in a scratch namespace",
+            faultbench_emu::hostcaps::ProbeSource::KernelConfig =>
+                "read from the kernel build configuration",
+            _ => "unknown",
+        }
+    );
+    println!("  overlayfs: {}", if overlay { "yes" } else { "NO" });
+    println!("  kernel features used by labs and faults:");
+    for f in Feature::ALL {
+        if caps.has(f) {
+            println!("    {:<22} present", f.name());
+        } else {
+            println!(
+                "    {:<22} MISSING - {}",
+                f.name(),
+                f.emulation().describe()
+            );
+        }
+    }
+    for n in &caps.notes {
+        println!("    note: {n}");
+    }
+    println!("  programs:");
+    for r in &reqs {
+        println!(
+            "    {:<18} {:<20} {:<8} {}",
+            r.program,
+            r.package,
+            if r.present {
+                "ok"
+            } else if r.required {
+                "MISSING"
+            } else {
+                "missing"
+            },
+            r.used_for
+        );
+    }
+    match &install {
+        Some(cmd) => println!("  install the missing programs with:\n    {cmd}"),
+        None => println!("  every program labs use is installed"),
+    }
+    if !labs.is_empty() {
+        println!(
+            "  labs running: {} (`faultbench lab ls`)",
+            labs.iter()
+                .map(|l| l.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if ready {
+        println!("netns backend: ready");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("netns backend: NOT ready");
+        for b in &blockers {
+            println!("  - {b}");
+        }
+        Ok(ExitCode::from(1))
+    }
 }

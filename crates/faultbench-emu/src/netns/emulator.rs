@@ -54,7 +54,7 @@ impl Default for NetnsEmulator {
     fn default() -> Self {
         NetnsEmulator {
             settle_cap: Duration::from_secs(60),
-            settle_quiet: Duration::from_millis(300),
+            settle_quiet: Duration::from_millis(200),
             startup_timeout: Duration::from_secs(120),
             output_cap: exec::DEFAULT_OUTPUT_CAP,
         }
@@ -74,7 +74,7 @@ impl NetnsEmulator {
         self
     }
 
-    /// Shortest time routes must stay unchanged to count as settled (default 300 ms).
+    /// Shortest time routes must stay unchanged to count as settled (default 200 ms).
     pub fn settle_quiet(mut self, quiet: Duration) -> Self {
         self.settle_quiet = quiet;
         self
@@ -99,7 +99,7 @@ impl NetnsEmulator {
         let lab = LabDir::load(&request.dir).map_err(|e| EmuError::InvalidLab(e.to_string()))?;
         let topo = Topology::plan(&lab)?;
         // Leftovers of killed deploys must not pile up (and cannot collide: names are unique).
-        let _ = tokio::task::spawn_blocking(super::gc::gc).await;
+        let _ = tokio::task::spawn_blocking(super::gc::collect_instances).await;
         timing("gc");
         let name = match &request.name {
             Some(n) => {
@@ -341,6 +341,7 @@ fn build(
         root: LabState::folder(&name),
     };
     let mut warnings = prepare::write_common(&dirs).map_err(|e| io("writing the lab image", e))?;
+    timing("lab image and shims");
     prepare::write_shared(&dirs, lab_root).map_err(|e| io("copying shared/", e))?;
     std::fs::create_dir_all(SETUP_ROOT).map_err(|e| io("creating the setup root", e))?;
     let mut plans: Vec<(String, Plan)> = Vec::new();
@@ -412,6 +413,7 @@ fn build(
             },
         ));
     }
+    timing("device files and plans");
     // Clone every device and switch; record them before anything else can fail.
     let mut spawned: Vec<(String, Spawned)> = Vec::new();
     let mut spawn_err = None;
@@ -445,6 +447,7 @@ fn build(
     if let Some(e) = spawn_err {
         return Err(e);
     }
+    timing("clone");
     let setup_timeout = Duration::from_secs(20);
     for (node, s) in &mut spawned {
         s.wait_mounted(setup_timeout)
@@ -458,6 +461,7 @@ fn build(
         };
         node.init.map(|p| p.pid).unwrap_or(0)
     };
+    timing("file systems");
     let batch = topo.link_batch(pid_of);
     if !batch.is_empty() {
         let mut child = std::process::Command::new("ip")
@@ -483,6 +487,7 @@ fn build(
             ));
         }
     }
+    timing("links");
     for (node, s) in &mut spawned {
         s.go_and_wait(setup_timeout)
             .map_err(|e| incomplete(&name, format!("{node}: {e}")))?;

@@ -31,6 +31,23 @@ const STATELESS_GRACE: Duration = Duration::from_secs(30);
 
 /// Removes leftovers of killed processes. Safe to run at any time, also while other labs run.
 pub fn gc() -> GcReport {
+    let mut report = collect_instances();
+    // Device processes that no instance accounts for.
+    let mut stray: Vec<(ProcId, String)> = Vec::new();
+    for (proc_id, mark) in state::marked_inits() {
+        let lab = mark.split('/').next().unwrap_or_default();
+        let listed = LabState::load(lab).is_ok_and(|st| st.inits().any(|p| p == proc_id));
+        if !listed {
+            stray.push((proc_id, mark));
+        }
+    }
+    kill_all(stray.iter().map(|(p, _)| *p));
+    report.killed = stray.into_iter().map(|(_, m)| m).collect();
+    report
+}
+
+/// The instance-folder part of [`gc`] (no scan of all processes): what every deploy runs first.
+pub(crate) fn collect_instances() -> GcReport {
     let mut report = GcReport::default();
     for name in state::instance_names() {
         let folder = LabState::folder(&name);
@@ -67,16 +84,5 @@ pub fn gc() -> GcReport {
             }
         }
     }
-    // Device processes that no instance accounts for.
-    let mut stray: Vec<(ProcId, String)> = Vec::new();
-    for (proc_id, mark) in state::marked_inits() {
-        let lab = mark.split('/').next().unwrap_or_default();
-        let listed = LabState::load(lab).is_ok_and(|st| st.inits().any(|p| p == proc_id));
-        if !listed {
-            stray.push((proc_id, mark));
-        }
-    }
-    kill_all(stray.iter().map(|(p, _)| *p));
-    report.killed = stray.into_iter().map(|(_, m)| m).collect();
     report
 }

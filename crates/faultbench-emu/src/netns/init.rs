@@ -400,6 +400,9 @@ unsafe fn child_main(
                 libc::close(null);
             }
         }
+        // A session of its own: the caller's terminal, process group or session leader going
+        // away (Ctrl-C, a closed shell) must not reach a device that outlives the caller.
+        libc::setsid();
         libc::umask(0);
         for (i, op) in plan.phase1.iter().enumerate() {
             if let Err(e) = apply(op) {

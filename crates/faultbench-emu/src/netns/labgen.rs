@@ -62,13 +62,12 @@ fn router_files(
         conf.push_str(&ospf_iface(i));
     }
     for i in passive {
-        conf.push_str(&format!("interface {i}\n ip ospf area 0\nexit\n"));
+        conf.push_str(&format!(
+            "interface {i}\n ip ospf area 0\n ip ospf passive\nexit\n"
+        ));
     }
     conf.push_str("interface lo\n ip ospf area 0\nexit\n");
     conf.push_str(&format!("router ospf\n ospf router-id {rid}\n"));
-    for i in passive {
-        conf.push_str(&format!(" passive-interface {i}\n"));
-    }
     conf.push_str(FAST_OSPF);
     conf.push_str("exit\n");
     write(dir, &format!("{name}/etc/frr/frr.conf"), &conf)

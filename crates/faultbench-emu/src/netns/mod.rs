@@ -41,6 +41,7 @@ pub mod labgen;
 pub mod layout;
 mod prepare;
 pub mod ready;
+pub mod requirements;
 mod state;
 pub mod topo;
 
@@ -49,6 +50,7 @@ pub use exec::DEFAULT_OUTPUT_CAP;
 pub use gc::{GcReport, gc};
 pub use lab::NetnsLab;
 pub use ready::{Readiness, vty_command};
+pub use requirements::{Requirement, has_overlayfs, install_command, requirements};
 pub use state::{LABS_DIR, LabState, NodeState, Phase, ProcId, check_name};
 
 use faultbench_core::emulator::{EmuError, Lab};

@@ -89,6 +89,49 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode))
 }
 
+/// What this kernel can do, probed once per boot: the probe (a trial in a scratch namespace)
+/// costs a few hundred milliseconds, a deploy should not pay it every time. Cached in
+/// `/run/faultbench/hostcaps.json` with the boot id and kernel release it is valid for.
+pub(crate) fn host_caps() -> crate::hostcaps::HostCaps {
+    use crate::hostcaps::HostCaps;
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Cached {
+        boot_id: String,
+        caps: HostCaps,
+    }
+    let path = Path::new("/run/faultbench/hostcaps.json");
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    if let Ok(text) = std::fs::read_to_string(path)
+        && let Ok(c) = serde_json::from_str::<Cached>(&text)
+        && !boot_id.is_empty()
+        && c.boot_id == boot_id
+        && c.caps.kernel_release == release
+        && crate::hostcaps::Feature::ALL
+            .iter()
+            .all(|f| c.caps.features.contains_key(f))
+    {
+        return c.caps;
+    }
+    let caps = HostCaps::probe();
+    if let Ok(json) = serde_json::to_vec_pretty(&Cached {
+        boot_id,
+        caps: caps.clone(),
+    }) {
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, json).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
+        }
+    }
+    caps
+}
+
 /// Writes `sbin/` (our service shims and the kernel emulations) and `image/`.
 pub(crate) fn write_common(dirs: &InstanceDirs) -> io::Result<Vec<String>> {
     let mut warnings = Vec::new();
@@ -97,7 +140,7 @@ pub(crate) fn write_common(dirs: &InstanceDirs) -> io::Result<Vec<String>> {
     write_mode(&sbin.join("systemctl"), SYSTEMCTL, 0o755)?;
     // Kernel emulations (VLAN, dummy, bond, netem…) from `crate::shims`, when this kernel
     // lacks them.
-    let caps = crate::hostcaps::HostCaps::probe();
+    let caps = host_caps();
     if let Err(e) = crate::shims::install(&sbin, &caps) {
         warnings.push(format!(
             "kernel emulations not installed ({e}); devices see this kernel's own limits"

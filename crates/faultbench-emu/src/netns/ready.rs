@@ -10,9 +10,10 @@
 //!   and no OSPF interface is still `Waiting` for its DR election,
 //! - every BGP peer is `Established` (or administratively down),
 //! - and every router's route summary and BGP prefix counts have not changed for a quiet
-//!   period: 300 ms, or longer when a router's OSPF timers could still delay an update
+//!   period: 200 ms by default, or longer when a router's OSPF timers could still delay an update
 //!   (LSA minimum interval + SPF delay and hold time), so a lab with FRR's default timers is not
-//!   declared converged between two throttled LSA originations.
+//!   declared converged between two throttled LSA originations; with BGP peers at least 1.5 s,
+//!   because a new session's first UPDATE waits for BGP's one-second coalesce timer.
 //!
 //! The wait is capped; a lab that does not settle in time is reported (with what is still
 //! pending) instead of waiting forever. A lab without routing daemons is settled at once.
@@ -88,7 +89,13 @@ struct Sample {
     fingerprint: String,
     /// Longest delay the device's OSPF timers may put between two updates.
     ospf_delay: Duration,
+    /// The device has BGP peers.
+    bgp: bool,
 }
+
+/// Quiet period when BGP runs: a new session's first UPDATE waits for the subgroup coalesce
+/// time (1 s by default), so each hop of a BGP route may lag that long behind the session.
+const BGP_QUIET: Duration = Duration::from_millis(1500);
 
 fn find_strings<'a>(v: &'a Value, key: &str, out: &mut Vec<(String, &'a str)>, path: &str) {
     match v {
@@ -173,6 +180,7 @@ async fn sample(w: &Watched) -> Sample {
                     continue;
                 };
                 for (peer, p) in peers {
+                    s.bgp = true;
                     let st = p["state"].as_str().unwrap_or("");
                     let admin = st.contains("Admin") || p["peerState"].as_str() == Some("Admin");
                     if st != "Established" && !admin {
@@ -208,7 +216,10 @@ pub(crate) async fn wait_settled(
             .collect();
         let quiet = samples
             .iter()
-            .map(|s| s.ospf_delay + Duration::from_millis(200))
+            .map(|s| {
+                let ospf = s.ospf_delay + Duration::from_millis(200);
+                if s.bgp { ospf.max(BGP_QUIET) } else { ospf }
+            })
             .max()
             .unwrap_or_default()
             .max(base_quiet);

@@ -24,6 +24,10 @@ pub struct Args {
     /// Print JSON lines instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Only write the generated lab directories under this folder (`reference/`, `ring-N/`)
+    /// and exit, e.g. to inspect them or bring them up with `faultbench lab up`.
+    #[arg(long)]
+    pub write_to: Option<std::path::PathBuf>,
 }
 
 /// A lab directory removed when dropped.
@@ -99,6 +103,14 @@ async fn one(kind: &str, n: usize) -> anyhow::Result<Sample> {
 }
 
 pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if let Some(root) = &a.write_to {
+        labgen::triangle(&root.join("reference"))?;
+        for &n in &a.sizes {
+            labgen::ospf_ring(n, &root.join(format!("ring-{n}")))?;
+        }
+        println!("wrote {}", root.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     faultbench_emu::netns::preflight().map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut cases: Vec<(String, &str, usize)> = Vec::new();
     if !a.no_reference {

@@ -1,0 +1,228 @@
+//! The netns backend on a real multi-router lab (`tests/labs/ospf_bgp`): OSPF and BGP converge,
+//! hosts reach each other by name, a fault is injected and reverted, and teardown leaves
+//! nothing behind. Needs root and the packages of `scripts/install-deps.sh`.
+
+use faultbench_core::emulator::{Command, Lab, LabRequest};
+use faultbench_core::lab::{Baseline, verify};
+use faultbench_emu::netns::{self, NetnsEmulator, NetnsLab};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const T: Duration = Duration::from_secs(10);
+
+fn lab_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/labs/ospf_bgp")
+}
+
+async fn sh(lab: &NetnsLab, device: &str, script: &str) -> String {
+    let out = lab
+        .exec(device, &Command::shell(script), T)
+        .await
+        .unwrap_or_else(|e| panic!("{device}: {script}: {e}"));
+    out.stdout
+}
+
+/// Polls `script` on `device` until it exits 0 (or panics after `limit`).
+async fn eventually(lab: &NetnsLab, device: &str, script: &str, limit: Duration) -> Duration {
+    let t = Instant::now();
+    loop {
+        let out = lab.exec(device, &Command::shell(script), T).await.unwrap();
+        if out.success() {
+            return t.elapsed();
+        }
+        assert!(
+            t.elapsed() < limit,
+            "{device}: `{script}` still failing after {limit:?}: {out:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Everything of a lab that could leak: its folder, its device processes.
+fn assert_gone(name: &str, pids: &[i32]) {
+    assert!(
+        !netns::LabState::folder(name).exists(),
+        "lab folder of {name} left behind"
+    );
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty() || stat.contains(") Z "),
+            "device process {pid} survived teardown: {stat}"
+        );
+    }
+    assert!(
+        !netns::list().iter().any(|s| s.name == name),
+        "{name} still listed"
+    );
+}
+
+#[tokio::test]
+async fn ospf_bgp_lab_converges_serves_breaks_heals_and_leaves_nothing() {
+    let t0 = Instant::now();
+    let lab = NetnsEmulator::new()
+        .deploy_lab(&LabRequest::new(lab_dir()))
+        .await
+        .unwrap();
+    let up = t0.elapsed();
+    assert!(
+        lab.readiness().converged,
+        "did not settle: {:?}",
+        lab.readiness()
+    );
+    let name = lab.name().to_string();
+    let pids: Vec<i32> = lab
+        .devices()
+        .iter()
+        .filter_map(|d| lab.device_pid(d))
+        .collect();
+    assert_eq!(pids.len(), 7);
+
+    // Converged at once: the baseline holds on the first try.
+    let baseline = Baseline::load(lab_dir().join("baseline.toml")).unwrap();
+    let results = verify(&lab, &baseline, T).await;
+    for r in &results {
+        assert!(
+            r.passed,
+            "baseline probe `{}` failed right after deploy (up in {up:?}): {}",
+            r.probe.name, r.detail
+        );
+    }
+
+    // OSPF and both BGP sessions, as the daemons see them.
+    assert!(
+        sh(&lab, "r1", "vtysh -c 'show ip ospf neighbor'")
+            .await
+            .contains("Full")
+    );
+    let bgp = sh(&lab, "r2", "vtysh -c 'show bgp summary'").await;
+    assert!(
+        bgp.contains("1.1.1.1") && bgp.contains("10.0.23.2"),
+        "{bgp}"
+    );
+    let r3 = sh(&lab, "r3", "ip route").await;
+    assert!(
+        r3.lines()
+            .any(|l| l.starts_with("192.168.1.0/24") && l.contains("via 10.0.23.1")),
+        "{r3}"
+    );
+    // Names resolve through bind9 and the web page comes from apache2.
+    assert_eq!(
+        sh(&lab, "pc3", "dig +short web.lab").await.trim(),
+        "192.168.3.80"
+    );
+    assert!(
+        sh(&lab, "pc1", "curl -s -m 2 http://web.lab/")
+            .await
+            .contains("faultbench test web server")
+    );
+    // Hostnames are the device names, also in FRR's prompt.
+    assert_eq!(sh(&lab, "r2", "hostname").await, "r2\n");
+    assert!(
+        sh(
+            &lab,
+            "r2",
+            "vtysh -c 'show running-config' | grep ^hostname"
+        )
+        .await
+        .contains("r2")
+    );
+
+    // Fault: ospfd killed on r2. Without watchfrr it stays dead; r1 loses r2's loopback, so the
+    // iBGP session and with it the route to LAN3 go away.
+    let out = lab
+        .exec("r2", &Command::shell("pkill -9 ospfd"), T)
+        .await
+        .unwrap();
+    assert!(out.success(), "{out:?}");
+    eventually(
+        &lab,
+        "pc1",
+        "! ping -c1 -W0.3 192.168.3.10",
+        Duration::from_secs(15),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let pg = lab
+        .exec("r2", &Command::shell("pgrep -x ospfd"), T)
+        .await
+        .unwrap();
+    assert_eq!(pg.exit_code, Some(1), "ospfd came back by itself: {pg:?}");
+    assert!(
+        sh(&lab, "r2", "ps -e -o stat=,comm=")
+            .await
+            .lines()
+            .all(|l| !l.starts_with('Z')),
+        "zombie left in r2"
+    );
+    let status = lab
+        .exec("r2", &Command::shell("systemctl status frr"), T)
+        .await
+        .unwrap();
+    assert!(!status.stdout.contains("ospfd"), "{}", status.stdout);
+
+    // Revert: start the one daemon again (FRR re-applies its part of frr.conf).
+    let out = lab
+        .exec("r2", &Command::shell("/etc/init.d/frr start ospfd"), T)
+        .await
+        .unwrap();
+    assert!(out.success(), "{out:?}");
+    let healed = eventually(
+        &lab,
+        "pc1",
+        "ping -c1 -W0.3 192.168.3.10",
+        Duration::from_secs(30),
+    )
+    .await;
+    eprintln!("up {up:?}; healed {healed:?} after restarting ospfd");
+
+    // Teardown is complete and idempotent.
+    let t1 = Instant::now();
+    lab.teardown().await.unwrap();
+    eprintln!("teardown {:?}", t1.elapsed());
+    lab.teardown().await.unwrap();
+    assert_gone(&name, &pids);
+}
+
+#[tokio::test]
+async fn two_instances_of_one_lab_are_isolated() {
+    let emu = NetnsEmulator::new();
+    let req = LabRequest::new(lab_dir());
+    let (a, b) = tokio::join!(emu.deploy_lab(&req), emu.deploy_lab(&req));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_ne!(a.name(), b.name());
+    // Same addresses, same router-ids: breaking one must not touch the other.
+    a.exec("r2", &Command::shell("pkill -9 bgpd"), T)
+        .await
+        .unwrap();
+    eventually(
+        &a,
+        "pc1",
+        "! ping -c1 -W0.3 192.168.3.10",
+        Duration::from_secs(15),
+    )
+    .await;
+    let ok = b
+        .exec("pc1", &Command::shell("ping -c3 -W1 -i0.2 192.168.3.10"), T)
+        .await
+        .unwrap();
+    assert!(ok.success(), "the other instance broke too: {ok:?}");
+    assert!(
+        sh(&b, "r2", "pgrep -x bgpd")
+            .await
+            .trim()
+            .parse::<u32>()
+            .is_ok()
+    );
+    let (na, nb) = (a.name().to_string(), b.name().to_string());
+    a.teardown().await.unwrap();
+    assert!(
+        b.exec("pc1", &Command::shell("true"), T)
+            .await
+            .unwrap()
+            .success()
+    );
+    b.teardown().await.unwrap();
+    assert_gone(&na, &[]);
+    assert_gone(&nb, &[]);
+}
