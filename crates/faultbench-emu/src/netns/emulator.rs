@@ -6,6 +6,7 @@ use super::lab::{NetnsLab, destroy};
 use super::layout::{self, DeviceFs, DeviceNet};
 use super::prepare::{self, InstanceDirs};
 use super::ready::{self, Readiness, Watched};
+use super::seccomp;
 use super::state::{self, INIT_MARK, LabState, NodeState, Phase, ProcId, SETUP_ROOT};
 use super::topo::{BRIDGE, Node, Topology};
 use faultbench_core::emulator::{EmuError, Emulator, Lab, LabRequest};
@@ -281,11 +282,7 @@ pub fn preflight() -> Result<(), EmuError> {
                 .into(),
         ));
     }
-    for (tool, pkg) in [
-        ("nsenter", "util-linux"),
-        ("ip", "iproute2"),
-        ("bash", "bash"),
-    ] {
+    for (tool, pkg) in [("ip", "iproute2"), ("bash", "bash")] {
         if which(tool).is_none() {
             return Err(EmuError::Environment(format!(
                 "`{tool}` not found: apt-get install {pkg}"
@@ -379,6 +376,7 @@ fn build(
                 phase1,
                 phase2: layout::runtime_ops(&net),
                 argv: vec![cstr("/bin/bash"), cstr("-s")],
+                filter: seccomp::program(),
                 env: vec![
                     cstr(&format!("PATH={DEVICE_PATH}")),
                     cstr("HOME=/root"),
@@ -406,6 +404,7 @@ fn build(
                 phase1,
                 phase2,
                 argv: vec![cstr("/bin/bash"), cstr("-s")],
+                filter: seccomp::program(),
                 env: vec![
                     cstr("PATH=/usr/sbin:/usr/bin:/sbin:/bin"),
                     cstr(&format!("{INIT_MARK}={name}/{}", s.name())),

@@ -1,19 +1,23 @@
 //! Running a command inside a device.
 //!
-//! A command enters all namespaces of the device's PID 1 with `nsenter` (which forks once more
-//! so the command is a member of the device's PID namespace: `ps` shows it, `kill -9 -1` from
-//! it reaches only the device). It gets a clean environment (the device's `PATH`, `HOME`,
-//! `HOSTNAME` and lab.conf `env`), stdin from `/dev/null`, and its own process group on the
-//! host side: a timeout kills that whole group, i.e. the command and every child that did not
-//! detach itself. Daemons the command starts (they call `setsid`) keep running, as after a
-//! `docker exec`.
+//! A command enters every namespace of the device's PID 1 (`setns` on the descriptors of
+//! `/proc/<pid>/ns/*`, opened before the fork), then forks once more — as `nsenter` does — so
+//! that it is a member of the device's PID namespace: `ps` shows it, `kill -9 -1` from it
+//! reaches only the device. The intermediate process waits on the host side and exits with the
+//! command's status. The command runs under the device's [system-call filter](super::seccomp),
+//! with a clean environment (the device's `PATH`, `HOME`, `HOSTNAME` and lab.conf `env`), stdin
+//! from `/dev/null`, and its own process group: a timeout kills that whole group, i.e. the
+//! command and every child that did not detach itself. Daemons the command starts (they call
+//! `setsid`) keep running, as after a `docker exec`.
 //!
 //! Output is capped per stream; what goes beyond the cap is read and dropped, and `truncated`
 //! is set. Once the command has exited, output still held open by a background child is
 //! collected for a short grace period only.
 
+use super::seccomp;
 use super::state::ProcId;
 use faultbench_core::emulator::ExecOutput;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -22,20 +26,21 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 pub const DEFAULT_OUTPUT_CAP: usize = 1 << 20;
 /// How long to keep reading after the command exited (background children may hold the pipes).
 const DRAIN_GRACE: Duration = Duration::from_millis(100);
+/// The namespaces a command enters, mount last (entering it changes root and working folder).
+const NAMESPACES: [&str; 6] = ["cgroup", "ipc", "uts", "net", "pid", "mnt"];
 
-/// The `nsenter` prefix that enters every namespace of `init`.
-pub(crate) fn nsenter_args(init: ProcId) -> Vec<String> {
-    vec![
-        "-t".into(),
-        init.pid.to_string(),
-        "-m".into(),
-        "-u".into(),
-        "-i".into(),
-        "-n".into(),
-        "-p".into(),
-        "-C".into(),
-        "--".into(),
-    ]
+/// Opens the namespace descriptors of a device's PID 1.
+fn open_namespaces(init: ProcId) -> std::io::Result<Vec<OwnedFd>> {
+    if !init.alive() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the device is not running",
+        ));
+    }
+    NAMESPACES
+        .iter()
+        .map(|ns| std::fs::File::open(format!("/proc/{}/ns/{ns}", init.pid)).map(OwnedFd::from))
+        .collect()
 }
 
 /// A `tokio` command that runs `argv` inside the device held by `init`.
@@ -43,17 +48,67 @@ pub(crate) fn device_command(
     init: ProcId,
     argv: &[String],
     env: &[(String, String)],
-) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new("nsenter");
-    cmd.args(nsenter_args(init))
-        .args(argv)
+) -> std::io::Result<tokio::process::Command> {
+    let fds = open_namespaces(init)?;
+    let filter = seccomp::program();
+    let mut cmd = tokio::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..])
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    cmd
+    let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
+    // SAFETY: the closure runs between fork and exec and only makes system calls on data
+    // prepared here (`raw`, `filter`); `fds` keeps the descriptors open until then.
+    unsafe {
+        cmd.pre_exec(move || {
+            let _keep = &fds;
+            enter(&raw, &filter)
+        });
+    }
+    Ok(cmd)
+}
+
+/// In the forked child: join the device's namespaces, fork into its PID namespace, install the
+/// filter. The intermediate process waits and mirrors the command's exit status.
+fn enter(ns_fds: &[i32], filter: &[seccomp::SockFilter]) -> std::io::Result<()> {
+    // SAFETY (whole function): async-signal-safe system calls only.
+    unsafe {
+        for fd in ns_fds {
+            if libc::setns(*fd, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        let pid = libc::fork();
+        if pid < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if pid > 0 {
+            // Nothing of the parent's may stay open here: the spawning side learns that the
+            // exec happened when the last copy of its status pipe closes.
+            libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+            let mut status = 0;
+            loop {
+                let r = libc::waitpid(pid, &mut status, 0);
+                if r == pid {
+                    break;
+                }
+                if r < 0 && *libc::__errno_location() != libc::EINTR {
+                    libc::_exit(127);
+                }
+            }
+            if libc::WIFEXITED(status) {
+                libc::_exit(libc::WEXITSTATUS(status));
+            }
+            let sig = libc::WTERMSIG(status);
+            libc::signal(sig, libc::SIG_DFL);
+            libc::kill(libc::getpid(), sig);
+            libc::_exit(128 + sig);
+        }
+        seccomp::install(filter)
+    }
 }
 
 /// Kills a process group when dropped, unless disarmed: an abandoned exec (its future dropped)
@@ -122,7 +177,19 @@ pub(crate) async fn run(
     cap: usize,
 ) -> std::io::Result<ExecOutput> {
     let started = Instant::now();
-    let mut child = device_command(init, argv, env).spawn()?;
+    let mut child = match device_command(init, argv, env)?.spawn() {
+        Ok(c) => c,
+        // The program does not exist in the device: answer like a shell would.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(ExecOutput {
+                stderr: format!("{}: command not found\n", argv[0]),
+                exit_code: Some(127),
+                duration_ms: started.elapsed().as_millis() as u64,
+                ..Default::default()
+            });
+        }
+        Err(e) => return Err(e),
+    };
     let mut guard = GroupGuard(child.id().map(|p| p as i32));
     let (out_task, out_buf) = spawn_reader(child.stdout.take(), cap);
     let (err_task, err_buf) = spawn_reader(child.stderr.take(), cap);

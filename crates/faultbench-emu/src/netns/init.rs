@@ -124,6 +124,8 @@ pub(crate) struct Plan {
     pub argv: Vec<CString>,
     /// Its environment.
     pub env: Vec<CString>,
+    /// System-call filter installed right before the `exec` (empty: none).
+    pub filter: Vec<super::seccomp::SockFilter>,
 }
 
 /// Message bytes on the status pipe.
@@ -441,6 +443,9 @@ unsafe fn child_main(
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        if !plan.filter.is_empty() && super::seccomp::install(&plan.filter).is_err() {
+            fail(EXEC_STEP, errno());
+        }
         let r = [READY];
         libc::write(STATUS_FD, r.as_ptr().cast(), 1);
         libc::execve(argv[0], argv.as_ptr(), envp.as_ptr());

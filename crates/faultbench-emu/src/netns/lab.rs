@@ -118,7 +118,11 @@ impl NetnsLab {
         timeout: Option<Duration>,
     ) -> Result<std::process::ExitStatus, EmuError> {
         let (init, env) = self.device(device)?;
-        let mut cmd = exec::device_command(init, argv, &env);
+        if argv.is_empty() {
+            return Err(EmuError::Other("empty command".into()));
+        }
+        let mut cmd = exec::device_command(init, argv, &env)
+            .map_err(|_| EmuError::NotRunning(format!("{}/{device}", self.name)))?;
         cmd.stdin(std::process::Stdio::inherit())
             .stdout(std::process::Stdio::inherit())
             .stderr(std::process::Stdio::inherit())
@@ -126,7 +130,7 @@ impl NetnsLab {
             .kill_on_drop(true);
         let mut child = cmd
             .spawn()
-            .map_err(|e| EmuError::Environment(format!("cannot run nsenter: {e}")))?;
+            .map_err(|e| EmuError::Other(format!("cannot run `{}` in {device}: {e}", argv[0])))?;
         let pgid = child.id().map(|p| p as i32);
         let status = match timeout {
             Some(t) => match tokio::time::timeout(t, child.wait()).await {
@@ -228,7 +232,12 @@ impl Lab for NetnsLab {
         }
         exec::run(init, &argv, &env, timeout, self.output_cap)
             .await
-            .map_err(|e| EmuError::Environment(format!("cannot run nsenter: {e}")))
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    EmuError::NotRunning(format!("{}/{device}", self.name))
+                }
+                _ => EmuError::Other(format!("cannot run a command in {device}: {e}")),
+            })
     }
 
     async fn teardown(&self) -> Result<(), EmuError> {

@@ -29,8 +29,9 @@
 //!   `SIGKILL` per PID 1 (the kernel removes the namespaces with everything in them) plus that
 //!   folder. [`gc`] collects what killed processes left behind.
 //!
-//! Exec: [`Lab::exec`](faultbench_core::Lab::exec) enters the device with `nsenter`, with a
-//! timeout that kills the command's whole process group and a 1 MiB cap per output stream.
+//! Exec: [`Lab::exec`](faultbench_core::Lab::exec) enters the device's namespaces (as `nsenter`
+//! would) under the device's system-call filter ([`seccomp`]), with a timeout that kills the
+//! command's whole process group and a 1 MiB cap per output stream.
 
 mod emulator;
 mod exec;
@@ -42,6 +43,7 @@ pub mod layout;
 mod prepare;
 pub mod ready;
 pub mod requirements;
+pub mod seccomp;
 mod state;
 pub mod topo;
 

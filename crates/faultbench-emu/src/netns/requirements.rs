@@ -29,7 +29,12 @@ const DIRS: [&str; 6] = [
 
 /// (program, package, used for, required)
 const TABLE: [(&str, &str, &str, bool); 27] = [
-    ("nsenter", "util-linux", "entering devices", true),
+    (
+        "nsenter",
+        "util-linux",
+        "debugging (`nsenter -t PID -a`)",
+        false,
+    ),
     ("ip", "iproute2", "links and addresses", true),
     ("bash", "bash", "device PID 1 and startup files", true),
     ("zebra", "frr", "routers (FRR)", true),
