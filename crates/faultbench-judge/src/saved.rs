@@ -43,6 +43,8 @@ pub struct SavedRun {
     pub digest: String,
     /// Scores already in the record (the release's LLM judge, or ours).
     pub recorded: Option<Scores>,
+    /// Scores of other judges stored beside a release record (`rejudged-<judge>.json`).
+    pub rejudged: Vec<Scores>,
     /// The record's format.
     pub origin: Origin,
 }
@@ -115,6 +117,7 @@ pub fn load_one(root: &Path, path: &Path) -> Result<SavedRun, String> {
             status: None,
             digest,
             recorded: run.recorded,
+            rejudged: sidecars(dir),
             origin: Origin::Release,
         });
     }
@@ -138,6 +141,85 @@ pub fn load_one(root: &Path, path: &Path) -> Result<SavedRun, String> {
         status: Some(record.status),
         digest,
         recorded: record.scores.clone(),
+        rejudged: Vec::new(),
         origin: Origin::Faultbench(Box::new(record)),
     })
+}
+
+/// Scores in `rejudged-*.json` files of a run folder (sorted by file name; failed verdicts and
+/// unreadable files are skipped).
+fn sidecars(dir: &Path) -> Vec<Scores> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("rejudged-") && n.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .filter_map(|v| serde_json::from_value(v.get("scores")?.clone()).ok())
+        .collect()
+}
+
+/// Where [`store_verdict`] put a re-judged verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stored {
+    /// The faultbench record was updated in place (and the registry rebuilt).
+    Record(PathBuf),
+    /// A `rejudged-<judge>.json` file beside a release record (release files are never
+    /// modified).
+    Sidecar(PathBuf),
+}
+
+/// Stores the outcome of re-judging `run` found under `root`: `Ok(scores)` makes a faultbench
+/// record `scored` with those scores; `Err(message)` makes it `judge_failed` (its diagnosis
+/// kept). Release records get a sidecar file instead.
+pub fn store_verdict(
+    root: &Path,
+    run: &SavedRun,
+    judge: &str,
+    verdict: Result<&Scores, &str>,
+) -> Result<Stored, String> {
+    match &run.origin {
+        Origin::Faultbench(record) => {
+            let mut rec = (**record).clone();
+            match verdict {
+                Ok(s) => {
+                    rec.status = RunStatus::Scored;
+                    rec.scores = Some(s.clone());
+                    rec.error = None;
+                }
+                Err(e) => {
+                    rec.status = RunStatus::JudgeFailed;
+                    rec.error = Some(e.to_string());
+                }
+            }
+            let phase = rec.phases.judge.get_or_insert_with(Default::default);
+            phase.judge = judge.to_string();
+            phase.error = verdict.err().map(str::to_string);
+            let store = faultbench_core::store::RunsRoot::open(root).map_err(|e| e.to_string())?;
+            store.update(&rec).map_err(|e| e.to_string())?;
+            Ok(Stored::Record(rec.key.dir(root).join("result.json")))
+        }
+        Origin::Release => {
+            let dir = run.path.parent().unwrap_or(Path::new("."));
+            let path = dir.join(format!("rejudged-{}.json", judge.replace([':', '/'], "_")));
+            let body = match verdict {
+                Ok(s) => serde_json::json!({"status": "scored", "judge": judge, "scores": s}),
+                Err(e) => serde_json::json!({"status": "judge_failed", "judge": judge, "error": e}),
+            };
+            let text = serde_json::to_string_pretty(&body).map_err(|e| e.to_string())?;
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(Stored::Sidecar(path))
+        }
+    }
 }

@@ -11,11 +11,10 @@ use anyhow::Context;
 use faultbench_core::judge::{Judge, JudgeInput, Scores};
 use faultbench_core::scenario::{Scenario, ScenarioFile};
 use faultbench_core::status::RunStatus;
-use faultbench_core::store::RunsRoot;
 use faultbench_core::{Diagnosis, judge::OutcomeRule};
 use faultbench_judge::agree::Agreement;
 use faultbench_judge::rubric::PolicyBook;
-use faultbench_judge::saved::{Origin, SavedRun, load_runs};
+use faultbench_judge::saved::{SavedRun, load_runs, store_verdict};
 use faultbench_judge::{RubricConfig, RubricJudge};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -308,7 +307,6 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
     let runs = load(&root_path)?;
     let judge = build_judge(a.judge, &a.rubric, &a.llm, policies_of(&runs))?;
     let (mut judged, mut failed, mut skipped) = (0usize, 0usize, 0usize);
-    let mut store: Option<RunsRoot> = None;
     if !a.json {
         println!(
             "{:<70} {:>7} {:>5} {:>9}  status",
@@ -353,15 +351,11 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
             );
         }
         if a.write {
-            write_back(
-                &root_path,
-                run,
-                status,
-                scores,
-                error,
-                judge.name(),
-                &mut store,
-            )?;
+            let verdict = match (&scores, &error) {
+                (Some(sc), _) => Ok(sc),
+                (None, e) => Err(e.as_deref().unwrap_or("judge failed")),
+            };
+            store_verdict(&root_path, run, judge.name(), verdict).map_err(anyhow::Error::msg)?;
         }
     }
     eprintln!(
@@ -375,47 +369,6 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn write_back(
-    root: &Path,
-    run: &SavedRun,
-    status: RunStatus,
-    scores: Option<Scores>,
-    error: Option<String>,
-    judge: &str,
-    store: &mut Option<RunsRoot>,
-) -> anyhow::Result<()> {
-    match &run.origin {
-        Origin::Faultbench(record) => {
-            let mut rec = (**record).clone();
-            rec.status = status;
-            rec.error = error.clone();
-            if let Some(s) = scores {
-                rec.scores = Some(s);
-            }
-            if let Some(j) = rec.phases.judge.as_mut() {
-                j.judge = judge.to_string();
-                j.error = error;
-            }
-            if store.is_none() {
-                *store = Some(RunsRoot::open(root).map_err(anyhow::Error::msg)?);
-            }
-            store
-                .as_ref()
-                .unwrap()
-                .update(&rec)
-                .map_err(anyhow::Error::msg)?;
-        }
-        Origin::Release => {
-            let dir = run.path.parent().unwrap_or(Path::new("."));
-            let path = dir.join(format!("rejudged-{}.json", judge.replace([':', '/'], "_")));
-            let body = serde_json::json!({ "status": status.to_string(), "scores": scores, "error": error });
-            std::fs::write(&path, serde_json::to_string_pretty(&body)?)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
-    Ok(())
-}
-
 async fn agree(a: AgreeArgs) -> anyhow::Result<ExitCode> {
     let runs = load(&a.root)?;
     let rubric = a.rubric.judge(policies_of(&runs))?;
@@ -423,18 +376,24 @@ async fn agree(a: AgreeArgs) -> anyhow::Result<ExitCode> {
     let mut by_judge: BTreeMap<String, Agreement> = BTreeMap::new();
     let mut same_judge = 0usize;
     for run in &runs {
-        let (Some(d), Some(rec)) = (run.diagnosis.as_ref(), run.recorded.as_ref()) else {
+        let Some(d) = run.diagnosis.as_ref() else {
             continue;
         };
-        if rec.judge == "rubric" {
-            same_judge += 1;
+        let others: Vec<&Scores> = run.recorded.iter().chain(&run.rejudged).collect();
+        if others.is_empty() {
             continue;
         }
         let ours = rubric.score(&run.scenario, d);
-        by_judge
-            .entry(rec.judge.clone())
-            .or_insert_with(|| Agreement::new("rubric", rec.judge.clone()))
-            .add(&run.label, run.category(), &run.group, &ours, rec);
+        for rec in others {
+            if rec.judge == "rubric" {
+                same_judge += 1;
+                continue;
+            }
+            by_judge
+                .entry(rec.judge.clone())
+                .or_insert_with(|| Agreement::new("rubric", rec.judge.clone()))
+                .add(&run.label, run.category(), &run.group, &ours, rec);
+        }
     }
     if by_judge.is_empty() {
         anyhow::bail!(

@@ -390,13 +390,10 @@ impl<'a> Ctx<'a> {
         } else {
             0.0
         };
-        (
-            snap_fix(value),
-            format!(
-                "{:.0}% of the expected fix found; missing: {}",
-                cov.score * 100.0,
-                cov.missed.join(", ")
-            ),
-        )
+        let mut why = format!("{:.0}% of the expected fix found", cov.score * 100.0);
+        if !cov.missed.is_empty() {
+            why.push_str(&format!("; missing: {}", cov.missed.join(", ")));
+        }
+        (snap_fix(value), why)
     }
 }
