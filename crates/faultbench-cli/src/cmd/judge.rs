@@ -132,10 +132,45 @@ pub struct RunsArgs {
     /// Print one JSON object per run instead of a table.
     #[arg(long)]
     json: bool,
+    /// Runs judged at the same time (each LLM judgement makes up to three model calls).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    jobs: u32,
     #[command(flatten)]
     rubric: RubricArgs,
     #[command(flatten)]
     llm: LlmArgs,
+}
+
+/// Judges every judgeable run with at most `jobs` at a time; results in run order (`None` for
+/// runs with nothing to judge).
+async fn judge_all(
+    judge: &Arc<dyn Judge>,
+    runs: &[SavedRun],
+    jobs: usize,
+) -> Vec<Option<Result<Scores, String>>> {
+    let mut out: Vec<Option<Result<Scores, String>>> = vec![None; runs.len()];
+    let mut set = tokio::task::JoinSet::new();
+    for (i, run) in runs.iter().enumerate() {
+        let Some(d) = run.diagnosis.clone().filter(|_| run.judgeable()) else {
+            continue;
+        };
+        if set.len() >= jobs
+            && let Some(Ok((k, r))) = set.join_next().await
+        {
+            out[k] = Some(r);
+        }
+        let (judge, scenario, digest) = (judge.clone(), run.scenario.clone(), run.digest.clone());
+        set.spawn(async move {
+            let input = JudgeInput::new(&scenario, &d).with_digest(&digest);
+            (i, judge.judge(&input).await.map_err(|e| e.to_string()))
+        });
+    }
+    while let Some(joined) = set.join_next().await {
+        if let Ok((k, r)) = joined {
+            out[k] = Some(r);
+        }
+    }
+    out
 }
 
 /// Arguments of `faultbench judge agree`.
@@ -313,16 +348,15 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
             "run", "outcome", "fix", "reasoning"
         );
     }
-    for run in &runs {
-        let Some(diagnosis) = run.diagnosis.as_ref().filter(|_| run.judgeable()) else {
+    let results = judge_all(&judge, &runs, a.jobs as usize).await;
+    for (run, result) in runs.iter().zip(results) {
+        let Some(result) = result else {
             skipped += 1;
             continue;
         };
-        let input = JudgeInput::new(&run.scenario, diagnosis).with_digest(&run.digest);
-        let result = judge.judge(&input).await;
         let (status, scores, error) = match result {
             Ok(s) => (RunStatus::Scored, Some(s), None),
-            Err(e) => (RunStatus::JudgeFailed, None, Some(e.to_string())),
+            Err(e) => (RunStatus::JudgeFailed, None, Some(e)),
         };
         if scores.is_some() {
             judged += 1;
