@@ -182,13 +182,14 @@ async fn deploy_exec_teardown_through_the_cli() {
     let out = lab
         .exec(
             "pc1",
-            &Command::shell("sleep 5; echo late"),
+            &Command::shell("sleep 30; echo late"),
             Duration::from_millis(700),
         )
         .await
         .unwrap();
     assert!(out.timed_out && out.exit_code.is_none(), "{out:?}");
-    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    // Far below the 30 s the command wanted (the bound is loose: CI machines are busy).
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
     assert!(!out.stdout.contains("late"));
 
     // Unknown devices never reach Kathará.
