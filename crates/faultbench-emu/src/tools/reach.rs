@@ -6,9 +6,11 @@
 //! any). The release pinged two random destinations per source; here every ordered pair is
 //! pinged by default ([`Reachability::AllPairs`]), or a seeded sample of destinations
 //! ([`Reachability::Sample`]) — the same seed always gives the same pairs. Pings run in parallel
-//! (`ping -c 2 -n -q -i 0.2 -W 1`), and every pair gets a status: `ok` (no loss), `unstable`
-//! (some loss), `down` (no reply), `timeout` (ping did not finish in time) or `unknown` (no
-//! ping summary; the error is given).
+//! (`ping -c 2 -n -q -i 0.2 -W 1`): one command per source host starts all of that host's pings
+//! at once inside the device (a fixed script over the addresses we resolved), falling back to
+//! one `ping` per pair where the device cannot run it. Every pair gets a status: `ok` (no loss),
+//! `unstable` (some loss), `down` (no reply), `timeout` (ping did not finish in time) or
+//! `unknown` (no ping summary; the error is given).
 
 use super::NikaTools;
 use super::args::parse;
@@ -260,39 +262,22 @@ impl NikaTools {
             ),
         };
         let dst_idx: Vec<usize> = dst_idx;
-        let mut pairs = Vec::new();
-        for (si, _) in addressed.iter().enumerate() {
-            for &di in &dst_idx {
-                if si != di {
-                    pairs.push((si, di));
-                }
-            }
-        }
-        let t = self.config.exec_timeout;
-        let results: Vec<PairResult> = futures::stream::iter(pairs)
-            .map(|(si, di)| {
-                let src = addressed[si].0.clone();
-                let (dst, ip) = addressed[di].clone();
-                async move {
-                    let cmd = Command::argv([
-                        "ping",
-                        "-c",
-                        "2",
-                        "-n",
-                        "-q",
-                        "-i",
-                        "0.2",
-                        "-W",
-                        "1",
-                        &ip.to_string(),
-                    ]);
-                    let out = self.exec(T, &src, cmd, t).await;
-                    pair_result(src, dst, ip.to_string(), out)
-                }
+        let addressed = &addressed;
+        let dst_idx = &dst_idx;
+        // One command per source pings all its destinations at once inside the device; the
+        // pair order (source, then destination, both in host order) does not depend on timing.
+        let results: Vec<PairResult> = futures::stream::iter(0..addressed.len())
+            .map(|si| async move {
+                let dsts: Vec<usize> = dst_idx.iter().copied().filter(|&d| d != si).collect();
+                self.ping_from(&addressed[si].0, &dsts, addressed, par)
+                    .await
             })
             .buffered(par)
-            .collect()
-            .await;
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
 
         let mut summary = Summary {
             pairs: results.len(),
@@ -321,8 +306,8 @@ impl NikaTools {
             results,
             truncated: None,
         };
+        let timed_out = report.summary.timeout > 0;
         let (text, cut) = fit(report, self.config.reachability_cap);
-        let timed_out = text.contains("\"status\":\"timeout\"");
         Ok(ToolOutput {
             text,
             is_error: false,
@@ -330,6 +315,107 @@ impl NikaTools {
             timed_out,
             exit_code: None,
         })
+    }
+}
+
+/// The ping each pair runs (the release's `ping -c 2 -n -q`, with a 0.2 s interval and a 1 s
+/// reply wait so an unreachable pair costs about a second, not ten).
+const PING_ARGS: [&str; 9] = ["ping", "-c", "2", "-n", "-q", "-i", "0.2", "-W", "1"];
+
+/// A script that pings every address in parallel inside the device and prints each result as
+/// one block `@@IP` + ping's output. Each block is written with one `printf`, well under the
+/// pipe's atomic-write size, so blocks never interleave. Only addresses we parsed ourselves go
+/// into it.
+fn batch_script(ips: &[std::net::Ipv4Addr]) -> String {
+    let list: Vec<String> = ips.iter().map(|ip| ip.to_string()).collect();
+    format!(
+        "for ip in {}; do (o=$({} \"$ip\" 2>&1); printf '@@%s\\n%s\\n' \"$ip\" \"$o\") & done; wait",
+        list.join(" "),
+        PING_ARGS.join(" ")
+    )
+}
+
+/// Splits a batch's output into `IP → ping output`.
+fn split_batch(stdout: &str) -> std::collections::HashMap<String, String> {
+    let mut out = std::collections::HashMap::new();
+    let mut current: Option<(String, String)> = None;
+    for line in stdout.lines() {
+        if let Some(ip) = line.strip_prefix("@@") {
+            if let Some((k, v)) = current.take() {
+                out.insert(k, v);
+            }
+            current = Some((ip.trim().to_string(), String::new()));
+        } else if let Some((_, v)) = current.as_mut() {
+            v.push_str(line);
+            v.push('\n');
+        }
+    }
+    if let Some((k, v)) = current {
+        out.insert(k, v);
+    }
+    out
+}
+
+impl NikaTools {
+    /// Pings `dsts` from `src`: one batched command when the device can run it, else (no
+    /// `sh`, or a mock that does not script the batch) one `ping` per pair.
+    async fn ping_from(
+        &self,
+        src: &str,
+        dsts: &[usize],
+        addressed: &[(String, std::net::Ipv4Addr)],
+        par: usize,
+    ) -> Vec<PairResult> {
+        const T: &str = "get_reachability";
+        if dsts.is_empty() {
+            return Vec::new();
+        }
+        let t = self.config.exec_timeout;
+        let ips: Vec<std::net::Ipv4Addr> = dsts.iter().map(|&d| addressed[d].1).collect();
+        let batch = self
+            .exec(T, src, Command::Shell(batch_script(&ips)), t)
+            .await;
+        if let Ok(out) = &batch {
+            let blocks = split_batch(&out.stdout);
+            if !blocks.is_empty() || out.timed_out {
+                return dsts
+                    .iter()
+                    .map(|&d| {
+                        let (dst, ip) = &addressed[d];
+                        let one = match blocks.get(&ip.to_string()) {
+                            Some(text) => faultbench_core::ExecOutput {
+                                stdout: text.clone(),
+                                exit_code: Some(0),
+                                ..Default::default()
+                            },
+                            None if out.timed_out => faultbench_core::ExecOutput {
+                                timed_out: true,
+                                ..Default::default()
+                            },
+                            None => faultbench_core::ExecOutput {
+                                stderr: "no result from ping".into(),
+                                exit_code: out.exit_code,
+                                ..Default::default()
+                            },
+                        };
+                        pair_result(src.to_string(), dst.clone(), ip.to_string(), Ok(one))
+                    })
+                    .collect();
+            }
+        }
+        futures::stream::iter(dsts.iter().copied())
+            .map(|d| {
+                let (dst, ip) = addressed[d].clone();
+                async move {
+                    let mut argv: Vec<String> = PING_ARGS.iter().map(|s| s.to_string()).collect();
+                    argv.push(ip.to_string());
+                    let out = self.exec(T, src, Command::Argv(argv), t).await;
+                    pair_result(src.to_string(), dst, ip.to_string(), out)
+                }
+            })
+            .buffered(par)
+            .collect()
+            .await
     }
 }
 
@@ -453,6 +539,25 @@ mod tests {
         assert_eq!((s.tx, s.rx, s.loss), (4, 3, 25.0));
         assert_eq!(s.rtt.unwrap()[1], 0.2);
         assert!(parse_ping("ping: connect: Network is unreachable").is_none());
+    }
+
+    #[test]
+    fn batch_script_and_its_output() {
+        let ips = ["10.0.0.2".parse().unwrap(), "10.0.0.3".parse().unwrap()];
+        let s = batch_script(&ips);
+        assert!(
+            s.starts_with(
+                "for ip in 10.0.0.2 10.0.0.3; do (o=$(ping -c 2 -n -q -i 0.2 -W 1 \"$ip\" 2>&1);"
+            ),
+            "{s}"
+        );
+        let b = split_batch(
+            "@@10.0.0.3\n2 packets transmitted, 0 received, 100% packet loss\n\n@@10.0.0.2\nping: connect: Network is unreachable\n",
+        );
+        assert_eq!(b.len(), 2);
+        assert!(b["10.0.0.3"].contains("100% packet loss"));
+        assert_eq!(b["10.0.0.2"], "ping: connect: Network is unreachable\n");
+        assert!(split_batch("sh: not found").is_empty());
     }
 
     #[test]
