@@ -1,6 +1,6 @@
 //! Live tests of the netns backend on small labs written inline (needs root).
 
-use faultbench_core::emulator::{Command, Emulator, Lab, LabRequest};
+use faultbench_core::emulator::{Command, Lab, LabRequest};
 use faultbench_emu::netns::{self, NetnsEmulator};
 use std::path::Path;
 use std::time::Duration;
