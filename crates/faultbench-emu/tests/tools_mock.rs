@@ -852,3 +852,58 @@ async fn store_limits_and_manual_points() {
     );
     assert!(s.query("nope", "m", 1, 0).is_none());
 }
+
+#[tokio::test]
+async fn reachability_uses_one_batched_command_per_source_when_the_device_runs_it() {
+    let net = MockNetwork::parse(
+        r#"
+        [[device]]
+        name = "pc1"
+        interface = [{ name = "eth0", addr = "10.0.0.1/24" }]
+        [[device]]
+        name = "pc2"
+        interface = [{ name = "eth0", addr = "10.0.0.2/24" }]
+        [[device]]
+        name = "web"
+        interface = [{ name = "eth0", addr = "10.0.0.3/24" }]
+        [[rule]]
+        device = "*"
+        command = "for ip in "
+        match = "prefix"
+        stdout = "@@10.0.0.3\n2 packets transmitted, 0 received, 100% packet loss, time 1001ms\n@@10.0.0.2\n2 packets transmitted, 2 received, 0% packet loss, time 201ms\n@@10.0.0.1\n2 packets transmitted, 1 received, 50% packet loss, time 201ms\n"
+        "#,
+    )
+    .unwrap();
+    let lab = Arc::new(MockLab::new("b", Arc::new(net)));
+    let v = parse(&call(&tools(&lab), "get_reachability", json!({})).await.text);
+    let status = |s: &str, d: &str| {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["src"] == s && r["dst"] == d)
+            .map(|r| r["status"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(status("pc1", "web"), "down");
+    assert_eq!(status("pc1", "pc2"), "ok");
+    assert_eq!(status("web", "pc1"), "unstable");
+    // Three sources: three batched commands (after the three address lookups), no single pings.
+    let h = lab.history();
+    assert_eq!(
+        h.iter()
+            .filter(|r| r.command.starts_with("for ip in "))
+            .count(),
+        3
+    );
+    assert!(!h.iter().any(|r| r.command.starts_with("ping ")));
+    let pc1 = h
+        .iter()
+        .find(|r| r.device == "pc1" && r.command.starts_with("for ip in "))
+        .unwrap();
+    assert!(
+        pc1.command.starts_with("for ip in 10.0.0.2 10.0.0.3; do"),
+        "{}",
+        pc1.command
+    );
+}
