@@ -178,6 +178,24 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any text, any verdict, any device list: the judge answers, never panics.
+    #[test]
+    fn arbitrary_diagnoses_never_panic(
+        idx in 0usize..1000,
+        text in "(?s).{0,600}",
+        devices in proptest::collection::vec("\\PC{0,12}", 0..4),
+        anomaly in proptest::option::of(any::<bool>()),
+    ) {
+        let s = &SCENARIOS[idx % SCENARIOS.len()];
+        let d = Diagnosis { is_anomaly: anomaly, faulty_devices: devices, text, parsed_ok: false };
+        let sc = judge(OutcomeRule::Release).score(s, &d);
+        prop_assert!((0.0..=1.0).contains(&sc.outcome));
+    }
+}
+
 /// The generator is not vacuous: it produces diagnoses on both sides of the property.
 #[test]
 fn generated_diagnoses_pass_and_fail_required_axes() {

@@ -119,6 +119,31 @@ impl Requirement {
         Requirement { readings, optional }
     }
 
+    /// The requirement of a remedy (a `[FIX]` text): its first sentence is required and the
+    /// rest (consequences, notes) is optional detail. Clauses with a negation (`router1 needs
+    /// no change`) say what not to do and are left out; the rest is read without polarity, as
+    /// a remedy's `bring eth2 up` clears nothing.
+    pub fn remedy(text: &str, inv: &Inventory) -> Requirement {
+        let cut = first_sentence_end(text);
+        let (head, tail) = text.split_at(cut);
+        let (main, mut optional_text) = split_brackets(head);
+        optional_text.push(tail.to_string());
+        let neutral = |t: &str| slots_with(t, Polarity::Neutral, inv, true);
+        let readings = vec![neutral(&main)]
+            .into_iter()
+            .filter(|r| !r.is_empty())
+            .collect();
+        let optional = optional_text
+            .iter()
+            .flat_map(|t| neutral(t))
+            .map(|mut s| {
+                s.essential = false;
+                s
+            })
+            .collect();
+        Requirement { readings, optional }
+    }
+
     /// All device keys the requirement names outside health clauses (bracketed detail
     /// included: `pc_0_0's access link (leaf_router_0_0 eth2)` is about both devices).
     pub fn blame_devices(&self) -> Vec<String> {
@@ -287,15 +312,50 @@ fn split_brackets(text: &str) -> (String, Vec<String>) {
     (main, opts)
 }
 
+/// Where the first sentence of a text ends (`e.g.` and `i.e.` do not end one).
+fn first_sentence_end(text: &str) -> usize {
+    let b = text.as_bytes();
+    for i in 0..b.len() {
+        let end = match b[i] {
+            b'.' => b.get(i + 1).is_none_or(|c| c.is_ascii_whitespace()),
+            b'\n' => b.get(i + 1) == Some(&b'\n'),
+            _ => false,
+        };
+        // `end` is only true on an ASCII byte, so `i` is a char boundary here.
+        if end && !(text[..i].ends_with("e.g") || text[..i].ends_with("i.e")) {
+            return i + 1;
+        }
+    }
+    text.len()
+}
+
 /// The slots of a text fragment.
 pub(crate) fn slots(text: &str, default: Polarity, inv: &Inventory) -> Vec<Slot> {
+    slots_with(text, default, inv, false)
+}
+
+/// The slots of a text fragment; a `remedy` ignores clause polarity and skips negated clauses.
+fn slots_with(text: &str, default: Polarity, inv: &Inventory, remedy: bool) -> Vec<Slot> {
     let doc = Doc::new(text);
+    let negated_clause: Vec<bool> = (0..doc.clauses.len())
+        .map(|c| {
+            doc.tokens.iter().any(|t| {
+                t.clause as usize == c
+                    && lexicon::cue_of(&t.raw, &t.stem) == Some(lexicon::Cue::Negator)
+            })
+        })
+        .collect();
     let mut out: Vec<Slot> = Vec::new();
     let stems: Vec<String> = doc.tokens.iter().map(|t| t.stem.clone()).collect();
     let mut i = 0;
     while i < doc.tokens.len() {
         let t = &doc.tokens[i];
+        if remedy && negated_clause[t.clause as usize] {
+            i += 1;
+            continue;
+        }
         let polarity = match doc.clauses[t.clause as usize] {
+            _ if remedy => default,
             Polarity::Neutral => default,
             p => p,
         };

@@ -127,9 +127,7 @@ impl Compiled {
             .iter()
             .map(|a| compile_axis(a, &inv))
             .collect();
-        let fix = scenario
-            .fix()
-            .map(|f| Requirement::parse(f, Polarity::Neutral, &inv));
+        let fix = scenario.fix().map(|f| Requirement::remedy(f, &inv));
         Compiled {
             inv,
             policies,
