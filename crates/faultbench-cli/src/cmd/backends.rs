@@ -1,7 +1,6 @@
-//! Constructors for parts that live in crates still being wired into the CLI: each returns a
-//! clear error until its backend is available.
+//! Constructors of the backends the CLI offers by name (emulators, the LLM judge) and the
+//! housekeeping they need.
 
-use anyhow::bail;
 use faultbench_core::{Emulator, Judge};
 use faultbench_llm::LlmConfig;
 use std::sync::Arc;
@@ -23,9 +22,20 @@ pub fn kathara() -> anyhow::Result<Arc<dyn Emulator>> {
     Ok(Arc::new(emu))
 }
 
-/// The LLM judge.
-pub fn llm_judge(_llm: &LlmConfig, _model: Option<&str>) -> anyhow::Result<Arc<dyn Judge>> {
-    bail!("the LLM judge is not available in this build yet")
+/// The LLM judge (default model gpt-5-mini), with its verdict cache in
+/// `.faultbench/judge-cache` so that re-judging never pays twice.
+pub fn llm_judge(llm: &LlmConfig, model: Option<&str>) -> anyhow::Result<Arc<dyn Judge>> {
+    use anyhow::Context;
+    let model = model.unwrap_or("gpt-5-mini");
+    let client = llm
+        .connect(model)
+        .with_context(|| format!("cannot set up the judge model `{model}`"))?;
+    let dir = std::path::PathBuf::from(".faultbench/judge-cache");
+    let cache = faultbench_judge::llm::VerdictCache::open(&dir)
+        .with_context(|| format!("cannot open the verdict cache {}", dir.display()))?;
+    Ok(Arc::new(
+        faultbench_judge::LlmJudge::new(client).with_cache(cache),
+    ))
 }
 
 /// Removes leftovers of killed runs (netns labs of dead processes); labs of live processes and
