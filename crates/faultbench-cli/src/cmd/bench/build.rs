@@ -19,10 +19,25 @@ pub fn emulator(name: &str) -> anyhow::Result<Arc<dyn Emulator>> {
     }
 }
 
-/// The judge named by `--judge`.
-pub fn judge(name: &str, llm: &LlmConfig, model: Option<&str>) -> anyhow::Result<Arc<dyn Judge>> {
+/// The judge named by `--judge`. The rubric judge learns the intentional policies (ACLs, NAT,
+/// blocked pairs…) documented in the benchmark's own scenarios, so that blaming them counts as
+/// over-diagnosis.
+pub fn judge(
+    name: &str,
+    llm: &LlmConfig,
+    model: Option<&str>,
+    scenarios: &[Arc<faultbench_core::ScenarioFile>],
+) -> anyhow::Result<Arc<dyn Judge>> {
     match name {
-        "rubric" => Ok(Arc::new(faultbench_judge::RubricJudge::new())),
+        "rubric" => {
+            let mut book = faultbench_judge::rubric::PolicyBook::new();
+            for s in scenarios {
+                book.learn(s.as_ref());
+            }
+            Ok(Arc::new(
+                faultbench_judge::RubricJudge::new().with_policies(book),
+            ))
+        }
         "llm" => crate::cmd::backends::llm_judge(llm, model),
         other => bail!("unknown judge `{other}` (expected rubric or llm)"),
     }

@@ -162,7 +162,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         warm_labs: !args.no_warm,
         ..Default::default()
     };
-    let judge = build::judge(&args.judge, &llm, args.judge_model.as_deref())?;
+    let judge = build::judge(&args.judge, &llm, args.judge_model.as_deref(), &scenarios)?;
     let tools = build::tools(&args.policy)?;
     let outcome = workers::run_all(workers::Setup {
         items,
