@@ -41,13 +41,13 @@ impl Agent for OspfHunch {
             for r in routers {
                 calls += 1;
                 let args = json!({"router_name": r, "command": "show ip ospf neighbor"});
-                if let Ok(out) = tools.call("frr_exec", args).await {
-                    if out.text.contains("is not running") {
-                        blamed.push(r.to_string());
-                        why = format!(
-                            "ospfd is not running on {r}, so its networks vanish from OSPF. Fix: restart FRR on {r}."
-                        );
-                    }
+                if let Ok(out) = tools.call("frr_exec", args).await
+                    && out.text.contains("is not running")
+                {
+                    blamed.push(r.to_string());
+                    why = format!(
+                        "ospfd is not running on {r}, so its networks vanish from OSPF. Fix: restart FRR on {r}."
+                    );
                 }
             }
         }

@@ -43,7 +43,7 @@ fn validate_rejects_each_corruption_with_file_and_line() {
         big.push('\n');
     }
     let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("cut", good[..good.len() / 2].as_bytes().to_vec()),
+        ("cut", good.as_bytes()[..good.len() / 2].to_vec()),
         ("unknown", good.replace("[FIX]", "[REMEDY]").into_bytes()),
         (
             "noheader",
