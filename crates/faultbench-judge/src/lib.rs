@@ -5,7 +5,7 @@
 //! - [`RubricJudge`]: deterministic and model-free; scores `assert-` axes mechanically and
 //!   `must`/`bonus` axes from the diagnosis' fields and words (synonyms, device aliases,
 //!   negation, intentional policies). Fast enough to re-judge thousands of runs per second.
-//! - [`LlmJudge`](llm::LlmJudge): three independent judgements by a chat model (outcome per
+//! - [`LlmJudge`]: three independent judgements by a chat model (outcome per
 //!   axis, fix, reasoning on the trace digest), validated JSON with one repair retry, cached on
 //!   disk.
 //! - [`release`]: reads run records in the public release's `result.json` format, with the

@@ -10,15 +10,17 @@
 //!    list is empty and the text blames `D` in a fault clause. A diagnosis that reports no
 //!    fault (`is_anomaly: false`) identifies no device.
 //! 3. **Other `must`/`bonus` axes** are read as slots of interchangeable terms (see
-//!    [`axis`](self#how-an-axis-is-matched)): synonyms from a networking lexicon
+//!    [below](self#how-an-axis-is-matched)): synonyms from a networking lexicon
 //!    (`nftables` ~ `iptables` ~ `acl`, `not running` ~ `dead` ~ `killed`), device aliases,
 //!    addresses inside prefixes. An axis passes when the weight of the slots found reaches the
-//!    threshold (default 60 %).
+//!    threshold (default 60 %) **and** every measurement or address it states in its main text
+//!    (`0% loss`, `192.168.1.1`) is reported: evidence is specific.
 //! 4. **Negation.** Every clause of the diagnosis is a fault clause, a health clause or neutral
-//!    (cue words, flipped by a preceding `not`/`no`/`never`; `rather than X`, `instead of X`
-//!    and `…, not X` clear `X`). A term the axis needs as a fault (`ospfd … down`) does not
-//!    count where the diagnosis clears it (`OSPF is healthy`, `not the cause`), and a term
-//!    the axis needs as health (`links are UP`) does not count where the diagnosis blames it.
+//!    (cue words, flipped by a preceding `not`/`no`/`never`; `rather than X`, `instead of X`,
+//!    `…, not X`, `rules out X`, `distinguished from X` clear `X`). A term the axis needs as a
+//!    fault (`ospfd … down`) does not count where the diagnosis clears it (`OSPF is healthy`,
+//!    `not the cause`), and a term the axis needs as health (`links are UP`) does not count
+//!    where the diagnosis blames it.
 //! 5. **No fault, no blame.** When the diagnosis says `is_anomaly: false`, required axes and
 //!    fault-reading bonus axes fail: it identified nothing. Health-reading bonus axes
 //!    (`bonus-rules-out-…`, `bonus-notes-baseline-healthy`, `bonus-exonerates-…`) are judged
@@ -27,10 +29,12 @@
 //!    `must-identify-affected-link: router1<->router2`) fails when the diagnosis blames none of
 //!    them: the right words about the wrong device do not identify the fault.
 //! 7. **Intentional policies.** A diagnosis that blames a documented intentional policy
-//!    ([`policy`]) fails every health-reading axis: it has not seen the healthy baseline.
-//! 8. **Fix** (only when the scenario has a `[FIX]`): the fix text is matched like an axis and
-//!    snapped to {0, 0.5, 1} (≥ 75 % → 1, ≥ 40 % → 0.5); it is 0 when the diagnosis blames
-//!    none of the devices the fix names or reports no fault.
+//!    ([`Policy`], read from ground truths by [`policies_in`], or given in a [`PolicyBook`])
+//!    fails every health-reading axis: it has not seen the healthy baseline.
+//! 8. **Fix** (only when the scenario has a `[FIX]`): the first sentence of the fix is required,
+//!    the rest is optional detail, clauses saying what *not* to change are skipped; the share
+//!    found snaps to {0, 0.5, 1} (≥ 75 % → 1, ≥ 40 % → 0.5). It is 0 when the diagnosis blames
+//!    none of the devices the fix names, or reports no fault.
 //! 9. **Reasoning** is not judged (`None`): word matching cannot tell grounded reasoning from
 //!    confident prose. Use the LLM judge for it.
 //!

@@ -428,7 +428,7 @@ impl Doc {
             i += 1;
         }
         let mut doc = Doc::default();
-        for (ci, c) in b.clauses.iter().enumerate() {
+        for (ci, c) in b.clauses.into_iter().enumerate() {
             let stems: Vec<String> = c.words.iter().map(|w| stem(w)).collect();
             let polarity = if c.rejected {
                 Polarity::Health
@@ -443,30 +443,30 @@ impl Doc {
                 }
             };
             doc.clauses.push(polarity);
-            for (w, s) in c.words.iter().zip(stems) {
+            for (w, s) in c.words.into_iter().zip(stems) {
                 let pos = doc.tokens.len();
-                let ip = parse_ip(w);
+                let ip = parse_ip(&w);
                 if let Some((addr, len)) = ip {
                     doc.ips.push((pos, addr, len));
                 }
-                doc.index.entry(s.clone()).or_default().push(pos);
-                if *w != s {
-                    doc.index.entry(w.clone()).or_default().push(pos);
+                doc.add(&s, pos);
+                if w != s {
+                    doc.add(&w, pos);
                 }
-                if let Some((name, num)) = split_numbered(w) {
-                    doc.index.entry(name.to_string()).or_default().push(pos);
-                    doc.index.entry(num.to_string()).or_default().push(pos);
+                if let Some((name, num)) = split_numbered(&w) {
+                    doc.add(name, pos);
+                    doc.add(num, pos);
                 }
                 // `br0.10` is also `br0`; a numbered name such as `spine_router_0_1` is also a
                 // `spine` and a `router` (but a tool name such as `ospf_snapshot` is not `ospf`).
                 let numbered_name = w.contains('_') && w.bytes().any(|b| b.is_ascii_digit());
                 if (w.contains('.') && ip.is_none()) || numbered_name {
-                    for part in w.split(['.', '_']).filter(|p| p.len() > 1 && p != w) {
-                        doc.index.entry(part.to_string()).or_default().push(pos);
+                    for part in w.split(['.', '_']).filter(|p| p.len() > 1 && *p != w) {
+                        doc.add(part, pos);
                     }
                 }
                 doc.tokens.push(Token {
-                    raw: w.clone(),
+                    raw: w,
                     stem: s,
                     clause: ci as u32,
                     sentence: c.sentence,
@@ -474,6 +474,16 @@ impl Doc {
             }
         }
         doc
+    }
+
+    /// Indexes a position under a key (allocating the key only the first time).
+    fn add(&mut self, key: &str, pos: usize) {
+        match self.index.get_mut(key) {
+            Some(v) => v.push(pos),
+            None => {
+                self.index.insert(key.to_string(), vec![pos]);
+            }
+        }
     }
 
     /// Positions where a (stemmed or raw) word occurs.
