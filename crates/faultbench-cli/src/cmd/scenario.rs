@@ -11,13 +11,14 @@
 
 use anyhow::Context;
 use faultbench_core::check::{CheckOptions, CheckOutcome, ScenarioCheck, check_scenario};
-use faultbench_core::emulator::{EmuError, Emulator, Lab, LabRequest};
+use faultbench_core::emulator::Emulator;
 use faultbench_core::inject::RetryPolicy;
 use faultbench_core::lab::TopologyResolver;
+use faultbench_core::pipeline::TrackingEmulator;
 use faultbench_core::scenario::{Scenario, ScenarioFile};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Subcommands of `faultbench scenario`.
@@ -64,11 +65,11 @@ pub async fn run(cmd: ScenarioCmd) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The backend labs are deployed on.
+/// The backend labs are deployed on: Linux namespaces with real FRR and services (root).
 fn emulator() -> anyhow::Result<Arc<dyn Emulator>> {
-    anyhow::bail!(
-        "the netns emulator is not part of this build yet (faultbench_emu::netns is being written)"
-    )
+    faultbench_emu::netns::preflight()
+        .context("the netns emulator cannot run here (it needs root and the lab packages; see `faultbench doctor`)")?;
+    Ok(Arc::new(faultbench_emu::netns::NetnsEmulator::new()))
 }
 
 async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -82,7 +83,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         );
         resolver = resolver.prepend_root(root);
     }
-    let emulator = Arc::new(Tracking::new(emulator()?));
+    let emulator = Arc::new(TrackingEmulator::new(emulator()?));
     let opts = CheckOptions {
         baseline_deadline: Duration::from_secs(args.baseline_timeout),
         verify: RetryPolicy {
@@ -134,10 +135,14 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if interrupted {
+        // Tear down while the tasks still hold their labs, then stop the tasks.
+        let (n, errors) = emulator.teardown_all().await;
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
-        let n = emulator.teardown_all().await;
         eprintln!("interrupted: tore down {n} running lab(s)");
+        for e in errors {
+            eprintln!("teardown: {e}");
+        }
         return Ok(ExitCode::from(130));
     }
 
@@ -310,49 +315,5 @@ fn first_chars(s: &str, n: usize) -> String {
         s.to_string()
     } else {
         format!("{}…", s.chars().take(n).collect::<String>())
-    }
-}
-
-/// An emulator wrapper that remembers every lab it deployed, so an interrupted run can still
-/// tear them all down (teardown is idempotent, so labs already torn down are harmless).
-struct Tracking {
-    inner: Arc<dyn Emulator>,
-    labs: Mutex<Vec<Arc<dyn Lab>>>,
-}
-
-impl Tracking {
-    fn new(inner: Arc<dyn Emulator>) -> Self {
-        Tracking {
-            inner,
-            labs: Mutex::new(Vec::new()),
-        }
-    }
-
-    async fn teardown_all(&self) -> usize {
-        let labs: Vec<Arc<dyn Lab>> = std::mem::take(&mut *self.labs.lock().expect("lab list"));
-        let n = labs.len();
-        let mut set = tokio::task::JoinSet::new();
-        for lab in labs {
-            set.spawn(async move { lab.teardown().await });
-        }
-        while let Some(r) = set.join_next().await {
-            if let Ok(Err(e)) = r {
-                eprintln!("teardown: {e}");
-            }
-        }
-        n
-    }
-}
-
-#[async_trait::async_trait]
-impl Emulator for Tracking {
-    fn kind(&self) -> &str {
-        self.inner.kind()
-    }
-
-    async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {
-        let lab = self.inner.deploy(request).await?;
-        self.labs.lock().expect("lab list").push(lab.clone());
-        Ok(lab)
     }
 }
