@@ -16,14 +16,32 @@ const CHILD_ENV: &str = "FAULTBENCH_CYCLE_CHILD";
 
 fn write_lab(dir: &Path) {
     let files = [
-        ("lab.conf", "r1[0]=LAN\nr2[0]=LAN\nh1[0]=LAN\nr1[1]=P2P\nr2[1]=P2P\n"),
-        ("r1.startup", "ip addr add 10.8.0.1/24 dev eth0\nip addr add 10.8.1.1/30 dev eth1\nsystemctl start frr\n"),
-        ("r2.startup", "ip addr add 10.8.0.2/24 dev eth0\nip addr add 10.8.1.2/30 dev eth1\nsystemctl start frr\n"),
-        ("h1.startup", "ip addr add 10.8.0.10/24 dev eth0\nsleep 1000 &\n"),
+        (
+            "lab.conf",
+            "r1[0]=LAN\nr2[0]=LAN\nh1[0]=LAN\nr1[1]=P2P\nr2[1]=P2P\n",
+        ),
+        (
+            "r1.startup",
+            "ip addr add 10.8.0.1/24 dev eth0\nip addr add 10.8.1.1/30 dev eth1\nsystemctl start frr\n",
+        ),
+        (
+            "r2.startup",
+            "ip addr add 10.8.0.2/24 dev eth0\nip addr add 10.8.1.2/30 dev eth1\nsystemctl start frr\n",
+        ),
+        (
+            "h1.startup",
+            "ip addr add 10.8.0.10/24 dev eth0\nsleep 1000 &\n",
+        ),
         ("r1/etc/frr/daemons", "zebra=yes\nospfd=yes\n"),
         ("r2/etc/frr/daemons", "zebra=yes\nospfd=yes\n"),
-        ("r1/etc/frr/frr.conf", "router ospf\n network 10.8.0.0/16 area 0\n"),
-        ("r2/etc/frr/frr.conf", "router ospf\n network 10.8.0.0/16 area 0\n"),
+        (
+            "r1/etc/frr/frr.conf",
+            "router ospf\n network 10.8.0.0/16 area 0\n",
+        ),
+        (
+            "r2/etc/frr/frr.conf",
+            "router ospf\n network 10.8.0.0/16 area 0\n",
+        ),
     ];
     for (p, text) in files {
         let p = dir.join(p);
@@ -41,7 +59,11 @@ async fn cycle_child() {
     };
     let (dir, name, hold_ms) = {
         let v: Vec<&str> = spec.split('|').collect();
-        (PathBuf::from(v[0]), v[1].to_string(), v[2].parse::<u64>().unwrap())
+        (
+            PathBuf::from(v[0]),
+            v[1].to_string(),
+            v[2].parse::<u64>().unwrap(),
+        )
     };
     let lab = NetnsEmulator::new()
         .settle_cap(Duration::from_secs(5))
@@ -52,47 +74,73 @@ async fn cycle_child() {
     lab.teardown().await.unwrap();
 }
 
-/// Namespace inodes (`pid`, `net`) of a lab's device and switch processes.
+/// PID-namespace inodes of a lab's device and switch processes.
 fn namespaces_of(name: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     if let Ok(st) = LabState::load(name) {
         for p in st.inits() {
-            for ns in ["pid", "net", "mnt"] {
-                if let Ok(l) = std::fs::read_link(format!("/proc/{}/ns/{ns}", p.pid)) {
-                    out.insert(l.to_string_lossy().into_owned());
-                }
+            if let Ok(l) = std::fs::read_link(format!("/proc/{}/ns/pid", p.pid)) {
+                out.insert(l.to_string_lossy().into_owned());
             }
         }
     }
     out
 }
 
-/// Processes (pid, comm) living in any of `namespaces`.
-fn processes_in(namespaces: &BTreeSet<String>) -> Vec<(String, String)> {
-    let mut found = Vec::new();
+/// Processes (pid, comm) living in any of `namespaces` whose namespace still belongs to one of
+/// our labs. Namespace inode numbers are recycled, so a tracked inode may by now belong to
+/// another lab: a namespace is ours when its PID 1 carries our `FAULTBENCH_INIT` mark.
+fn processes_in(namespaces: &BTreeSet<String>, prefix: &str) -> Vec<(String, String)> {
+    let mut by_ns: std::collections::BTreeMap<String, Vec<(String, String, bool)>> =
+        Default::default();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let pid = e.file_name().to_string_lossy().into_owned();
         if !pid.chars().all(|c| c.is_ascii_digit()) {
             continue;
         }
-        for ns in ["pid", "net", "mnt"] {
-            if let Ok(l) = std::fs::read_link(format!("/proc/{pid}/ns/{ns}")) {
-                if namespaces.contains(l.to_string_lossy().as_ref()) {
-                    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-                    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-                    if !state.contains(") Z ") {
-                        found.push((pid.clone(), comm.trim().to_string()));
-                    }
-                    break;
-                }
-            }
+        let Ok(l) = std::fs::read_link(format!("/proc/{pid}/ns/pid")) else {
+            continue;
+        };
+        let ns = l.to_string_lossy().into_owned();
+        if !namespaces.contains(&ns) {
+            continue;
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if status.contains("State:\tZ") {
+            continue;
+        }
+        let inner_one = status
+            .lines()
+            .find(|l| l.starts_with("NSpid:"))
+            .and_then(|l| l.split_whitespace().last())
+            == Some("1");
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        by_ns
+            .entry(ns)
+            .or_default()
+            .push((pid, comm.trim().to_string(), inner_one));
+    }
+    let mut found = Vec::new();
+    for procs in by_ns.values() {
+        let ours = procs.iter().filter(|p| p.2).any(|(pid, _, _)| {
+            let needle = format!("FAULTBENCH_INIT={prefix}");
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .unwrap_or_default()
+                .split(|b| *b == 0)
+                .any(|v| v.starts_with(needle.as_bytes()))
+        });
+        if ours {
+            found.extend(procs.iter().map(|(p, c, _)| (p.clone(), c.clone())));
         }
     }
     found
 }
 
 fn host_links() -> BTreeSet<String> {
-    let out = std::process::Command::new("ip").args(["-o", "link"]).output().unwrap();
+    let out = std::process::Command::new("ip")
+        .args(["-o", "link"])
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split(':').nth(1).map(|s| s.trim().to_string()))
@@ -112,7 +160,10 @@ fn marked_processes(prefix: &str) -> Vec<String> {
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(env) = std::fs::read(e.path().join("environ")) {
             let needle = format!("FAULTBENCH_INIT={prefix}");
-            if env.split(|b| *b == 0).any(|var| var.starts_with(needle.as_bytes())) {
+            if env
+                .split(|b| *b == 0)
+                .any(|var| var.starts_with(needle.as_bytes()))
+            {
                 v.push(e.file_name().to_string_lossy().into_owned());
             }
         }
@@ -162,7 +213,10 @@ fn cycles_with_random_kills_leave_nothing_after_gc() {
         loop {
             seen.extend(namespaces_of(&name));
             if let Some(status) = child.try_wait().unwrap() {
-                assert!(status.success(), "cycle {i}: the controlling process failed: {status}");
+                assert!(
+                    status.success(),
+                    "cycle {i}: the controlling process failed: {status}"
+                );
                 finished += 1;
                 break;
             }
@@ -186,8 +240,11 @@ fn cycles_with_random_kills_leave_nothing_after_gc() {
     );
     // Nothing of ours is left: no process in any namespace of those labs, no marked PID 1, no
     // instance folder, no host link or mount.
-    let left = processes_in(&seen);
-    assert!(left.is_empty(), "processes left in lab namespaces: {left:?}");
+    let left = processes_in(&seen, &prefix);
+    assert!(
+        left.is_empty(),
+        "processes left in lab namespaces: {left:?}"
+    );
     assert!(marked_processes(&prefix).is_empty());
     let folders: Vec<String> = netns::list()
         .into_iter()
@@ -205,7 +262,10 @@ fn cycles_with_random_kills_leave_nothing_after_gc() {
         .unwrap_or_default();
     assert!(leftover_dirs.is_empty(), "{leftover_dirs:?}");
     let new_links: Vec<_> = host_links().difference(&links_before).cloned().collect();
-    assert!(new_links.is_empty(), "links appeared in the host namespace: {new_links:?}");
+    assert!(
+        new_links.is_empty(),
+        "links appeared in the host namespace: {new_links:?}"
+    );
     assert_eq!(host_mounts_mentioning("faultbench"), mounts_before);
     assert!(killed > 0 && finished > 0);
 }

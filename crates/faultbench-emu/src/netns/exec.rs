@@ -43,8 +43,24 @@ fn open_namespaces(init: ProcId) -> std::io::Result<Vec<OwnedFd>> {
         .collect()
 }
 
-/// A `tokio` command that runs `argv` inside the device held by `init`.
+/// A `tokio` command that runs `argv` inside the device held by `init`, in a process group of
+/// its own (so a timeout can kill the whole tree).
 pub(crate) fn device_command(
+    init: ProcId,
+    argv: &[String],
+    env: &[(String, String)],
+) -> std::io::Result<tokio::process::Command> {
+    let mut cmd = interactive_command(init, argv, env)?;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    Ok(cmd)
+}
+
+/// Like [`device_command`], but in the caller's process group and with the caller's stdio, so
+/// that a terminal can drive it (`faultbench lab exec r1 -- vtysh`).
+pub(crate) fn interactive_command(
     init: ProcId,
     argv: &[String],
     env: &[(String, String)],
@@ -54,11 +70,7 @@ pub(crate) fn device_command(
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .env_clear()
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
     // SAFETY: the closure runs between fork and exec and only makes system calls on data
     // prepared here (`raw`, `filter`); `fds` keeps the descriptors open until then.

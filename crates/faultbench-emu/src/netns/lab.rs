@@ -121,13 +121,14 @@ impl NetnsLab {
         if argv.is_empty() {
             return Err(EmuError::Other("empty command".into()));
         }
-        let mut cmd = exec::device_command(init, argv, &env)
+        let mut cmd = exec::interactive_command(init, argv, &env)
             .map_err(|_| EmuError::NotRunning(format!("{}/{device}", self.name)))?;
-        cmd.stdin(std::process::Stdio::inherit())
-            .stdout(std::process::Stdio::inherit())
-            .stderr(std::process::Stdio::inherit())
-            .process_group(0)
-            .kill_on_drop(true);
+        cmd.kill_on_drop(true);
+        if timeout.is_some() {
+            // A group of its own, so that the timeout reaches the command's children too (the
+            // command then cannot read the terminal; without a timeout it can).
+            cmd.process_group(0);
+        }
         let mut child = cmd
             .spawn()
             .map_err(|e| EmuError::Other(format!("cannot run `{}` in {device}: {e}", argv[0])))?;
@@ -137,7 +138,7 @@ impl NetnsLab {
                 Ok(s) => s,
                 Err(_) => {
                     if let Some(g) = pgid {
-                        // SAFETY: kill(2) on the process group we created.
+                        // SAFETY: kill(2) on the process group created above.
                         unsafe { libc::kill(-g, libc::SIGKILL) };
                     }
                     child.wait().await

@@ -24,6 +24,9 @@ pub struct Args {
     /// Print JSON lines instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Exec latency samples (`true` in a device vs on the host), 0 to skip.
+    #[arg(long, default_value_t = 200)]
+    pub exec_samples: usize,
     /// Only write the generated lab directories under this folder (`reference/`, `ring-N/`)
     /// and exit, e.g. to inspect them or bring them up with `faultbench lab up`.
     #[arg(long)]
@@ -102,6 +105,42 @@ async fn one(kind: &str, n: usize) -> anyhow::Result<Sample> {
     })
 }
 
+/// Median and 95th percentile of `exec true` in a device, and of spawning `true` on the host.
+async fn exec_overhead(samples: usize) -> anyhow::Result<(f64, f64, f64, f64)> {
+    let dir = ScratchDir::new()?;
+    std::fs::write(dir.path().join("lab.conf"), "a[0]=L\nb[0]=L\n")?;
+    let lab = NetnsEmulator::new()
+        .deploy_lab(&LabRequest::new(dir.path()))
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let cmd = Command::argv(["true"]);
+    let mut dev = Vec::new();
+    let mut host = Vec::new();
+    for _ in 0..samples {
+        let t = Instant::now();
+        let o = lab
+            .exec("a", &cmd, Duration::from_secs(5))
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        dev.push(t.elapsed());
+        anyhow::ensure!(o.success(), "`true` failed in the device: {o:?}");
+        let t = Instant::now();
+        tokio::process::Command::new("true").status().await?;
+        host.push(t.elapsed());
+    }
+    lab.teardown().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let p = |v: &mut Vec<Duration>, q: f64| {
+        v.sort();
+        v[((v.len() - 1) as f64 * q) as usize].as_secs_f64() * 1000.0
+    };
+    Ok((
+        p(&mut dev, 0.5),
+        p(&mut dev, 0.95),
+        p(&mut host, 0.5),
+        p(&mut host, 0.95),
+    ))
+}
+
 pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(root) = &a.write_to {
         labgen::triangle(&root.join("reference"))?;
@@ -118,6 +157,21 @@ pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     for &n in &a.sizes {
         cases.push((format!("OSPF ring, {n} routers"), "ring", n));
+    }
+    if a.exec_samples > 0 {
+        let (d50, d95, h50, h95) = exec_overhead(a.exec_samples).await?;
+        if a.json {
+            println!(
+                "{}",
+                serde_json::json!({"exec_true_ms": {"device_p50": d50, "device_p95": d95, "host_p50": h50, "host_p95": h95, "overhead_p50": d50 - h50, "samples": a.exec_samples}})
+            );
+        } else {
+            println!(
+                "exec `true`: device p50 {d50:.2} ms / p95 {d95:.2} ms; host p50 {h50:.2} ms / p95 {h95:.2} ms; overhead p50 {:.2} ms ({} samples)",
+                d50 - h50,
+                a.exec_samples
+            );
+        }
     }
     if !a.json {
         println!(
