@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 /// Labs alive at once across this file's tests.
-static LABS_AT_ONCE: Semaphore = Semaphore::const_new(3);
+static LABS_AT_ONCE: Semaphore = Semaphore::const_new(2);
 
 /// Release files that cannot pass on this kernel, with a piece of the expected reason. Empty:
 /// every file passes here (the kernel's gaps — 802.1Q, VLAN filtering, bonding, dummy — are
