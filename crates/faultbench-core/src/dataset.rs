@@ -84,11 +84,19 @@ pub fn folder_of_topology(topology: &str) -> String {
 impl Dataset {
     /// Scans `<root>/*_Q/<layer>/*.txt`. Unreadable files become entries with an error; only an
     /// unreadable root is an `Err`.
+    ///
+    /// A single topology folder (`…/kath2_Q`) is accepted too and scanned as a dataset of one.
     pub fn scan(root: impl AsRef<Path>) -> std::io::Result<Dataset> {
         let root = root.as_ref();
         let mut files = Vec::new();
         let mut misplaced = Vec::new();
-        for topo in sorted_entries(root)? {
+        let single = file_name(root).ends_with("_Q");
+        let topos = if single {
+            vec![root.to_path_buf()]
+        } else {
+            sorted_entries(root)?
+        };
+        for topo in topos {
             let name = file_name(&topo);
             if !topo.is_dir() {
                 if name.ends_with(".txt") {

@@ -111,6 +111,9 @@ pub struct RunConfig {
     /// How long a freshly deployed lab may take to pass its baseline (routing convergence):
     /// the probes are re-run every second until they all hold or this much time has passed.
     pub baseline_wait: Duration,
+    /// After a run's revert, how long the baseline may take to hold again (routing
+    /// re-convergence) before the lab is torn down instead of kept warm.
+    pub revert_wait: Duration,
     /// Extra time past the agent's wall-clock cap before the harness stops it.
     pub agent_grace: Duration,
     /// Agent label recorded in run keys (defaults to the agent's name).
@@ -124,6 +127,7 @@ impl Default for RunConfig {
             command_timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
             baseline_wait: Duration::from_secs(60),
+            revert_wait: Duration::from_secs(8),
             warm_labs: true,
             agent_grace: Duration::from_secs(30),
             agent_label: None,

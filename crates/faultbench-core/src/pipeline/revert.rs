@@ -65,12 +65,12 @@ pub fn revert_commands(fix: &str, devices: &[String], fallback: &[String]) -> Ve
         }
         let end = m.get(0).map(|g| g.end()).unwrap_or(0);
         let after: String = fix[end..].chars().take(80).collect();
-        let named = devices.iter().find(|d| {
-            after
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-                .take(6)
-                .any(|w| w == d.as_str())
-        });
+        // The first device named in the few words after the command (in text order).
+        let named = after
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .filter(|w| !w.is_empty())
+            .take(6)
+            .find_map(|w| devices.iter().find(|d| d.as_str() == w));
         let targets: Vec<String> = match named {
             Some(d) => vec![d.clone()],
             None => fallback.to_vec(),
@@ -101,6 +101,9 @@ mod tests {
                 command: "iptables -D FORWARD -j DROP".into()
             }]
         );
+        // The device right after the command wins, whatever the lab.conf order.
+        let cmds = revert_commands("`ip link set eth0 up` on pc1. router1 is fine.", &devs, &[]);
+        assert_eq!(cmds[0].device, "pc1");
         let cmds = revert_commands("Run `systemctl start frr`.", &devs, &["pc1".into()]);
         assert_eq!(cmds[0].device, "pc1");
         assert!(revert_commands("Restore the /24 mask.", &devs, &[]).is_empty());

@@ -395,12 +395,20 @@ async fn cleanup(
             ran += 1;
         }
     }
-    let results = verify(lab.as_ref(), &prep.baseline, cfg.command_timeout).await;
-    let failures: Vec<String> = results
-        .iter()
-        .filter(|r| !r.passed)
-        .map(|r| format!("{}: {}", r.probe.name, r.detail))
-        .collect();
+    let failures: Vec<String> = loop {
+        let results = verify(lab.as_ref(), &prep.baseline, cfg.command_timeout).await;
+        let failures: Vec<String> = results
+            .iter()
+            .filter(|r| !r.passed)
+            .map(|r| format!("{}: {}", r.probe.name, r.detail))
+            .collect();
+        // Reverted routing needs a moment to re-converge; a revert that found nothing to run
+        // will not get better by waiting.
+        if failures.is_empty() || ran == 0 || t.elapsed() >= cfg.revert_wait {
+            break failures;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    };
     if failures.is_empty() {
         *runner.warm.lock().await = Some(WarmLab {
             topology: prep.topology.id.clone(),
