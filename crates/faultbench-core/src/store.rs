@@ -49,6 +49,22 @@ impl RunsRoot {
         Ok(store)
     }
 
+    /// Uses an existing runs root as it is (no registry rebuild). Pair with
+    /// [`RunsRoot::write_record`] for many updates, then [`RunsRoot::rebuild_manifest`] once.
+    pub fn attach(root: impl AsRef<Path>) -> RunsRoot {
+        RunsRoot {
+            root: root.as_ref().to_path_buf(),
+        }
+    }
+
+    /// Replaces a run's `result.json` without touching the registry.
+    pub fn write_record(&self, record: &RunRecord) -> Result<PathBuf, StoreError> {
+        let dir = record.key.dir(&self.root);
+        record
+            .write(&dir)
+            .map_err(|RecordError { path, message }| StoreError { path, message })
+    }
+
     /// The folder.
     pub fn path(&self) -> &Path {
         &self.root

@@ -206,8 +206,10 @@ pub fn store_verdict(
             let phase = rec.phases.judge.get_or_insert_with(Default::default);
             phase.judge = judge.to_string();
             phase.error = verdict.err().map(str::to_string);
-            let store = faultbench_core::store::RunsRoot::open(root).map_err(|e| e.to_string())?;
-            store.update(&rec).map_err(|e| e.to_string())?;
+            // The registry is rebuilt once by the caller after all updates
+            // (`RunsRoot::rebuild_manifest`), not once per run.
+            let store = faultbench_core::store::RunsRoot::attach(root);
+            store.write_record(&rec).map_err(|e| e.to_string())?;
             Ok(Stored::Record(rec.key.dir(root).join("result.json")))
         }
         Origin::Release => {

@@ -98,6 +98,10 @@ fn a_judge_failed_record_is_rejudged_in_place() {
     assert_eq!(rec.scores.as_ref().unwrap().judge, "rubric");
     assert!(rec.error.is_none());
     assert_eq!(rec.phases.judge.as_ref().unwrap().judge, "rubric");
+    // The registry is brought in line once, after all updates.
+    faultbench_core::store::RunsRoot::attach(dir.path())
+        .rebuild_manifest(|_| true)
+        .unwrap();
     let manifest = std::fs::read_to_string(dir.path().join("MANIFEST.csv")).unwrap();
     assert!(
         manifest.lines().nth(1).unwrap().contains(",scored,"),

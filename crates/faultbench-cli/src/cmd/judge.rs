@@ -392,6 +392,15 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
             store_verdict(&root_path, run, judge.name(), verdict).map_err(anyhow::Error::msg)?;
         }
     }
+    if a.write && judged + failed > 0 {
+        // Our records were updated in place: bring the registry in line once.
+        let store = faultbench_core::store::RunsRoot::attach(&root_path);
+        if store.manifest_path().is_file() {
+            store
+                .rebuild_manifest(|_| true)
+                .map_err(anyhow::Error::msg)?;
+        }
+    }
     eprintln!(
         "{} run(s): {judged} judged, {failed} judge_failed, {skipped} skipped (no answer to judge)",
         runs.len()
