@@ -114,6 +114,8 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 .acquire_owned()
                 .await
                 .expect("semaphore never closes");
+            let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+            eprintln!("  started {stem}");
             let t = Instant::now();
             let report = check_file(emulator.as_ref(), &resolver, &file, &opts).await;
             (index, file, report, t.elapsed())
