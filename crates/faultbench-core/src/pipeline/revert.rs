@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 static TICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`\n]+)`").unwrap());
 
 /// Programs a remedy command may start with.
-const COMMANDS: [&str; 22] = [
+const COMMANDS: [&str; 30] = [
     "ip",
     "iptables",
     "ip6tables",
@@ -35,6 +35,14 @@ const COMMANDS: [&str; 22] = [
     "ethtool",
     "arp",
     "echo",
+    "sed",
+    "cp",
+    "mv",
+    "rndc",
+    "tee",
+    "sh",
+    "bash",
+    "dhclient",
 ];
 
 /// One remedy command and where to run it.
