@@ -65,3 +65,60 @@ async fn two_hosts_deploy_exec_teardown() {
     assert!(!netns::list().iter().any(|s| s.name == name));
     assert!(lab.exec("a", &Command::argv(["true"]), T).await.is_err());
 }
+
+#[tokio::test]
+async fn lab_dep_orders_startups_and_shared_is_common() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lab(
+        dir.path(),
+        &[
+            (
+                "lab.conf",
+                "a[0]=LINK\nb[0]=LINK\nc[0]=LINK\nb[ipv6]=true\nc[env]=\"GREETING=hi\"\nc[exec]=\"echo from-exec > /tmp/exec-ran\"\n",
+            ),
+            ("lab.dep", "b: a\n"),
+            ("a.startup", "sleep 0.5; touch /shared/a-done\n"),
+            (
+                "b.startup",
+                "test -e /shared/a-done && touch /shared/b-saw-a\n",
+            ),
+            ("shared/seed.txt", "from the lab's shared folder\n"),
+        ],
+    );
+    let lab = NetnsEmulator::new()
+        .deploy_lab(&LabRequest::new(dir.path()))
+        .await
+        .unwrap();
+    let out = lab
+        .exec("c", &Command::shell("ls /shared; cat /shared/seed.txt; echo $GREETING; cat /tmp/exec-ran; test -e /tmp/EOS && echo eos"), T)
+        .await
+        .unwrap();
+    assert_eq!(
+        out.stdout, "a-done\nb-saw-a\nseed.txt\nfrom the lab's shared folder\nhi\nfrom-exec\neos\n",
+        "{out:?}"
+    );
+    // Writes to /shared stay in the instance, not in the lab directory.
+    assert!(!dir.path().join("shared/a-done").exists());
+    // Kathará's defaults: IPv6 off unless ipv6=true; forwarding on; rp_filter off.
+    let v6 = |d: &'static str| {
+        let lab = &lab;
+        async move {
+            lab.exec(
+                d,
+                &Command::argv(["cat", "/proc/sys/net/ipv6/conf/all/disable_ipv6"]),
+                T,
+            )
+            .await
+            .unwrap()
+            .stdout
+        }
+    };
+    assert_eq!(v6("a").await, "1\n");
+    assert_eq!(v6("b").await, "0\n");
+    let out = lab
+        .exec("a", &Command::shell("cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv4/conf/eth0/rp_filter; grep -c . /var/log/startup.log"), T)
+        .await
+        .unwrap();
+    assert_eq!(out.stdout, "1\n0\n2\n", "{out:?}");
+    lab.teardown().await.unwrap();
+}

@@ -13,7 +13,8 @@
 //!   period: 200 ms by default, or longer when a router's OSPF timers could still delay an update
 //!   (LSA minimum interval + SPF delay and hold time), so a lab with FRR's default timers is not
 //!   declared converged between two throttled LSA originations; with BGP peers at least 1.5 s,
-//!   because a new session's first UPDATE waits for BGP's one-second coalesce timer.
+//!   because a new session's first UPDATE waits for BGP's one-second coalesce timer; with RIP
+//!   5.5 s, because RIP's triggered updates wait up to 5 s.
 //!
 //! The wait is capped; a lab that does not settle in time is reported (with what is still
 //! pending) instead of waiting forever. A lab without routing daemons is settled at once.
@@ -91,11 +92,15 @@ struct Sample {
     ospf_delay: Duration,
     /// The device has BGP peers.
     bgp: bool,
+    /// The device runs ripd.
+    rip: bool,
 }
 
 /// Quiet period when BGP runs: a new session's first UPDATE waits for the subgroup coalesce
 /// time (1 s by default), so each hop of a BGP route may lag that long behind the session.
 const BGP_QUIET: Duration = Duration::from_millis(1500);
+/// Quiet period when RIP runs: triggered updates wait a random 1 to 5 s (RFC 2453, 3.10.1).
+const RIP_QUIET: Duration = Duration::from_millis(5500);
 
 fn find_strings<'a>(v: &'a Value, key: &str, out: &mut Vec<(String, &'a str)>, path: &str) {
     match v {
@@ -130,6 +135,7 @@ async fn sample(w: &Watched) -> Sample {
             vty_command(&p, c, QUERY_TIMEOUT).await.ok()
         }
     };
+    s.rip = sock("ripd").exists();
     if let Some(out) = q("zebra", "show ip route summary json").await {
         // Keep only the per-type counts: the summary has no timestamps, but be robust anyway.
         let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
@@ -217,8 +223,14 @@ pub(crate) async fn wait_settled(
         let quiet = samples
             .iter()
             .map(|s| {
-                let ospf = s.ospf_delay + Duration::from_millis(200);
-                if s.bgp { ospf.max(BGP_QUIET) } else { ospf }
+                let mut q = s.ospf_delay + Duration::from_millis(200);
+                if s.bgp {
+                    q = q.max(BGP_QUIET);
+                }
+                if s.rip {
+                    q = q.max(RIP_QUIET);
+                }
+                q
             })
             .max()
             .unwrap_or_default()
