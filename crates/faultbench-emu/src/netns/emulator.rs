@@ -194,10 +194,9 @@ impl NetnsEmulator {
             .filter_map(|d| {
                 let pid = d.init?.pid;
                 let frr_dir = PathBuf::from(format!("/proc/{pid}/root/run/frr"));
-                frr_dir.is_dir().then(|| Watched {
-                    device: d.name.clone(),
-                    frr_dir,
-                })
+                frr_dir
+                    .is_dir()
+                    .then(|| Watched::new(d.name.clone(), frr_dir))
             })
             .collect();
         timing("startups");

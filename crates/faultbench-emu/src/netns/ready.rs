@@ -78,6 +78,18 @@ pub async fn vty_command(
 pub(crate) struct Watched {
     pub device: String,
     pub frr_dir: PathBuf,
+    /// The device's OSPF timers, read once (see [`Sample::ospf_delay`]).
+    pub ospf_delay: std::sync::OnceLock<Duration>,
+}
+
+impl Watched {
+    pub(crate) fn new(device: String, frr_dir: PathBuf) -> Self {
+        Watched {
+            device,
+            frr_dir,
+            ospf_delay: std::sync::OnceLock::new(),
+        }
+    }
 }
 
 const TRANSITIONAL: [&str; 6] = ["Init", "ExStart", "Exchange", "Loading", "Attempt", "Down"];
@@ -142,20 +154,23 @@ async fn sample(w: &Watched) -> Sample {
         s.fingerprint.push_str(&v["routes"].to_string());
         s.fingerprint.push_str(&v["routesTotal"].to_string());
     }
+    // Interfaces can only be waiting for a DR election while neighbours sit in 2-Way.
+    let mut two_way = false;
     if let Some(out) = q("ospfd", "show ip ospf neighbor json").await {
         let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
         let mut states = Vec::new();
         find_strings(&v, "nbrState", &mut states, "");
         for (nbr, st) in states {
+            s.fingerprint.push_str(&format!("{nbr}={st},"));
             let head = st.split('/').next().unwrap_or(st);
+            two_way |= head == "2-Way";
             if TRANSITIONAL.contains(&head) {
                 s.pending
                     .push(format!("{}: OSPF neighbour {nbr} is {st}", w.device));
             }
         }
-        s.fingerprint.push_str(&out.len().to_string());
     }
-    if let Some(out) = q("ospfd", "show ip ospf interface json").await {
+    if two_way && let Some(out) = q("ospfd", "show ip ospf interface json").await {
         // An interface still waiting for its DR election matters only when other routers are
         // on the segment (a passive LAN interface waits too, but is advertised as a stub).
         let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
@@ -171,12 +186,19 @@ async fn sample(w: &Watched) -> Sample {
             }
         }
     }
-    if let Some(out) = q("ospfd", "show ip ospf json").await {
+    if let Some(d) = w.ospf_delay.get() {
+        s.ospf_delay = *d;
+    } else if let Some(out) = q("ospfd", "show ip ospf json").await {
         let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
-        let ms = |k: &str| v[k].as_u64().unwrap_or(0);
-        s.ospf_delay = Duration::from_millis(
-            ms("lsaMinIntervalMsecs") + ms("spfScheduleDelayMsecs") + ms("holdtimeMinMsecs"),
-        );
+        // Timers are known once `router ospf` is configured; they do not change afterwards.
+        if v.get("lsaMinIntervalMsecs").is_some() {
+            let ms = |k: &str| v[k].as_u64().unwrap_or(0);
+            let d = Duration::from_millis(
+                ms("lsaMinIntervalMsecs") + ms("spfScheduleDelayMsecs") + ms("holdtimeMinMsecs"),
+            );
+            let _ = w.ospf_delay.set(d);
+            s.ospf_delay = d;
+        }
     }
     if let Some(out) = q("bgpd", "show bgp summary json").await {
         let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
@@ -209,7 +231,8 @@ pub(crate) async fn wait_settled(
     base_quiet: Duration,
 ) -> Readiness {
     let started = Instant::now();
-    let poll = Duration::from_millis(100);
+    // Every poll costs the daemons some work: poll large labs less often.
+    let poll = Duration::from_millis(100 + 5 * watched.len() as u64);
     let mut last_fp: Option<String> = None;
     let mut stable_since = Instant::now();
     loop {
