@@ -113,7 +113,14 @@ pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         LabCmd::Verify(a) => verify_cmd(a).await,
-        LabCmd::Bench(a) => bench::run(a).await,
+        // Dropping the bench on a signal drops its lab, which tears it down.
+        LabCmd::Bench(a) => tokio::select! {
+            r = bench::run(a) => r,
+            _ = interrupted() => {
+                eprintln!("interrupted: the lab being measured was torn down");
+                Ok(ExitCode::from(130))
+            }
+        },
     }
 }
 
