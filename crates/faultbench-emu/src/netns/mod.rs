@@ -60,6 +60,32 @@ use std::sync::Arc;
 
 /// Re-attaches to a running lab by instance name (from any process). The handle does not own
 /// the lab: dropping it leaves the lab running; [`Lab::teardown`] stops it.
+///
+/// ```
+/// use faultbench_core::emulator::{Command, Lab, LabRequest};
+/// use faultbench_emu::netns::{self, NetnsEmulator};
+/// use std::time::Duration;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("lab.conf"), "h1[0]=A\n").unwrap();
+/// let name = format!("doc-attach-{}", std::process::id());
+/// let lab = NetnsEmulator::new()
+///     .deploy_lab(&LabRequest::new(dir.path()).named(&name))
+///     .await
+///     .unwrap();
+/// lab.detach().unwrap(); // keep it running when `lab` is dropped
+/// drop(lab);
+///
+/// // Later, from any process: find it by name.
+/// assert!(netns::list().iter().any(|s| s.name == name));
+/// let again = netns::attach(&name).unwrap();
+/// let out = again.exec("h1", &Command::argv(["hostname"]), Duration::from_secs(5)).await.unwrap();
+/// assert_eq!(out.stdout, "h1\n");
+/// again.teardown().await.unwrap();
+/// assert!(netns::attach(&name).is_err());
+/// # });
+/// ```
 pub fn attach(name: &str) -> Result<Arc<dyn Lab>, EmuError> {
     Ok(Arc::new(attach_lab(name)?))
 }
