@@ -285,17 +285,33 @@ pub fn snap_fix(x: f64) -> f64 {
     }
 }
 
-/// Evaluates an `assert-` axis on the parsed verdict, exactly as the release does:
-/// `no-anomaly` ⇔ `is_anomaly` is false (unknown fails); `no-faulty-devices` ⇔ none blamed;
-/// `identifies: d` ⇔ `d` is a substring of the lowercased, comma-joined device list;
-/// `not-identifies: d` ⇔ it is not. Unknown assertions fail.
+/// Evaluates an `assert-` axis on the parsed verdict: `no-anomaly` ⇔ `is_anomaly` is false
+/// (unknown fails); `no-faulty-devices` ⇔ none blamed; `identifies: d` ⇔ `d` is one of the
+/// blamed devices; `not-identifies: d` ⇔ it is not. Unknown assertions fail.
+///
+/// A blamed entry names `d` when, lowercased, it equals `d` or starts with `d` followed by a
+/// character that cannot be part of a device name (`r1:eth0`, `r1(eth1)`). The release matched
+/// `d` as a substring of the joined list instead, so `r1` also matched `r12`; with topologies
+/// that have both (Kath5's r1 and r12) that rule gives wrong verdicts, so we do not copy it. On
+/// the release's 80 recorded runs both rules give the same verdicts.
 pub fn check_assertion(a: &Assertion, d: &Diagnosis) -> bool {
-    let joined = d.faulty_devices.join(",").to_lowercase();
+    let names = |dev: &str| {
+        let dev = dev.to_lowercase();
+        d.faulty_devices.iter().any(|entry| {
+            let e = entry.to_lowercase();
+            e == dev
+                || e.strip_prefix(dev.as_str()).is_some_and(|rest| {
+                    rest.chars()
+                        .next()
+                        .is_some_and(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                })
+        })
+    };
     match a {
         Assertion::NoAnomaly => d.is_anomaly == Some(false),
         Assertion::NoFaultyDevices => d.faulty_devices.is_empty(),
-        Assertion::Identifies(dev) => !dev.is_empty() && joined.contains(&dev.to_lowercase()),
-        Assertion::NotIdentifies(dev) => dev.is_empty() || !joined.contains(&dev.to_lowercase()),
+        Assertion::Identifies(dev) => !dev.is_empty() && names(dev),
+        Assertion::NotIdentifies(dev) => dev.is_empty() || !names(dev),
         Assertion::Unknown(_) => false,
     }
 }
@@ -359,6 +375,17 @@ mod tests {
             &d
         ));
         assert!(!check_assertion(&Assertion::NoAnomaly, &d));
+        let r12 = Diagnosis {
+            is_anomaly: Some(true),
+            faulty_devices: vec!["r12".into(), "pc1(eth0)".into()],
+            ..Default::default()
+        };
+        assert!(!check_assertion(&Assertion::Identifies("r1".into()), &r12));
+        assert!(check_assertion(
+            &Assertion::NotIdentifies("r1".into()),
+            &r12
+        ));
+        assert!(check_assertion(&Assertion::Identifies("pc1".into()), &r12));
         let unknown = Diagnosis::default();
         assert!(!check_assertion(&Assertion::NoAnomaly, &unknown));
         assert!(check_assertion(&Assertion::NoFaultyDevices, &unknown));
