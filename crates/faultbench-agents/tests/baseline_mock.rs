@@ -32,7 +32,8 @@ async fn faulty_network_blames_the_router_whose_daemon_died() {
     assert_eq!(d.is_anomaly, Some(true));
     assert_eq!(d.faulty_devices, vec!["r1"], "{}", out.final_text);
     assert!(
-        d.text.contains("ospfd is enabled on r1 but not running"),
+        d.text
+            .contains("ospfd is enabled on r1 (/etc/frr/daemons) but not running"),
         "{}",
         d.text
     );
@@ -41,16 +42,37 @@ async fn faulty_network_blames_the_router_whose_daemon_died() {
     let log = tools.records();
     assert_eq!(log.len() as u32, out.tool_calls);
     assert!(log.iter().any(|r| r.tool == "get_reachability"));
-    assert!(log.iter().all(|r| !matches!(
-        r.tool.as_str(),
-        "exec_shell" | "systemctl_ops" | "iperf_test"
-    )));
+    assert_read_only(&log);
     assert!(
         lab.is_on("r1_ospfd_down"),
         "the baseline never changes the network"
     );
     let words = d.text.split_whitespace().count();
     assert!((40..=400).contains(&words), "{words} words");
+}
+
+/// The baseline only observes: no service actions, no iperf, vtysh `show` only, and shell
+/// scripts that are its own read-only probes.
+pub fn assert_read_only(log: &[faultbench_core::toolbox::ToolCallRecord]) {
+    for r in log {
+        let arg = |k: &str| r.args.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        match r.tool.as_str() {
+            "systemctl_ops" => assert_eq!(arg("operation"), "status"),
+            "iperf_test" => panic!("iperf changes load on the network"),
+            "frr_exec" => assert!(arg("command").starts_with("show "), "{:?}", r.args),
+            "exec_shell" => {
+                let c = arg("command");
+                assert!(
+                    c.starts_with("echo @@fwd;") || c.starts_with("for a in ") || c.starts_with("dig "),
+                    "not a baseline probe: {c}"
+                );
+                for verb in ["ip link set", "ip addr add", "ip route add", "iptables -A", "iptables -D", "kill", "systemctl", "sysctl -w"] {
+                    assert!(!c.contains(verb), "{c}");
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 #[tokio::test]
@@ -77,11 +99,20 @@ async fn healthy_network_with_a_false_premise_ticket_is_called_healthy() {
     assert!(d.text.contains("ping pc2 -> 10.0.1.2"), "{}", d.text);
     assert!(
         d.text
-            .contains("FRR daemons, interfaces and neighbours of r2"),
+            .contains("FRR configuration and routing neighbours of r1, r2"),
         "{}",
         d.text
     );
-    assert!(d.text.contains("listening ports of web1"), "{}", d.text);
+    assert!(d.text.contains("2 OSPF adjacencies are Full"), "{}", d.text);
+    assert!(d.text.contains("web1 listens on port 80 (HTTP)"), "{}", d.text);
+    // The roles come from the evidence (daemons files), and the ticket's devices are cleared.
+    assert!(d.text.contains("r2 (its FRR daemons file enables ospfd)"), "{}", d.text);
+    assert!(
+        d.text
+            .contains("The devices the ticket names (pc2, r2, web1) were inspected"),
+        "{}",
+        d.text
+    );
 }
 
 #[tokio::test]

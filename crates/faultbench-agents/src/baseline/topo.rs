@@ -32,6 +32,8 @@ pub struct Device {
     pub role: Role,
     /// Cabled interfaces (`eth0`, …).
     pub interfaces: BTreeSet<String>,
+    /// Cabled interface → the segment (collision domain or link) it is plugged into.
+    pub links: BTreeMap<String, String>,
 }
 
 /// The parsed summary.
@@ -39,6 +41,8 @@ pub struct Device {
 pub struct Topology {
     /// Devices by name.
     pub devices: BTreeMap<String, Device>,
+    /// Devices whose role the summary states (NIKA role lines), not guessed from the name.
+    pub given_roles: BTreeSet<String>,
     /// L2 segments: domain name → member devices (NIKA links become two-member segments).
     pub segments: BTreeMap<String, BTreeSet<String>>,
 }
@@ -118,7 +122,11 @@ impl Topology {
                 Sec::Devices => {
                     let head = head.trim();
                     let lower = head.to_ascii_lowercase();
-                    let role_line = if lower.starts_with("router") {
+                    // `Routers (FRR): r1, r2` lists devices; `router0: eth0=A` is a device.
+                    let listing = !rest.contains('=') && !rest.trim_start().starts_with('(');
+                    let role_line = if !listing {
+                        None
+                    } else if lower.starts_with("router") {
                         Some(Role::Router)
                     } else if lower.starts_with("switch") {
                         Some(Role::Switch)
@@ -166,6 +174,7 @@ impl Topology {
         for (name, role) in given {
             if let Some(d) = t.devices.get_mut(&name) {
                 d.role = role;
+                t.given_roles.insert(name);
             }
         }
         t
@@ -182,6 +191,7 @@ impl Topology {
                 name: name.to_string(),
                 role: guess_role(name),
                 interfaces: BTreeSet::new(),
+                links: BTreeMap::new(),
             });
     }
 
@@ -189,6 +199,7 @@ impl Topology {
         self.add(dev);
         if let Some(d) = self.devices.get_mut(dev.trim()) {
             d.interfaces.insert(iface.to_string());
+            d.links.insert(iface.to_string(), domain.to_string());
         }
         self.segments
             .entry(domain.to_string())
@@ -219,17 +230,21 @@ mod tests {
     #[test]
     fn kathara_layout() {
         let t = Topology::parse(
-            "Topology: Demo\n\nDevices:\n  pc1: eth0=A\n  r1: eth0=A, eth1=B\n  r2: eth0=B\n  dns: (no link assignments in lab.conf)\n\n\
+            "Topology: Demo\n\nDevices:\n  pc1: eth0=A\n  r1: eth0=A, eth1=B\n  r2: eth0=B\n  router0: eth0=B\n  hosts9: eth0=A\n  dns: (no link assignments in lab.conf)\n\n\
              Collision domains (shared L2 segments):\n  A: pc1.eth0, r1.eth0\n  B: r1.eth1, r2.eth0",
         );
-        assert_eq!(t.devices.len(), 4);
+        assert_eq!(t.devices.len(), 6, "{:?}", t.devices.keys());
+        assert_eq!(t.devices["router0"].role, Role::Router);
+        assert!(t.given_roles.is_empty());
         assert_eq!(t.devices["pc1"].role, Role::Host);
         assert_eq!(t.devices["r1"].role, Role::Router);
         assert_eq!(t.devices["dns"].role, Role::Server);
         assert!(t.devices["r1"].interfaces.contains("eth1"));
+        assert_eq!(t.devices["r1"].links["eth1"], "B");
+        assert!(t.given_roles.is_empty());
         assert_eq!(
             t.neighbours("r1").into_iter().collect::<Vec<_>>(),
-            vec!["pc1", "r2"]
+            vec!["hosts9", "pc1", "r2", "router0"]
         );
     }
 
@@ -245,5 +260,6 @@ mod tests {
         assert_eq!(t.devices["pc_0_0"].role, Role::Host);
         assert!(t.neighbours("leaf_0").contains("spine_0"));
         assert!(t.devices["leaf_0"].interfaces.contains("eth1"));
+        assert!(t.given_roles.contains("leaf_0") && t.given_roles.contains("pc_0_0"));
     }
 }

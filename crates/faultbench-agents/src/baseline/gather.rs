@@ -1,0 +1,711 @@
+//! Collecting the evidence: every tool call of the baseline happens here, in a fixed order,
+//! within the call cap and the wall-clock deadline. The rules ([`super::rules`]) only read
+//! what this module gathered, so they can be tested on recorded text.
+
+use super::claims::Claims;
+use super::frr::{self, BgpSession, Config, OspfNeighbor, RipStatus};
+use super::lan::Model;
+use super::probe::{self, Facts};
+use super::read;
+use super::topo::{Role, Topology};
+use faultbench_core::toolbox::{ToolError, Toolbox};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Runs tools within the call cap and the wall-clock deadline.
+pub struct Prober {
+    tools: Arc<dyn Toolbox>,
+    /// Calls made.
+    pub calls: u32,
+    max_calls: u32,
+    deadline: Instant,
+    /// A call was skipped for lack of budget.
+    pub out_of_budget: bool,
+    /// `exec_shell` works here (not refused, scripts answer).
+    pub shell: bool,
+}
+
+/// A tool's answer: text, and whether the tool reported an error.
+pub struct Answer {
+    /// The output (or the error message).
+    pub text: String,
+    /// The call failed or the command exited non-zero.
+    pub failed: bool,
+    /// The policy refused the call.
+    pub refused: bool,
+}
+
+impl Prober {
+    /// A prober over `tools`.
+    pub fn new(tools: Arc<dyn Toolbox>, max_calls: u32, deadline: Instant) -> Prober {
+        Prober {
+            tools,
+            calls: 0,
+            max_calls,
+            deadline,
+            out_of_budget: false,
+            shell: true,
+        }
+    }
+
+
+    /// Calls a tool; `None` when the budget is spent.
+    pub async fn call(&mut self, tool: &str, args: Value) -> Option<Answer> {
+        if self.calls >= self.max_calls || Instant::now() >= self.deadline {
+            self.out_of_budget = true;
+            return None;
+        }
+        self.calls += 1;
+        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(remaining, self.tools.call(tool, args)).await {
+            Ok(Ok(out)) => Some(Answer {
+                text: out.text,
+                failed: out.is_error,
+                refused: false,
+            }),
+            Ok(Err(e)) => Some(Answer {
+                refused: matches!(e, ToolError::Refused { .. }),
+                text: format!("ERROR: {e}"),
+                failed: true,
+            }),
+            Err(_) => {
+                self.out_of_budget = true;
+                None
+            }
+        }
+    }
+
+    /// Runs a read-only script in a device through `exec_shell`; `None` when the shell is
+    /// unavailable (refused, unknown) or the budget is spent.
+    pub async fn shell(&mut self, device: &str, script: &str) -> Option<Answer> {
+        if !self.shell {
+            return None;
+        }
+        let a = self
+            .call(
+                "exec_shell",
+                json!({"host_name": device, "command": script}),
+            )
+            .await?;
+        if a.refused || a.text.starts_with("ERROR: unknown tool") {
+            self.shell = false;
+            return None;
+        }
+        Some(a)
+    }
+}
+
+/// A router's control plane as vtysh showed it.
+#[derive(Debug, Clone, Default)]
+pub struct RouterState {
+    /// vtysh could not reach FRR at all (zebra not running).
+    pub frr_down: bool,
+    /// The running configuration.
+    pub config: Option<Config>,
+    /// OSPF neighbours (`None`: not asked, or ospfd not running).
+    pub ospf: Option<Vec<OspfNeighbor>>,
+    /// ospfd answered "not running".
+    pub ospf_absent: bool,
+    /// BGP sessions.
+    pub bgp: Option<Vec<BgpSession>>,
+    /// bgpd answered "not running".
+    pub bgp_absent: bool,
+    /// RIP status.
+    pub rip: Option<RipStatus>,
+    /// ripd answered "not running".
+    pub rip_absent: bool,
+}
+
+/// One sweep ping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ping {
+    /// Source device.
+    pub src: String,
+    /// Destination address.
+    pub dst: Ipv4Addr,
+    /// Echo replies received.
+    pub received: u32,
+    /// Echo requests sent.
+    pub sent: u32,
+}
+
+impl Ping {
+    /// No loss.
+    pub fn ok(&self) -> bool {
+        self.received >= self.sent
+    }
+    /// Total loss.
+    pub fn dead(&self) -> bool {
+        self.received == 0
+    }
+}
+
+/// A DNS query and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DnsQuery {
+    /// Client device.
+    pub client: String,
+    /// Server queried.
+    pub server: Ipv4Addr,
+    /// Name asked.
+    pub name: String,
+    /// `NOERROR`, `NXDOMAIN`, `REFUSED`, `SERVFAIL`, or `timeout`.
+    pub status: String,
+    /// A records returned.
+    pub answers: Vec<Ipv4Addr>,
+}
+
+/// An HTTP fetch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetch {
+    /// Client device.
+    pub client: String,
+    /// URL.
+    pub url: String,
+    /// The HTTP status when one came back (0: none).
+    pub code: u16,
+    /// First line of the tool's answer.
+    pub detail: String,
+}
+
+/// Everything gathered.
+#[derive(Debug, Clone, Default)]
+pub struct Observations {
+    /// Probe results by device.
+    pub facts: BTreeMap<String, Facts>,
+    /// Devices whose probe failed to run or was not understood.
+    pub unprobed: Vec<String>,
+    /// vtysh views by router.
+    pub routers: BTreeMap<String, RouterState>,
+    /// `get_reachability` pairs: (src, dst device, dst address, status).
+    pub reach: Vec<(String, String, Option<Ipv4Addr>, String)>,
+    /// Sweep pings.
+    pub pings: Vec<Ping>,
+    /// DNS queries.
+    pub dns: Vec<DnsQuery>,
+    /// HTTP fetches.
+    pub http: Vec<Fetch>,
+    /// Human-readable list of what was checked.
+    pub checked: Vec<String>,
+}
+
+/// Step 1: `get_reachability` (the paper's first move; it also names the end hosts).
+pub async fn reachability(p: &mut Prober, obs: &mut Observations) {
+    let Some(a) = p.call("get_reachability", json!({})).await else {
+        return;
+    };
+    let r = read::reachability(&a.text);
+    let hosts = ip_map(&a.text);
+    for pair in &r.pairs {
+        let ip = hosts.get(&pair.dst).copied();
+        obs.reach
+            .push((pair.src.clone(), pair.dst.clone(), ip, pair.status.clone()));
+    }
+    let failing = r.pairs.iter().filter(|x| !x.ok()).count();
+    obs.checked.push(format!(
+        "get_reachability between {} end hosts ({} pairs, {} failing)",
+        r.hosts.len(),
+        r.total,
+        failing
+    ));
+}
+
+/// The `hosts` map of a `get_reachability` answer (name → address).
+fn ip_map(text: &str) -> BTreeMap<String, Ipv4Addr> {
+    let start = text.find('{').unwrap_or(0);
+    let mut de = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+    let Some(Ok(v)) = de.next() else {
+        return BTreeMap::new();
+    };
+    v.get("hosts")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.parse().ok()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Step 2: one inventory probe per device (the script, else the read-only fallback).
+pub async fn inventory(p: &mut Prober, obs: &mut Observations, topo: &Topology) {
+    for name in topo.devices.keys() {
+        let mut facts = None;
+        if let Some(a) = p.shell(name, probe::SCRIPT).await {
+            let f = probe::parse(&a.text);
+            if f.understood {
+                facts = Some(f);
+            } else if a.failed || !a.text.contains("@@end") {
+                // The shell does not run our script (a scripted mock, a stripped image).
+                p.shell = false;
+            }
+        }
+        if facts.is_none() && !p.shell {
+            let router_hint = topo.devices.get(name).is_some_and(|d| d.role == Role::Router);
+            facts = fallback(p, name, router_hint).await;
+        }
+        match facts {
+            Some(f) => {
+                obs.facts.insert(name.clone(), f);
+            }
+            None => obs.unprobed.push(name.clone()),
+        }
+        if p.out_of_budget {
+            break;
+        }
+    }
+    obs.checked.push(format!(
+        "links, addresses, routes, processes, sockets and packet filters of {} devices",
+        obs.facts.len()
+    ));
+}
+
+async fn fallback(p: &mut Prober, name: &str, router_hint: bool) -> Option<Facts> {
+    let hc = p
+        .call("get_host_net_config", json!({"host_name": name}))
+        .await?;
+    let mut f = if hc.text.contains("ip_addr") {
+        let ns = p
+            .call("netstat", json!({"host_name": name, "args": "-tulnp"}))
+            .await
+            .filter(|a| !a.failed)
+            .map(|a| a.text);
+        probe::facts_from_host_config(&hc.text, ns.as_deref())
+    } else {
+        Facts::default()
+    };
+    if router_hint || f.addresses().len() >= 2 {
+        if let Some(a) = p
+            .call(
+                "cat_file",
+                json!({"host_name": name, "file_path": "/etc/frr/daemons"}),
+            )
+            .await
+            .filter(|a| !a.failed)
+        {
+            f.enabled_daemons = read::enabled_daemons(&a.text)
+                .into_iter()
+                .filter(|d| d != "staticd")
+                .collect();
+            f.understood |= !f.enabled_daemons.is_empty();
+        }
+    }
+    f.understood.then_some(f)
+}
+
+/// Step 3: the control plane of every router that runs (or should run) FRR.
+pub async fn control_plane(p: &mut Prober, obs: &mut Observations, model: &Model) {
+    for node in model.with_role(Role::Router) {
+        let f = node.facts.as_ref();
+        let frr_expected = f.is_none_or(|f| {
+            f.runs("zebra") || !f.enabled_daemons.is_empty() || f.has_frr_conf
+        });
+        if !frr_expected {
+            continue;
+        }
+        let mut st = RouterState::default();
+        if f.is_some_and(|f| f.full && !f.runs("zebra")) {
+            st.frr_down = true;
+            obs.routers.insert(node.name.clone(), st);
+            continue;
+        }
+        let Some(a) = p
+            .call(
+                "frr_show_running_config",
+                json!({"router_name": node.name}),
+            )
+            .await
+        else {
+            return;
+        };
+        if frr::daemon_absent(&a.text) {
+            st.frr_down = true;
+            obs.routers.insert(node.name.clone(), st);
+            continue;
+        }
+        let cfg = Config::parse(&a.text);
+        // Ask a protocol when it is configured, enabled, running, or nothing is known.
+        let ask = |d: &str, configured: bool| {
+            configured
+                || f.is_none_or(|f| !f.full)
+                || f.is_some_and(|f| f.runs(d) || f.enabled_daemons.contains(d))
+        };
+        if ask("ospfd", cfg.ospf.is_some())
+            && let Some(a) = p
+                .call(
+                    "frr_exec",
+                    json!({"router_name": node.name, "command": "show ip ospf neighbor"}),
+                )
+                .await
+        {
+            st.ospf_absent = frr::daemon_absent(&a.text);
+            st.ospf = frr::ospf_neighbors(&a.text);
+        }
+        if ask("bgpd", cfg.bgp.is_some())
+            && let Some(a) = p
+                .call(
+                    "frr_exec",
+                    json!({"router_name": node.name, "command": "show bgp summary"}),
+                )
+                .await
+        {
+            st.bgp_absent = frr::daemon_absent(&a.text);
+            st.bgp = frr::bgp_sessions(&a.text);
+        }
+        if ask("ripd", cfg.rip.is_some())
+            && let Some(a) = p
+                .call(
+                    "frr_exec",
+                    json!({"router_name": node.name, "command": "show ip rip status"}),
+                )
+                .await
+        {
+            st.rip_absent = frr::daemon_absent(&a.text);
+            st.rip = frr::rip_status(&a.text);
+        }
+        st.config = cfg.understood.then_some(cfg);
+        obs.routers.insert(node.name.clone(), st);
+    }
+    if !obs.routers.is_empty() {
+        let names: Vec<&str> = obs.routers.keys().map(String::as_str).collect();
+        obs.checked.push(format!(
+            "FRR configuration and routing neighbours of {}",
+            names.join(", ")
+        ));
+    }
+}
+
+/// Step 4: pings from one end host per LAN (plus suspects and the ticket's hosts) to every
+/// end host and every LAN gateway, in parallel inside each source.
+pub async fn sweep(
+    p: &mut Prober,
+    obs: &mut Observations,
+    model: &Model,
+    claims: &Claims,
+    suspects: &BTreeSet<String>,
+) {
+    let targets = sweep_targets(model, claims);
+    if targets.is_empty() {
+        return;
+    }
+    let sources = sweep_sources(model, claims, suspects);
+    let list: Vec<String> = targets.iter().map(Ipv4Addr::to_string).collect();
+    let script = format!(
+        "for a in {}; do ( r=$(ping -n -q -c 3 -i 0.2 -W 1 $a 2>&1 | sed -n 's/.* \\([0-9]*\\) received.*/\\1/p'); echo \"@@ping $a ${{r:-0}}\" ) & done; wait",
+        list.join(" ")
+    );
+    let mut done = Vec::new();
+    for src in sources {
+        let Some(a) = p.shell(&src, &script).await else {
+            if p.out_of_budget || !p.shell {
+                break;
+            }
+            continue;
+        };
+        for line in a.text.lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            if let ["@@ping", ip, n] = w.as_slice()
+                && let (Ok(ip), Ok(n)) = (ip.parse(), n.parse())
+            {
+                obs.pings.push(Ping {
+                    src: src.clone(),
+                    dst: ip,
+                    received: n,
+                    sent: 3,
+                });
+            }
+        }
+        done.push(src);
+    }
+    // The pings from a device to its own addresses say nothing.
+    obs.pings.retain(|x| {
+        !model
+            .facts(&x.src)
+            .is_some_and(|f| f.addresses().iter().any(|(_, n)| n.addr == x.dst))
+    });
+    if !done.is_empty() {
+        let failing = obs.pings.iter().filter(|x| !x.ok()).count();
+        obs.checked.push(format!(
+            "pings from {} to {} end-host and gateway addresses ({} of {} failing)",
+            done.join(", "),
+            targets.len(),
+            failing,
+            obs.pings.len()
+        ));
+    }
+}
+
+/// The ticket's addresses the sweep did not cover (the shell was unavailable, or they are not
+/// lab addresses): `ping_pair` from the ticket's end host (or the first end host).
+pub async fn claim_pings(p: &mut Prober, obs: &mut Observations, model: &Model, claims: &Claims) {
+    let src = claims
+        .devices
+        .iter()
+        .find(|d| model.is_end(d) && model.facts(d).is_some())
+        .cloned()
+        .or_else(|| {
+            model
+                .nodes
+                .values()
+                .find(|n| model.is_end(&n.name) && n.facts.is_some())
+                .map(|n| n.name.clone())
+        });
+    let Some(src) = src else { return };
+    for ip in claims.addresses.iter().take(3) {
+        let Ok(addr) = ip.parse::<Ipv4Addr>() else { continue };
+        if obs.pings.iter().any(|x| x.dst == addr) {
+            continue;
+        }
+        let Some(a) = p
+            .call("ping_pair", json!({"host_a": src, "host_b": ip, "count": 3}))
+            .await
+        else {
+            return;
+        };
+        let loss = read::ping_loss(&a.text);
+        obs.checked.push(format!(
+            "ping {src} -> {ip} ({})",
+            match loss {
+                Some(l) => format!("{l}% loss"),
+                None => "no answer".into(),
+            }
+        ));
+        let received = match loss {
+            Some(l) => ((100.0 - l) / 100.0 * 3.0).round() as u32,
+            None => 0,
+        };
+        obs.pings.push(Ping {
+            src: src.clone(),
+            dst: addr,
+            received,
+            sent: 3,
+        });
+    }
+}
+
+/// End hosts' addresses, routers' addresses on LANs with end hosts, and lab addresses the
+/// ticket names.
+pub fn sweep_targets(model: &Model, claims: &Claims) -> Vec<Ipv4Addr> {
+    let mut out: BTreeSet<Ipv4Addr> = BTreeSet::new();
+    for atts in model.domains.values() {
+        let has_end = atts.iter().any(|a| model.is_end(&a.device));
+        for a in atts {
+            if model.is_end(&a.device) || (has_end && model.role(&a.device) == Role::Router) {
+                out.insert(a.net.addr);
+            }
+        }
+    }
+    for ip in &claims.addresses {
+        if let Ok(ip) = ip.parse::<Ipv4Addr>()
+            && model.owners.contains_key(&ip)
+        {
+            out.insert(ip);
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The first end host of each LAN, the suspects and the ticket's end hosts (at most 12).
+pub fn sweep_sources(model: &Model, claims: &Claims, suspects: &BTreeSet<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let push = |d: &str, out: &mut Vec<String>| {
+        if !out.iter().any(|x| x == d) && model.facts(d).is_some() {
+            out.push(d.to_string());
+        }
+    };
+    for d in claims.devices.iter().filter(|d| model.is_end(d)) {
+        push(d, &mut out);
+    }
+    for d in suspects.iter().filter(|d| model.is_end(d)) {
+        push(d, &mut out);
+    }
+    for atts in model.domains.values() {
+        let mut ends: Vec<&str> = atts
+            .iter()
+            .filter(|a| model.is_end(&a.device))
+            .map(|a| a.device.as_str())
+            .collect();
+        ends.sort_by_key(|d| natural(d));
+        if let Some(first) = ends.first() {
+            push(first, &mut out);
+        }
+    }
+    out.truncate(12);
+    out
+}
+
+/// Orders `pc2` before `pc10`.
+pub fn natural(s: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut num: Option<u64> = None;
+    for c in s.chars() {
+        match (c.to_digit(10), num) {
+            (Some(d), Some(n)) => num = Some(n.saturating_mul(10).saturating_add(d.into())),
+            (Some(d), None) => num = Some(d.into()),
+            (None, Some(n)) => {
+                out.push((std::mem::take(&mut text), n));
+                num = None;
+                text.push(c);
+            }
+            (None, None) => text.push(c),
+        }
+    }
+    out.push((text, num.unwrap_or(u64::MAX)));
+    out
+}
+
+/// Step 5: services the hosts depend on — every lab resolver the hosts use, and the ticket's
+/// names and web addresses.
+pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, claims: &Claims) {
+    // Resolvers that are lab devices, with one client per LAN that uses each.
+    let mut per_server: BTreeMap<Ipv4Addr, Vec<String>> = BTreeMap::new();
+    let mut seen_domains: BTreeSet<(Ipv4Addr, usize)> = BTreeSet::new();
+    for node in model.nodes.values().filter(|n| model.is_end(&n.name)) {
+        let Some(f) = &node.facts else { continue };
+        let dom = model
+            .primary_addr(&node.name)
+            .and_then(|_| {
+                f.addresses()
+                    .first()
+                    .and_then(|(i, _)| model.domain(&node.name, i))
+            })
+            .unwrap_or(usize::MAX);
+        for ns in &f.nameservers {
+            if model.owners.contains_key(ns) && seen_domains.insert((*ns, dom)) {
+                per_server.entry(*ns).or_default().push(node.name.clone());
+            }
+        }
+    }
+    let name = claims
+        .domains
+        .iter()
+        .next()
+        .cloned()
+        .unwrap_or_else(|| "localhost".to_string());
+    for (server, clients) in &per_server {
+        for client in clients.iter().take(4) {
+            let script = format!(
+                "dig +time=2 +tries=1 @{server} {name} A 2>&1 | grep -E 'status:|timed out|no servers|^[^;].*[[:space:]]A[[:space:]]' | head -8"
+            );
+            let Some(a) = p.shell(client, &script).await else {
+                break;
+            };
+            let text = a.text;
+            obs.dns.push(DnsQuery {
+                client: client.clone(),
+                server: *server,
+                name: name.clone(),
+                status: dns_status(&text),
+                answers: dns_answers(&text),
+            });
+        }
+        obs.checked.push(format!(
+            "DNS queries for {name} to {server} from {}",
+            clients.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    // HTTP: the ticket's names (and web servers it names), from a host the ticket names or
+    // the first end host.
+    let client = claims
+        .devices
+        .iter()
+        .find(|d| model.role(d) == Role::Host && model.facts(d).is_some())
+        .cloned()
+        .or_else(|| {
+            model
+                .with_role(Role::Host)
+                .into_iter()
+                .find(|n| n.facts.is_some())
+                .map(|n| n.name.clone())
+        });
+    let Some(client) = client else { return };
+    let mut urls: Vec<String> = claims
+        .domains
+        .iter()
+        .take(2)
+        .map(|d| format!("http://{d}/"))
+        .collect();
+    for d in claims.devices.iter() {
+        let serves_web = model
+            .facts(d)
+            .is_some_and(|f| f.listens(80) || f.runs("apache2") || f.runs("nginx"));
+        if model.role(d) == Role::Server
+            && serves_web
+            && let Some(a) = model.primary_addr(d)
+        {
+            urls.push(format!("http://{}/", a.addr));
+        }
+    }
+    for url in urls.into_iter().take(3) {
+        if let Some(a) = p
+            .call(
+                "curl_web_test",
+                json!({"host_name": client, "url": url, "times": 1}),
+            )
+            .await
+        {
+            let code = a
+                .text
+                .split("http_code:")
+                .nth(1)
+                .and_then(|r| r.get(..3))
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            obs.http.push(Fetch {
+                client: client.clone(),
+                url: url.clone(),
+                code,
+                detail: a.text.lines().next().unwrap_or("").chars().take(160).collect(),
+            });
+            obs.checked.push(format!("HTTP fetch of {url} from {client}"));
+        }
+    }
+}
+
+fn dns_status(text: &str) -> String {
+    if let Some(rest) = text.split("status: ").nth(1) {
+        return rest
+            .split([',', ' '])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+    }
+    if text.contains("timed out") || text.contains("no servers") {
+        return "timeout".into();
+    }
+    "unknown".into()
+}
+
+fn dns_answers(text: &str) -> Vec<Ipv4Addr> {
+    text.lines()
+        .filter(|l| !l.starts_with(';'))
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() >= 5 && w[3] == "A").then(|| w[4].parse().ok()).flatten()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dig_and_order() {
+        let ok = ";; ->>HEADER<<- opcode: QUERY, status: NOERROR, id: 1\nweb1.local.\t\t300\tIN\tA\t10.200.0.11\n";
+        assert_eq!(dns_status(ok), "NOERROR");
+        assert_eq!(dns_answers(ok), vec!["10.200.0.11".parse::<Ipv4Addr>().unwrap()]);
+        assert_eq!(dns_status(";; connection timed out; no servers could be reached"), "timeout");
+        assert_eq!(dns_status(";; ->>HEADER<<- opcode: QUERY, status: REFUSED, id: 9"), "REFUSED");
+        let mut v = vec!["pc10", "pc2", "cs_lab1", "pc1"];
+        v.sort_by_key(|d| natural(d));
+        assert_eq!(v, vec!["cs_lab1", "pc1", "pc2", "pc10"]);
+        let map = ip_map(r#"{"hosts":{"pc1":"10.0.0.2"},"results":[]}"#);
+        assert_eq!(map["pc1"].to_string(), "10.0.0.2");
+    }
+}

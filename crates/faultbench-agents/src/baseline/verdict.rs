@@ -1,0 +1,237 @@
+//! From findings to the `=== DIAGNOSIS ===` block.
+//!
+//! **Faulty** when a weight-3 finding exists, or when lab traffic fails for a reason other
+//! than a filter that looks like a deliberate access policy. The blamed devices are those of
+//! the heaviest findings (at most three), the lead finding first; the text gives the root
+//! cause, the evidence, what cleared the devices the ticket named, the checks, and the fix.
+//!
+//! **Healthy** otherwise: the text lists what was tested and found working — the criterion
+//! the paper finds agents lack — plus the weak observations that do not break anything.
+
+use super::claims::{Claims, Symptom};
+use super::rules::paths::Report;
+use super::rules::{Ctx, Finding};
+use super::topo::Role;
+use faultbench_core::Diagnosis;
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+
+/// Builds the diagnosis.
+pub fn verdict(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
+    let dead_failures = report.failing.len() > report.by_policy.len()
+        && !(report.failing.len() == report.unexplained.len() && only_partial_loss(cx));
+    let top = findings.iter().map(|f| f.weight).max().unwrap_or(0);
+    let faulty = top >= 3 || (dead_failures && top >= 2);
+    if !faulty {
+        return healthy(cx, findings, report);
+    }
+    // Lead: heaviest, then involved in failing traffic, then as found.
+    let mut ranked: Vec<&Finding> = findings.iter().filter(|f| f.weight >= 2).collect();
+    ranked.sort_by_key(|f| {
+        let involved = f
+            .device
+            .as_ref()
+            .is_some_and(|d| report.involved.contains(d));
+        (std::cmp::Reverse(f.weight), !involved, f.device.is_none())
+    });
+    let lead = ranked[0];
+    let mut devices: Vec<String> = Vec::new();
+    for f in ranked.iter().filter(|f| f.weight == lead.weight) {
+        if let Some(d) = &f.device
+            && !devices.contains(d)
+            && devices.len() < 3
+        {
+            devices.push(d.clone());
+        }
+    }
+    let evidence: Vec<&str> = ranked.iter().take(8).map(|f| f.what.as_str()).collect();
+    let mut text = match &lead.device {
+        Some(d) => format!(
+            "Fault found on {d}. Root cause: {}. Localization: {}; the other symptoms follow from it. ",
+            lead.what,
+            devices.join(", ")
+        ),
+        None => format!(
+            "Fault found. Root cause: {}. Localization: no single device could be blamed from the evidence. ",
+            lead.what
+        ),
+    };
+    text += &format!("Evidence: {}. ", evidence.join("; "));
+    let cleared = cleared(cx, findings, &devices);
+    if !cleared.is_empty() {
+        text += &format!(
+            "The ticket points at {}, which {} checked directly and {} healthy (not the cause). ",
+            cleared.join(", "),
+            if cleared.len() == 1 { "was" } else { "were" },
+            if cleared.len() == 1 { "is" } else { "are" }
+        );
+    }
+    text += &format!("Checks performed: {}. ", cx.obs.checked.join("; "));
+    text += &format!("Fix: {}, then re-run the reachability test.", lead.fix);
+    Diagnosis {
+        is_anomaly: Some(true),
+        faulty_devices: devices,
+        text,
+        parsed_ok: true,
+    }
+}
+
+/// Every unexplained failure is partial loss (load on the machine, not a broken path).
+fn only_partial_loss(cx: &Ctx) -> bool {
+    let pairs = super::rules::paths::failing_pairs(cx);
+    !pairs.is_empty() && pairs.iter().all(|(_, _, dead)| !dead)
+}
+
+/// Devices the ticket names that no finding implicates and that were probed.
+fn cleared(cx: &Ctx, findings: &[Finding], blamed: &[String]) -> Vec<String> {
+    cx.claims
+        .devices
+        .iter()
+        .filter(|d| !blamed.contains(d))
+        .filter(|d| {
+            !findings
+                .iter()
+                .any(|f| f.weight >= 2 && f.device.as_ref() == Some(*d))
+        })
+        .filter(|d| cx.model.facts(d).is_some())
+        .cloned()
+        .collect()
+}
+
+fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
+    let mut ok: Vec<String> = Vec::new();
+    let pings = cx.obs.pings.len()
+        + cx.obs.reach.iter().filter(|(_, _, ip, _)| ip.is_some()).count();
+    if pings > 0 {
+        let policy = report.by_policy.len();
+        ok.push(if policy == 0 {
+            format!("all {pings} tested host and gateway pings answer with 0% loss")
+        } else {
+            format!(
+                "{} of {pings} tested pings answer; the {policy} others are stopped by a deliberate access policy ({})",
+                pings - policy,
+                report.by_policy.first().cloned().unwrap_or_default()
+            )
+        });
+    }
+    let routers: Vec<&str> = cx
+        .model
+        .with_role(Role::Router)
+        .iter()
+        .map(|n| n.name.as_str())
+        .collect();
+    if !routers.is_empty() {
+        ok.push(format!(
+            "the routing daemons run on every router ({})",
+            routers.join(", ")
+        ));
+    }
+    let (mut ospf, mut bgp, mut rip) = (0, 0, 0);
+    for st in cx.obs.routers.values() {
+        ospf += st.ospf.as_ref().map_or(0, |n| n.iter().filter(|x| x.up()).count());
+        bgp += st.bgp.as_ref().map_or(0, |s| s.iter().filter(|x| x.up).count());
+        rip += st.rip.as_ref().map_or(0, |r| r.sources.len());
+    }
+    if ospf > 0 {
+        ok.push(format!("{ospf} OSPF adjacencies are Full"));
+    }
+    if bgp > 0 {
+        ok.push(format!("{bgp} BGP sessions are Established"));
+    }
+    if rip > 0 {
+        ok.push(format!("RIP updates are heard from {rip} neighbours"));
+    }
+    if findings.iter().all(|f| f.weight < 2) {
+        ok.push("no used interface is down and every host's address, netmask and gateway agree with its LAN".into());
+    }
+    let services = super::rules::services::open_services(cx);
+    if !services.is_empty() {
+        ok.push(services.join(", "));
+    }
+    if cx.obs.dns.iter().any(|q| q.status != "timeout") {
+        ok.push("the DNS servers answer".into());
+    }
+    if cx.obs.http.iter().any(|f| (200..500).contains(&f.code)) {
+        ok.push("the web fetches succeed".into());
+    }
+    let claims = claims_text(cx.claims);
+    let mut text = format!(
+        "No fault found: the network is healthy and the reported problem does not reproduce. The ticket reported {claims}; each checkable claim was tested directly. Healthy: {}. ",
+        ok.join("; ")
+    );
+    let outside: Vec<String> = cx
+        .claims
+        .addresses
+        .iter()
+        .filter(|a| {
+            a.parse::<Ipv4Addr>()
+                .is_ok_and(|ip| !cx.model.owners.contains_key(&ip))
+        })
+        .cloned()
+        .collect();
+    if !outside.is_empty() {
+        text += &format!(
+            "{} {} not an address of any device in this lab. ",
+            outside.join(", "),
+            if outside.len() == 1 { "is" } else { "are" }
+        );
+    }
+    let named: BTreeSet<&str> = cx
+        .claims
+        .devices
+        .iter()
+        .map(String::as_str)
+        .filter(|d| cx.model.facts(d).is_some())
+        .collect();
+    if !named.is_empty() {
+        text += &format!(
+            "The devices the ticket names ({}) were inspected and show nothing wrong. ",
+            named.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let weak: Vec<&str> = findings.iter().map(|f| f.what.as_str()).take(4).collect();
+    if !weak.is_empty() {
+        text += &format!(
+            "Observations that do not break traffic on their own: {}. ",
+            weak.join("; ")
+        );
+    }
+    text += &format!(
+        "Checks performed: {}. Root cause: none - the network behaves as designed, so the report is not caused by a network fault. Fix: no change to the network; ask the reporter for a concrete, reproducible example if the problem persists.",
+        if cx.obs.checked.is_empty() {
+            "none could run".to_string()
+        } else {
+            cx.obs.checked.join("; ")
+        }
+    );
+    Diagnosis {
+        is_anomaly: Some(false),
+        faulty_devices: Vec::new(),
+        text,
+        parsed_ok: true,
+    }
+}
+
+fn claims_text(claims: &Claims) -> String {
+    let words: Vec<&str> = claims
+        .symptoms
+        .iter()
+        .map(|s| match s {
+            Symptom::Connectivity => "a connectivity problem",
+            Symptom::Performance => "slowness or loss",
+            Symptom::Dns => "a name-resolution problem",
+            Symptom::Web => "a web problem",
+            Symptom::Dhcp => "an addressing problem",
+            Symptom::Routing => "a routing problem",
+        })
+        .collect();
+    let what = if words.is_empty() {
+        "no specific symptom".to_string()
+    } else {
+        words.join(", ")
+    };
+    format!(
+        "{what} and named {} checkable identifier(s)",
+        claims.identifier_count()
+    )
+}
