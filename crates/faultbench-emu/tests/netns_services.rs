@@ -39,6 +39,13 @@ async fn dhcp_relay_dnsmasq_and_vrrp_run_and_obey_service_control() {
         .await
         .unwrap();
     assert!(lab.warnings().is_empty(), "{:?}", lab.warnings());
+    // Readiness waited for the VRRP election: the VIP is in place when deploy returns.
+    assert!(lab.readiness().converged, "{:?}", lab.readiness());
+    let vip = run(&lab, "k1", "ip -4 addr show eth0").await.stdout;
+    assert!(
+        vip.contains("10.3.0.254"),
+        "VIP not on k1 after deploy: {vip}"
+    );
 
     // Started by the startups: each through its own control path.
     for (dev, unit, proc_name) in [
@@ -83,13 +90,6 @@ async fn dhcp_relay_dnsmasq_and_vrrp_run_and_obey_service_control() {
     );
 
     // VRRP: the higher priority holds the VIP; stopping it moves the VIP, starting it takes it back.
-    eventually(
-        &lab,
-        "k1",
-        "ip -4 addr show eth0 | grep -q 10.3.0.254",
-        Duration::from_secs(10),
-    )
-    .await;
     assert!(run(&lab, "obs", "ping -c1 -W1 10.3.0.254").await.success());
     let out = run(&lab, "k1", "systemctl stop keepalived").await;
     assert!(out.success(), "{out:?}");

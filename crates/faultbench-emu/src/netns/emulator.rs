@@ -191,13 +191,7 @@ impl NetnsEmulator {
         let watched: Vec<Watched> = st
             .devices
             .iter()
-            .filter_map(|d| {
-                let pid = d.init?.pid;
-                let frr_dir = PathBuf::from(format!("/proc/{pid}/root/run/frr"));
-                frr_dir
-                    .is_dir()
-                    .then(|| Watched::new(d.name.clone(), frr_dir))
-            })
+            .filter_map(|d| Watched::probe(&d.name, d.init?.pid))
             .collect();
         timing("startups");
         let readiness: Readiness =

@@ -8,7 +8,9 @@
 //!   all died, or whose folder has no readable `state.json`: kill their processes, delete the
 //!   folder;
 //! - device processes marked `FAULTBENCH_INIT=<instance>/<device>` that no instance lists:
-//!   kill them.
+//!   kill them;
+//! - state folders the kernel-emulation shims left for network namespaces that are gone
+//!   ([`crate::shims::collect_stale_state`]).
 //!
 //! Detached labs (`faultbench lab up`) and labs of live processes are never touched, and neither
 //! is anything not marked as ours.
@@ -24,6 +26,9 @@ pub struct GcReport {
     pub removed: Vec<(String, String)>,
     /// Stray device processes killed (`<instance>/<device>`).
     pub killed: Vec<String>,
+    /// Kernel-emulation state folders of network namespaces that are gone (shims run with the
+    /// host's `/run`, e.g. through `ip netns exec`).
+    pub shim_state: Vec<crate::shims::Collected>,
 }
 
 /// A folder without state younger than this may be a deploy that has not saved yet.
@@ -43,6 +48,7 @@ pub fn gc() -> GcReport {
     }
     kill_all(stray.iter().map(|(p, _)| *p));
     report.killed = stray.into_iter().map(|(_, m)| m).collect();
+    report.shim_state = crate::shims::collect_stale_state();
     report
 }
 

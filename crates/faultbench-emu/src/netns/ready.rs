@@ -14,7 +14,8 @@
 //!   (LSA minimum interval + SPF delay and hold time), so a lab with FRR's default timers is not
 //!   declared converged between two throttled LSA originations; with BGP peers at least 1.5 s,
 //!   because a new session's first UPDATE waits for BGP's one-second coalesce timer; with RIP
-//!   5.5 s, because RIP's triggered updates wait up to 5 s.
+//!   5.5 s, because RIP's triggered updates wait up to 5 s; with keepalived, until no address
+//!   has moved for three VRRP advertisement intervals plus 2 s (a backup's takeover time).
 //!
 //! The wait is capped; a lab that does not settle in time is reported (with what is still
 //! pending) instead of waiting forever. A lab without routing daemons is settled at once.
@@ -73,23 +74,53 @@ pub async fn vty_command(
         })
 }
 
-/// One device to watch: its name and the host path of its `/run/frr`.
+/// One device to watch.
 #[derive(Debug, Clone)]
 pub(crate) struct Watched {
     pub device: String,
+    /// Host PID of the device's PID 1 (its files are under `/proc/<pid>/root`).
+    pub pid: i32,
+    /// Host path of the device's `/run/frr`.
     pub frr_dir: PathBuf,
+    /// keepalived runs: the longest time a VRRP backup waits before taking over.
+    pub vrrp_wait: Option<Duration>,
     /// The device's OSPF timers, read once (see [`Sample::ospf_delay`]).
     pub ospf_delay: std::sync::OnceLock<Duration>,
 }
 
 impl Watched {
-    pub(crate) fn new(device: String, frr_dir: PathBuf) -> Self {
-        Watched {
-            device,
+    /// The device, if it runs something whose convergence takes time (FRR, keepalived).
+    pub(crate) fn probe(device: &str, pid: i32) -> Option<Self> {
+        let root = PathBuf::from(format!("/proc/{pid}/root"));
+        let frr_dir = root.join("run/frr");
+        let vrrp_wait = root
+            .join("run/keepalived.pid")
+            .exists()
+            .then(|| vrrp_takeover(&root.join("etc/keepalived/keepalived.conf")));
+        (frr_dir.is_dir() || vrrp_wait.is_some()).then(|| Watched {
+            device: device.to_string(),
+            pid,
             frr_dir,
+            vrrp_wait,
             ospf_delay: std::sync::OnceLock::new(),
-        }
+        })
     }
+}
+
+/// A VRRP backup takes over after three advertisement intervals plus a skew below one second;
+/// the longest `advert_int` of keepalived.conf decides (1 s when unset), plus a margin.
+fn vrrp_takeover(conf: &std::path::Path) -> Duration {
+    let advert = std::fs::read_to_string(conf)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("advert_int"))
+                .then(|| w.next().and_then(|v| v.parse::<f64>().ok()))
+                .flatten()
+        })
+        .fold(1.0f64, f64::max);
+    Duration::from_secs_f64(3.0 * advert + 2.0)
 }
 
 const TRANSITIONAL: [&str; 6] = ["Init", "ExStart", "Exchange", "Loading", "Attempt", "Down"];
@@ -106,6 +137,8 @@ struct Sample {
     bgp: bool,
     /// The device runs ripd.
     rip: bool,
+    /// The device runs keepalived (see [`Watched::vrrp_wait`]).
+    vrrp_wait: Option<Duration>,
 }
 
 /// Quiet period when BGP runs: a new session's first UPDATE waits for the subgroup coalesce
@@ -148,6 +181,15 @@ async fn sample(w: &Watched) -> Sample {
         }
     };
     s.rip = sock("ripd").exists();
+    s.vrrp_wait = w.vrrp_wait;
+    if w.vrrp_wait.is_some() {
+        // The device's routing table, local addresses included: a VIP moving shows here.
+        let trie = std::fs::read(format!("/proc/{}/net/fib_trie", w.pid)).unwrap_or_default();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&trie, &mut h);
+        s.fingerprint
+            .push_str(&format!("fib={};", std::hash::Hasher::finish(&h)));
+    }
     if let Some(out) = q("zebra", "show ip route summary json").await {
         // Keep only the per-type counts: the summary has no timestamps, but be robust anyway.
         let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
@@ -253,6 +295,9 @@ pub(crate) async fn wait_settled(
                 if s.rip {
                     q = q.max(RIP_QUIET);
                 }
+                if let Some(v) = s.vrrp_wait {
+                    q = q.max(v);
+                }
                 q
             })
             .max()
@@ -305,6 +350,22 @@ mod tests {
         assert!(
             out.iter()
                 .any(|(k, s)| k == "3.3.3.3" && s.starts_with("Init"))
+        );
+    }
+
+    #[test]
+    fn vrrp_takeover_follows_the_slowest_advert_interval() {
+        let d = tempfile::tempdir().unwrap();
+        let conf = d.path().join("keepalived.conf");
+        std::fs::write(
+            &conf,
+            "vrrp_instance A {\n  advert_int 1\n}\nvrrp_instance B {\n advert_int 3\n}\n",
+        )
+        .unwrap();
+        assert_eq!(vrrp_takeover(&conf), Duration::from_secs(11));
+        assert_eq!(
+            vrrp_takeover(&d.path().join("missing")),
+            Duration::from_secs(5)
         );
     }
 
