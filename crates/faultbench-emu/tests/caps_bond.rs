@@ -24,6 +24,23 @@ fn bonded(mode: &str) -> Net {
     net
 }
 
+/// Interface names of `ip link|addr show` text output (`N: name@peer: <…`), without `@peer`.
+fn text_names(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .filter_map(|l| l.split(": ").nth(1))
+        .map(|n| n.split('@').next().unwrap_or(n).to_string())
+        .collect()
+}
+
+/// First column of `ip -br …` output, without `@peer`.
+fn brief_names(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|n| n.split('@').next().unwrap_or(n).to_string())
+        .collect()
+}
+
 fn reachable_within(net: &Net, tries: u32) -> bool {
     (0..tries).any(|_| net.ping("r1", "10.9.0.2", 1, "0.2").received == 1)
 }
@@ -92,4 +109,113 @@ fn bond_members_can_be_released_and_the_bond_deleted() {
         !net.ok("r1", "/usr/sbin/nft list ruleset")
             .contains("fbshim")
     );
+}
+
+#[test]
+fn bond_members_answer_the_kernels_selectors() {
+    let net = bonded("802.3ad");
+    // Both ends' members have carrier (the peers came up last).
+    let settled = (0..100).any(|_| {
+        let b = net.ok("r1", "ip -br link show");
+        let up = |n: &str| b.lines().any(|l| l.starts_with(n) && l.contains(" UP "));
+        if up("eth1@") && up("eth2@") && !b.contains("NO-CARRIER") {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        false
+    });
+    assert!(settled, "{}", net.ok("r1", "ip -br link show"));
+    // `master bond0` lists the members — the same blocks `ip link show` prints for them.
+    let members = net.ok("r1", "ip link show master bond0");
+    assert_eq!(text_names(&members), ["eth1", "eth2"], "{members}");
+    let each = net.ok("r1", "ip link show eth1; ip link show eth2");
+    assert_eq!(members, each);
+    for line in members.lines().filter(|l| l.contains(": <")) {
+        assert!(
+            line.contains(",SLAVE,UP,LOWER_UP>") && line.contains(" master bond0 state UP "),
+            "{line}"
+        );
+    }
+    let brief = net.ok("r1", "ip -br link show master bond0");
+    assert_eq!(brief_names(&brief), ["eth1", "eth2"], "{brief}");
+    assert!(
+        brief
+            .lines()
+            .all(|l| l.contains("<BROADCAST,MULTICAST,SLAVE,UP,LOWER_UP>")),
+        "{brief}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&net.ok("r1", "ip -j link show master bond0")).unwrap();
+    let arr = j.as_array().unwrap();
+    assert_eq!(arr.len(), 2, "{j}");
+    for (o, name) in arr.iter().zip(["eth1", "eth2"]) {
+        assert_eq!(o["ifname"], name);
+        assert_eq!(o["master"], "bond0");
+        assert_eq!(
+            o["flags"],
+            serde_json::json!(["BROADCAST", "MULTICAST", "SLAVE", "UP", "LOWER_UP"])
+        );
+    }
+    let addrs = net.ok("r1", "ip addr show master bond0");
+    assert_eq!(text_names(&addrs), ["eth1", "eth2"], "{addrs}");
+
+    // Kind selectors: the bond, its members, everything else.
+    let bonds = net.ok("r1", "ip link show type bond");
+    assert_eq!(text_names(&bonds), ["bond0"], "{bonds}");
+    assert!(
+        bonds.contains("<BROADCAST,MULTICAST,MASTER,UP,LOWER_UP>"),
+        "{bonds}"
+    );
+    let jd: serde_json::Value =
+        serde_json::from_str(&net.ok("r1", "ip -j -d link show type bond")).unwrap();
+    assert_eq!(jd[0]["ifname"], "bond0");
+    assert_eq!(jd[0]["linkinfo"]["info_kind"], "bond");
+    assert_eq!(jd[0]["linkinfo"]["info_data"]["mode"], "802.3ad");
+    assert!(
+        jd[0]["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("MASTER"))
+    );
+    let d = net.ok("r1", "ip -d link show bond0");
+    assert!(
+        d.lines()
+            .any(|l| l.trim_start().starts_with("bond mode 802.3ad ")),
+        "{d}"
+    );
+    assert!(!d.contains("tun type tap"), "{d}");
+    assert_eq!(
+        brief_names(&net.ok("r1", "ip -br link show type bond_slave")),
+        ["eth1", "eth2"]
+    );
+    assert_eq!(
+        brief_names(&net.ok("r1", "ip -br link show nomaster")),
+        ["lo", "bond0"]
+    );
+    assert!(net.ok("r1", "ip -br link show type vlan").is_empty());
+
+    // A released member leaves the list; a bond without members lists nothing (exit 0).
+    net.ok("r1", "ip link set eth1 nomaster");
+    assert_eq!(
+        brief_names(&net.ok("r1", "ip -br link show master bond0")),
+        ["eth2"]
+    );
+    net.ok("r1", "ip link set eth2 nomaster");
+    assert_eq!(net.ok("r1", "ip link show master bond0"), "");
+    assert_eq!(net.ok("r1", "ip -j link show master bond0").trim(), "[]");
+
+    // The bond as a bridge port: the bridge lists it (not its members), marked as a bond.
+    net.ok(
+        "r1",
+        "ip link set eth1 master bond0 && ip link add br0 type bridge && \
+         ip link set bond0 master br0 && ip link set br0 up",
+    );
+    let ports = net.ok("r1", "ip link show master br0");
+    assert_eq!(text_names(&ports), ["bond0"], "{ports}");
+    assert!(ports.contains(",MASTER,UP,LOWER_UP> "), "{ports}");
+    assert!(ports.contains(" master br0 "), "{ports}");
+    let bp = net.ok("r1", "ip -br link show master br0");
+    assert!(bp.starts_with("bond0 ") && bp.contains(",MASTER,"), "{bp}");
+    let mixed = net.ok("r1", "ip -br link show master br0 type bond");
+    assert_eq!(brief_names(&mixed), ["bond0"]);
 }

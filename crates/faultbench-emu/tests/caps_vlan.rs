@@ -150,6 +150,27 @@ fn vlan_devices_look_and_delete_like_the_kernels() {
     assert_eq!(v[0]["link"], "eth0");
     assert_eq!(v[0]["linkinfo"]["info_kind"], "vlan");
     assert_eq!(v[0]["linkinfo"]["info_data"]["id"], 20);
+    // A bridge lists the sub-interface among its ports, as `name@parent`.
+    let ports = net.ok("sw1", "ip -br link show master br_vlan10");
+    let names: Vec<&str> = ports
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names.len(), 2, "{ports}");
+    assert!(names[0].starts_with("eth1@"), "{ports}");
+    assert_eq!(names[1], "eth0.10@eth0", "{ports}");
+    let ports = net.ok("sw1", "ip link show master br_vlan10 type vlan");
+    assert!(
+        ports.contains(": eth0.10@eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> ")
+            && ports.contains(" master br_vlan10 state UP ")
+            && !ports.contains("eth1"),
+        "{ports}"
+    );
+    let j = net.ok("sw1", "ip -j link show master br_vlan20");
+    assert!(
+        j.contains("\"link\":\"eth0\",\"ifname\":\"eth0.20\","),
+        "{j}"
+    );
     // Errors as the kernel gives them.
     let dup = net.sh("sw1", "ip link add link eth0 name x.10 type vlan id 10");
     assert_eq!(dup.status.code(), Some(2));

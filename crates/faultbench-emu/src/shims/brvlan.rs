@@ -95,7 +95,7 @@ pub fn list() -> Vec<BridgeVlans> {
 }
 
 fn save(s: &BridgeVlans) -> io::Result<()> {
-    std::fs::create_dir_all(dir())?;
+    state::create_subdir("brvlan")?;
     let tmp = dir().join(format!(".{}.{}", s.bridge, std::process::id()));
     std::fs::write(&tmp, serde_json::to_vec(s).map_err(io::Error::other)?)?;
     std::fs::rename(tmp, path(&s.bridge))

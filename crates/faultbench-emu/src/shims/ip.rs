@@ -91,13 +91,13 @@ pub fn main(argv0: &OsString, args: &[OsString]) -> i32 {
                 return code;
             }
         } else if is_show(verb)
-            && let Some(code) = iprender::show(&p, "link", tail)
+            && let Some(code) = iprender::show(&p, &caps, "link", tail)
         {
             return code;
         }
     } else if (matches(object, "address") || object == "a")
         && is_show(verb)
-        && let Some(code) = iprender::show(&p, "addr", tail)
+        && let Some(code) = iprender::show(&p, &caps, "addr", tail)
     {
         return code;
     }

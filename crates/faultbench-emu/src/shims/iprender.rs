@@ -3,16 +3,20 @@
 //! The real `ip` prints the taps; this module rewrites what identifies them: the name gets its
 //! `@parent` (VLANs), `-d` shows `vlan protocol 802.1Q id N <REORDER_HDR>` / `dummy` /
 //! `bond mode M` instead of the tun details, bond members get `SLAVE` and `master BOND`, bonds
-//! `MASTER`; `type vlan|dummy|bond` filters select the emulated links. When nothing in the
-//! namespace is emulated, the real `ip` runs untouched (see the caller).
+//! `MASTER` (in the text, `-br` and `-j` forms). Selectors the kernel cannot answer for
+//! emulated links (`master BOND`, `type vlan|dummy|bond|bond_slave`, `nomaster`) are applied
+//! here ([`super::ipfilter`]). When nothing in the namespace is emulated, the real `ip` runs
+//! untouched (see the caller).
 
 use super::ip::Parsed;
+use super::ipfilter::{ShowFilter, bond_of};
 use super::realbin;
 use super::state::{self, LinkKind, LinkRecord};
+use crate::hostcaps::HostCaps;
 use std::io::Write;
 
 /// `Some(exit code)` when handled (output rewritten), `None` to pass through.
-pub fn show(p: &Parsed, object: &str, tail: &[String]) -> Option<i32> {
+pub fn show(p: &Parsed, caps: &HostCaps, object: &str, tail: &[String]) -> Option<i32> {
     let recs = state::list();
     let filtering: Vec<String> = super::brvlan::list()
         .into_iter()
@@ -28,20 +32,10 @@ pub fn show(p: &Parsed, object: &str, tail: &[String]) -> Option<i32> {
         return None;
     }
     let brief = p.globals.iter().any(|g| is_opt(g, "brief", 2));
-    // A `type T` filter naming an emulated kind: list everything, keep those.
-    let mut real_tail = tail.to_vec();
-    let mut type_filter = None;
-    if let Some(pos) = tail.iter().position(|w| w == "type") {
-        let t = tail.get(pos + 1).cloned().unwrap_or_default();
-        if ["vlan", "dummy", "bond"].contains(&t.as_str()) {
-            type_filter = Some(t);
-            real_tail.drain(pos..(pos + 2).min(real_tail.len()));
-        }
-    }
-    let verb = "show";
+    let (real_tail, filter) = ShowFilter::parse(tail, &recs, caps);
     let mut args: Vec<String> = p.globals.clone();
     args.push(object.to_string());
-    args.push(verb.to_string());
+    args.push("show".to_string());
     args.extend(real_tail);
     let out = match realbin::capture_stdout("ip", &args) {
         Ok(o) => o,
@@ -52,11 +46,11 @@ pub fn show(p: &Parsed, object: &str, tail: &[String]) -> Option<i32> {
     };
     let text = out.text();
     let rewritten = if json {
-        rewrite_json(&text, &recs, type_filter.as_deref())
+        rewrite_json(&text, &recs, &filter)
     } else if brief {
-        rewrite_brief(&text, &recs, type_filter.as_deref())
+        rewrite_brief(&text, &recs, &filter)
     } else {
-        rewrite_text(&text, &recs, type_filter.as_deref())
+        rewrite_text(&text, &recs, &filter)
     };
     let rewritten = mark_filtering(&rewritten, &filtering, json);
     let mut so = std::io::stdout();
@@ -125,42 +119,58 @@ fn lower_down(r: &LinkRecord, line: &str) -> bool {
     matches!(r.kind, LinkKind::Vlan { .. }) && line.contains("NO-CARRIER") && line.contains(",UP")
 }
 
-fn bond_of<'a>(recs: &'a [LinkRecord], member: &str) -> Option<&'a LinkRecord> {
-    recs.iter().find(|r| {
-        matches!(&r.kind, LinkKind::Bond { members, .. } if members.iter().any(|m| m == member))
-    })
-}
+/// Link flags in the order iproute2 prints them (`NO-CARRIER` first, `M-DOWN` last).
+const FLAG_ORDER: [&str; 20] = [
+    "NO-CARRIER",
+    "LOOPBACK",
+    "BROADCAST",
+    "POINTOPOINT",
+    "MULTICAST",
+    "NOARP",
+    "ALLMULTI",
+    "PROMISC",
+    "MASTER",
+    "SLAVE",
+    "DEBUG",
+    "DYNAMIC",
+    "AUTOMEDIA",
+    "PORTSEL",
+    "NOTRAILERS",
+    "UP",
+    "LOWER_UP",
+    "DORMANT",
+    "ECHO",
+    "M-DOWN",
+];
 
-fn keep(recs: &[LinkRecord], name: &str, filter: Option<&str>) -> bool {
-    match filter {
-        None => true,
-        Some(t) => recs
-            .iter()
-            .any(|r| r.name == name && r.kind.type_name() == t),
+/// Insert `flag` into `flags` at the place iproute2 prints it (no duplicate).
+fn insert_flag<'a>(flags: &mut Vec<&'a str>, flag: &'a str) {
+    if flags.contains(&flag) {
+        return;
     }
+    let rank = |f: &str| {
+        FLAG_ORDER
+            .iter()
+            .position(|o| *o == f)
+            .unwrap_or(FLAG_ORDER.len())
+    };
+    let pos = flags
+        .iter()
+        .position(|f| rank(f) > rank(flag))
+        .unwrap_or(flags.len());
+    flags.insert(pos, flag);
 }
 
-/// Insert a flag into `<A,B,…>` keeping the kernel's order (before UP / LOWER_UP / end).
+/// Insert a flag into `<A,B,…>` keeping the kernel's order.
 fn add_flag(line: &str, flag: &str) -> String {
     let (Some(open), Some(close)) = (line.find('<'), line.find('>')) else {
         return line.to_string();
     };
-    let inner = &line[open + 1..close];
-    let mut flags: Vec<&str> = inner.split(',').filter(|f| !f.is_empty()).collect();
-    if flags.contains(&flag) {
-        return line.to_string();
-    }
-    let after = ["SLAVE", "UP", "LOWER_UP", "DORMANT", "ECHO", "M-DOWN"];
-    let start = after
-        .iter()
-        .position(|a| *a == flag)
-        .map(|p| p + 1)
-        .unwrap_or(0);
-    let pos = flags
-        .iter()
-        .position(|f| after[start..].contains(f))
-        .unwrap_or(flags.len());
-    flags.insert(pos, flag);
+    let mut flags: Vec<&str> = line[open + 1..close]
+        .split(',')
+        .filter(|f| !f.is_empty())
+        .collect();
+    insert_flag(&mut flags, flag);
     format!(
         "{}<{}>{}",
         &line[..open],
@@ -169,13 +179,60 @@ fn add_flag(line: &str, flag: &str) -> String {
     )
 }
 
-fn rewrite_text(text: &str, recs: &[LinkRecord], filter: Option<&str>) -> String {
+/// The flag the kernel sets on `name` for its part in an emulated bond, if any.
+fn bond_flag(recs: &[LinkRecord], name: &str) -> Option<&'static str> {
+    if recs
+        .iter()
+        .any(|r| r.name == name && matches!(r.kind, LinkKind::Bond { .. }))
+    {
+        Some("MASTER")
+    } else if bond_of(recs, name).is_some() {
+        Some("SLAVE")
+    } else {
+        None
+    }
+}
+
+/// `line` with `MASTER` / `SLAVE` added to its `<…>` flags where an emulated bond calls for it.
+fn relation_flags(recs: &[LinkRecord], name: &str, line: &str) -> String {
+    match bond_flag(recs, name) {
+        Some(flag) => add_flag(line, flag),
+        None => line.to_string(),
+    }
+}
+
+/// A `-j` interface object with `MASTER` / `SLAVE` added to its `"flags"` array.
+fn json_flags(recs: &[LinkRecord], name: &str, obj: String) -> String {
+    let Some(flag) = bond_flag(recs, name) else {
+        return obj;
+    };
+    let key = "\"flags\":[";
+    let Some(start) = obj.find(key).map(|p| p + key.len()) else {
+        return obj;
+    };
+    let Some(len) = obj[start..].find(']') else {
+        return obj;
+    };
+    let Ok(flags) = serde_json::from_str::<Vec<String>>(&obj[start - 1..start + len + 1]) else {
+        return obj;
+    };
+    let mut refs: Vec<&str> = flags.iter().map(String::as_str).collect();
+    insert_flag(&mut refs, flag);
+    let inner = refs
+        .iter()
+        .map(|f| format!("\"{f}\""))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!("{}{inner}{}", &obj[..start], &obj[start + len..])
+}
+
+fn rewrite_text(text: &str, recs: &[LinkRecord], filter: &ShowFilter) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     let mut current: Option<&LinkRecord> = None;
     let mut keep_block = true;
     for line in text.split_inclusive('\n') {
         if let Some((idx, name)) = header(line) {
-            keep_block = keep(recs, name, filter);
+            keep_block = filter.keeps(recs, name);
             current = recs.iter().find(|r| r.name == name);
             let mut l = line.to_string();
             if let Some(r) = current {
@@ -184,20 +241,16 @@ fn rewrite_text(text: &str, recs: &[LinkRecord], filter: Option<&str>) -> String
                     display_name(r),
                     &line[idx.len() + 2 + name.len() + 1..]
                 );
-                if matches!(r.kind, LinkKind::Bond { .. }) {
-                    l = add_flag(&l, "MASTER");
-                }
                 if lower_down(r, &l) {
                     l = l.replacen(" state DOWN ", " state LOWERLAYERDOWN ", 1);
                 }
             }
-            if let Some(b) = bond_of(recs, name) {
-                l = add_flag(&l, "SLAVE");
-                if !l.contains(" master ")
-                    && let Some(p) = l.find(" state ")
-                {
-                    l.insert_str(p, &format!(" master {}", b.name));
-                }
+            l = relation_flags(recs, name, &l);
+            if let Some(b) = bond_of(recs, name)
+                && !l.contains(" master ")
+                && let Some(p) = l.find(" state ")
+            {
+                l.insert_str(p, &format!(" master {}", b.name));
             }
             if keep_block {
                 out.push_str(&l);
@@ -251,14 +304,15 @@ fn skip_tun_details(s: &str) -> &str {
     rest
 }
 
-fn rewrite_brief(text: &str, recs: &[LinkRecord], filter: Option<&str>) -> String {
+fn rewrite_brief(text: &str, recs: &[LinkRecord], filter: &ShowFilter) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     for line in text.split_inclusive('\n') {
         let name_tok = line.split_whitespace().next().unwrap_or("");
         let name = name_tok.split('@').next().unwrap_or(name_tok);
-        if !keep(recs, name, filter) {
+        if !filter.keeps(recs, name) {
             continue;
         }
+        let line = &relation_flags(recs, name, line);
         match recs.iter().find(|r| r.name == name) {
             Some(r) if !name_tok.is_empty() => {
                 let shown = display_name(r);
@@ -279,7 +333,7 @@ fn rewrite_brief(text: &str, recs: &[LinkRecord], filter: Option<&str>) -> Strin
 }
 
 /// JSON output: textual edits of each interface object (keeps the real field order).
-fn rewrite_json(text: &str, recs: &[LinkRecord], filter: Option<&str>) -> String {
+fn rewrite_json(text: &str, recs: &[LinkRecord], filter: &ShowFilter) -> String {
     let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(text)
     else {
         return text.to_string();
@@ -294,14 +348,15 @@ fn rewrite_json(text: &str, recs: &[LinkRecord], filter: Option<&str>) -> String
             .cloned()
             .unwrap_or_else(|| item.to_string());
         let name = item.get("ifname").and_then(|v| v.as_str()).unwrap_or("");
-        if !keep(recs, name, filter) {
+        if !filter.keeps(recs, name) {
             continue;
         }
-        let mut obj = raw;
+        let mut obj = json_flags(recs, name, raw);
         if let Some(r) = recs.iter().find(|r| r.name == name) {
+            // iproute2 prints a lower device's `link` just before `ifname`.
             if let LinkKind::Vlan { parent, .. } = &r.kind {
                 let key = format!("\"ifname\":\"{name}\",");
-                obj = obj.replacen(&key, &format!("{key}\"link\":\"{parent}\","), 1);
+                obj = obj.replacen(&key, &format!("\"link\":\"{parent}\",{key}"), 1);
             }
             if let Some(start) = obj.find("\"linkinfo\":{\"info_kind\":\"tun\"")
                 && let Some(len) = balanced_len(&obj[start + 11..])
@@ -403,13 +458,16 @@ mod tests {
     #[test]
     fn text_header_and_details() {
         let t = "5: eth1.10: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc fq state UP mode DEFAULT group default qlen 1000\n    link/ether aa:bb:cc:dd:ee:ff brd ff:ff:ff:ff:ff:ff promiscuity 0\n    tun type tap pi off vnet_hdr on persist off addrgenmode eui64 numtxqueues 1\n";
-        let r = rewrite_text(t, &[vlan()], None);
+        let r = rewrite_text(t, &[vlan()], &ShowFilter::default());
         assert!(r.starts_with("5: eth1.10@eth1: <BROADCAST"), "{r}");
         assert!(
             r.contains("    vlan protocol 802.1Q id 10 <REORDER_HDR> addrgenmode eui64"),
             "{r}"
         );
-        assert_eq!(rewrite_text(t, &[vlan()], Some("dummy")), "");
+        let no_dummy = HostCaps::full_kernel().with(crate::hostcaps::Feature::Dummy, false);
+        let words = ["type".to_string(), "dummy".to_string()];
+        let (_, only_dummies) = ShowFilter::parse(&words, &[vlan()], &no_dummy);
+        assert_eq!(rewrite_text(t, &[vlan()], &only_dummies), "");
     }
 
     #[test]
@@ -427,11 +485,43 @@ mod tests {
     #[test]
     fn json_vlan() {
         let t = r#"[{"ifindex":5,"ifname":"eth1.10","flags":[],"mtu":1500,"linkinfo":{"info_kind":"tun","info_data":{"type":"tap","pi":false}},"x":1}]"#;
-        let r = rewrite_json(t, &[vlan()], None);
+        let r = rewrite_json(t, &[vlan()], &ShowFilter::default());
         let v: serde_json::Value = serde_json::from_str(&r).unwrap();
         assert_eq!(v[0]["link"], "eth1");
         assert_eq!(v[0]["linkinfo"]["info_kind"], "vlan");
         assert_eq!(v[0]["linkinfo"]["info_data"]["id"], 10);
         assert_eq!(v[0]["x"], 1);
+        assert!(
+            r.starts_with(r#"[{"ifindex":5,"link":"eth1","ifname":"eth1.10","#),
+            "{r}"
+        );
+    }
+
+    fn bond() -> LinkRecord {
+        LinkRecord {
+            name: "bond0".into(),
+            kind: LinkKind::Bond {
+                mode: "balance-rr".into(),
+                members: vec!["eth2".into()],
+            },
+            pid: 1,
+            ifindex: 6,
+        }
+    }
+
+    #[test]
+    fn bond_flags_in_every_form() {
+        let recs = [bond()];
+        let t = r#"[{"ifindex":3,"ifname":"eth2","flags":["NO-CARRIER","BROADCAST","MULTICAST","UP"],"mtu":1500,"qdisc":"noqueue","operstate":"DOWN"}]"#;
+        let r = rewrite_json(t, &recs, &ShowFilter::default());
+        assert_eq!(
+            r,
+            r#"[{"ifindex":3,"ifname":"eth2","flags":["NO-CARRIER","BROADCAST","MULTICAST","SLAVE","UP"],"mtu":1500,"qdisc":"noqueue","master":"bond0","operstate":"DOWN"}]"#
+        );
+        let b = "bond0            UP             aa:bb:cc:dd:ee:ff <BROADCAST,MULTICAST,UP,LOWER_UP> \n";
+        assert!(
+            rewrite_brief(b, &recs, &ShowFilter::default())
+                .contains(" <BROADCAST,MULTICAST,MASTER,UP,LOWER_UP> \n")
+        );
     }
 }

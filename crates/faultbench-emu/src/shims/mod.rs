@@ -21,7 +21,9 @@
 //!   [`faultbench_core::emulator::UNSUPPORTED_EXIT`] and `faultbench: unsupported on this host: …`.
 //!
 //! Per-namespace state (which links are emulated, daemon PIDs, netem settings) lives under
-//! `/run/faultbench-netshim/<netns inode>/`. Limits of each emulation: `docs/emulations.md`.
+//! `/run/faultbench-netshim/<netns inode>-<netns cookie>/`; the cookie keeps a namespace that
+//! inherits a deleted one's inode from inheriting its state. [`collect_stale_state`] removes
+//! the folders of namespaces that are gone. Limits of each emulation: `docs/emulations.md`.
 //!
 //! ```no_run
 //! use faultbench_emu::{hostcaps::HostCaps, shims};
@@ -37,15 +39,18 @@ mod bridge;
 mod brvlan;
 mod frames;
 mod ip;
+mod ipfilter;
 mod iprender;
 mod nftwrap;
 mod portd;
 pub mod realbin;
 mod state;
+mod stategc;
 mod sys;
 mod tc;
 
 use crate::hostcaps::{Feature, HostCaps};
+pub use stategc::Collected;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -182,6 +187,21 @@ pub fn locate_binary() -> io::Result<PathBuf> {
     })
 }
 
+/// Removes the shims' state folders of network namespaces that no longer exist (as seen from
+/// the initial PID namespace; elsewhere it does nothing) and returns what it removed. Folders of
+/// live namespaces are never touched. The netns emulator's `gc` calls it; so does the first
+/// shim that writes state in a new namespace.
+///
+/// ```
+/// use faultbench_emu::shims;
+/// for c in shims::collect_stale_state() {
+///     println!("removed {}: {}", c.folder.display(), c.why);
+/// }
+/// ```
+pub fn collect_stale_state() -> Vec<Collected> {
+    stategc::collect()
+}
+
 /// Entry point of the multi-call binary: dispatch on the name it was called by. Returns the
 /// process exit code.
 pub fn multicall_main(args: Vec<OsString>) -> i32 {
@@ -225,6 +245,16 @@ fn tool_main(args: &[OsString]) -> i32 {
                 1
             }
         },
+        Some("state-dir") if a.len() == 1 => {
+            println!("{}", state::dir().display());
+            0
+        }
+        Some("gc") if a.len() == 1 => {
+            for c in collect_stale_state() {
+                println!("removed {}: {}", c.folder.display(), c.why);
+            }
+            0
+        }
         Some("probe") => {
             println!(
                 "{}",
@@ -234,8 +264,8 @@ fn tool_main(args: &[OsString]) -> i32 {
         }
         _ => {
             eprintln!(
-                "usage: {SHIM_BINARY} probe | caps | install DIR   (as ip/tc/bridge it wraps the real tools; \
-                 see faultbench-emu docs)"
+                "usage: {SHIM_BINARY} probe | caps | install DIR | state-dir | gc   (as ip/tc/bridge/nft \
+                 it wraps the real tools; see docs/emulations.md)"
             );
             2
         }

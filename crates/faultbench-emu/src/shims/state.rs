@@ -1,15 +1,23 @@
 //! Per-network-namespace records of what the shims emulate.
 //!
-//! Keyed by the namespace's inode, so the records stay separate whether devices have their own
-//! `/run` (the netns emulator) or share the host's (`ip netns exec`). A record whose daemon is
-//! gone or whose interface vanished is stale and is dropped when read.
+//! Each namespace has its own folder `/run/faultbench-netshim/<inode>-<cookie>/`, so the
+//! records stay separate whether devices have their own `/run` (the netns emulator) or share
+//! the host's (`ip netns exec`). The inode alone is not an identity: the kernel hands a freed
+//! namespace's inode to the next one, which would inherit a dead namespace's VLAN tables and
+//! netem settings. The cookie (`SO_NETNS_COOKIE`) is given once per boot, so a folder can only
+//! ever be read by the namespace that wrote it. (Kernels before 5.14 have no cookie; there the
+//! folder is `<inode>` and stale records are recognised by their dead daemon or changed
+//! interface index only.)
+//!
+//! A record whose daemon is gone or whose interface vanished is stale and is dropped when read.
+//! Folders of namespaces that are gone are removed by [`super::stategc`]: when a namespace
+//! first writes state (then the folder of an earlier namespace with the same inode is
+//! provably dead), and by the netns emulator's `gc`.
 
 use super::sys;
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::PathBuf;
-
-const ROOT: &str = "/run/faultbench-netshim";
 
 /// What kind of link a daemon emulates.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,9 +66,67 @@ pub struct LinkRecord {
     pub ifindex: u32,
 }
 
+/// Folder holding every namespace's state folder.
+pub const ROOT: &str = "/run/faultbench-netshim";
+
+/// Identity of a network namespace: its inode (reused once the namespace is freed) and, where
+/// the kernel has it, its cookie (never reused before reboot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetnsId {
+    /// nsfs inode (`/proc/PID/ns/net` → `net:[inode]`).
+    pub inode: u64,
+    /// `SO_NETNS_COOKIE`, absent before Linux 5.14.
+    pub cookie: Option<u64>,
+}
+
+impl NetnsId {
+    /// The calling thread's namespace.
+    pub fn current() -> Option<NetnsId> {
+        Some(NetnsId {
+            inode: sys::netns_inode()?,
+            cookie: sys::netns_cookie().ok(),
+        })
+    }
+
+    /// Name of the namespace's state folder: `<inode>-<cookie>` (or `<inode>`).
+    pub fn folder_name(&self) -> String {
+        match self.cookie {
+            Some(c) => format!("{}-{c}", self.inode),
+            None => self.inode.to_string(),
+        }
+    }
+
+    /// The identity a state folder name stands for (`None`: not a state folder).
+    pub fn from_folder_name(name: &str) -> Option<NetnsId> {
+        let (inode, cookie) = match name.split_once('-') {
+            Some((i, c)) => (i, Some(c.parse().ok()?)),
+            None => (name, None),
+        };
+        Some(NetnsId {
+            inode: inode.parse().ok()?,
+            cookie,
+        })
+    }
+}
+
 /// The state directory of the current network namespace.
 pub fn dir() -> PathBuf {
-    PathBuf::from(ROOT).join(sys::netns_id())
+    let name = NetnsId::current()
+        .map(|id| id.folder_name())
+        .unwrap_or_else(|| String::from("unknown"));
+    PathBuf::from(ROOT).join(name)
+}
+
+/// Create `sub` in this namespace's state directory. The first time the namespace writes
+/// state, folders of dead namespaces are collected first ([`super::stategc::on_first_write`]).
+pub fn create_subdir(sub: &str) -> io::Result<PathBuf> {
+    let top = dir();
+    if !top.is_dir() {
+        super::stategc::on_first_write();
+    }
+    let d = top.join(sub);
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
 }
 
 fn links_dir() -> PathBuf {
@@ -74,8 +140,7 @@ fn file_name(name: &str) -> String {
 
 /// Save (create or replace) a record.
 pub fn save(rec: &LinkRecord) -> io::Result<()> {
-    let d = links_dir();
-    std::fs::create_dir_all(&d)?;
+    let d = create_subdir("links")?;
     let tmp = d.join(format!(".{}.{}", file_name(&rec.name), std::process::id()));
     std::fs::write(&tmp, serde_json::to_vec(rec).map_err(io::Error::other)?)?;
     std::fs::rename(tmp, d.join(file_name(&rec.name)))

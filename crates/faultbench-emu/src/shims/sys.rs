@@ -511,15 +511,62 @@ pub fn signal(pid: i32, sig: i32) -> io::Result<()> {
     cvt(unsafe { libc::kill(pid, sig) }).map(|_| ())
 }
 
-/// Inode of this process's network namespace (keys per-namespace state).
-pub fn netns_id() -> String {
-    std::fs::read_link("/proc/self/ns/net")
+/// `SO_NETNS_COOKIE` from <asm-generic/socket.h> (Linux 5.14); SPARC and PA-RISC number it
+/// differently. Spelled out because libc does not export it.
+#[cfg(target_arch = "sparc64")]
+const SO_NETNS_COOKIE: libc::c_int = 0x0050;
+#[cfg(not(target_arch = "sparc64"))]
+const SO_NETNS_COOKIE: libc::c_int = 71;
+
+/// Inode of this thread's network namespace, from `/proc/thread-self/ns/net`. Inodes are
+/// reused once a namespace is freed.
+pub fn netns_inode() -> Option<u64> {
+    ns_link_inode(&std::fs::read_link("/proc/thread-self/ns/net").ok()?)
+}
+
+/// The inode in a namespace link's text (`net:[4026532412]`).
+pub fn ns_link_inode(link: &std::path::Path) -> Option<u64> {
+    link.to_str()?
+        .strip_prefix("net:[")?
+        .strip_suffix(']')?
+        .parse()
         .ok()
-        .and_then(|p| {
-            let s = p.to_string_lossy().to_string();
-            s.strip_prefix("net:[")
-                .and_then(|r| r.strip_suffix(']'))
-                .map(str::to_string)
+}
+
+/// Cookie of this thread's network namespace: a number the kernel gives each namespace at
+/// creation and never gives another until reboot (`SO_NETNS_COOKIE`, Linux 5.14).
+pub fn netns_cookie() -> io::Result<u64> {
+    // SAFETY: socket(2); the result is owned right away.
+    let fd = cvt(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: fd is a fresh descriptor we own.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut cookie: u64 = 0;
+    let mut len = size_of::<u64>() as libc::socklen_t;
+    // SAFETY: the option value is a u64 the kernel writes at most `len` bytes into.
+    cvt(unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_NETNS_COOKIE,
+            (&mut cookie as *mut u64).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(cookie)
+}
+
+/// Cookie of the network namespace that `path` (a `/proc/PID/ns/net` link, an open namespace
+/// descriptor under `/proc/PID/fd`, or an nsfs bind mount) refers to. A helper thread joins the
+/// namespace to ask; the calling thread stays where it is.
+pub fn netns_cookie_of(path: &std::path::Path) -> io::Result<u64> {
+    let ns = std::fs::File::open(path)?;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // SAFETY: setns(2) on a descriptor we own; only this short-lived thread moves.
+            cvt(unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) })?;
+            netns_cookie()
         })
-        .unwrap_or_else(|| String::from("unknown"))
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("namespace probe thread panicked")))
+    })
 }

@@ -317,7 +317,7 @@ fn modify(verb: &str, tail: &[String]) -> Option<i32> {
         eprintln!("faultbench: netem emulation failed: {e}");
         return Some(2);
     }
-    let saved = std::fs::create_dir_all(netem_dir()).and_then(|_| {
+    let saved = state::create_subdir("netem").and_then(|_| {
         std::fs::write(
             netem_dir().join(&dev),
             serde_json::to_vec(&n).map_err(std::io::Error::other)?,
