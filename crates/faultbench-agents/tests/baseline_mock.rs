@@ -55,7 +55,13 @@ async fn faulty_network_blames_the_router_whose_daemon_died() {
 /// scripts that are its own read-only probes.
 pub fn assert_read_only(log: &[faultbench_core::toolbox::ToolCallRecord]) {
     for r in log {
-        let arg = |k: &str| r.args.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let arg = |k: &str| {
+            r.args
+                .get(k)
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
         match r.tool.as_str() {
             "systemctl_ops" => assert_eq!(arg("operation"), "status"),
             "iperf_test" => panic!("iperf changes load on the network"),
@@ -63,10 +69,21 @@ pub fn assert_read_only(log: &[faultbench_core::toolbox::ToolCallRecord]) {
             "exec_shell" => {
                 let c = arg("command");
                 assert!(
-                    c.starts_with("echo @@fwd;") || c.starts_with("for a in ") || c.starts_with("dig "),
+                    c.starts_with("echo @@fwd;")
+                        || c.starts_with("for a in ")
+                        || c.starts_with("dig "),
                     "not a baseline probe: {c}"
                 );
-                for verb in ["ip link set", "ip addr add", "ip route add", "iptables -A", "iptables -D", "kill", "systemctl", "sysctl -w"] {
+                for verb in [
+                    "ip link set",
+                    "ip addr add",
+                    "ip route add",
+                    "iptables -A",
+                    "iptables -D",
+                    "kill",
+                    "systemctl",
+                    "sysctl -w",
+                ] {
                     assert!(!c.contains(verb), "{c}");
                 }
             }
@@ -104,9 +121,17 @@ async fn healthy_network_with_a_false_premise_ticket_is_called_healthy() {
         d.text
     );
     assert!(d.text.contains("2 OSPF adjacencies are Full"), "{}", d.text);
-    assert!(d.text.contains("web1 listens on port 80 (HTTP)"), "{}", d.text);
+    assert!(
+        d.text.contains("web1 listens on port 80 (HTTP)"),
+        "{}",
+        d.text
+    );
     // The roles come from the evidence (daemons files), and the ticket's devices are cleared.
-    assert!(d.text.contains("r2 (its FRR daemons file enables ospfd)"), "{}", d.text);
+    assert!(
+        d.text.contains("r2 (its FRR daemons file enables ospfd)"),
+        "{}",
+        d.text
+    );
     assert!(
         d.text
             .contains("The devices the ticket names (pc2, r2, web1) were inspected"),

@@ -135,8 +135,6 @@ impl Rule {
     pub fn drops(&self) -> bool {
         matches!(self.target.as_str(), "DROP" | "REJECT")
     }
-
-
 }
 
 fn parse_ports(text: &str) -> Vec<(u16, u16)> {
@@ -268,12 +266,14 @@ pub fn parse(lines: &[String]) -> Ruleset {
 }
 
 impl Ruleset {
-
     /// Walks `chain` of the filter table for `p`.
     pub fn verdict(&self, chain: &str, p: &Packet) -> Verdict {
         match self.walk("filter", chain, p, 0) {
             Some(v) => v,
-            None => match self.policies.get(&("filter".to_string(), chain.to_string())) {
+            None => match self
+                .policies
+                .get(&("filter".to_string(), chain.to_string()))
+            {
                 Some(pol) if pol == "DROP" || pol == "REJECT" => {
                     Verdict::Drop(format!(":{chain} {pol} (chain policy)"))
                 }
@@ -318,8 +318,6 @@ impl Ruleset {
                 && r.matches(p)
         })
     }
-
-
 
     /// A crafted access policy: the chain holding `line` also has ACCEPT exceptions (as an
     /// ACL translated from a router config does), as opposed to a lone DROP.
@@ -400,7 +398,9 @@ mod tests {
         let mut reply = pkt("172.16.0.1", "10.0.2.9", "icmp", None);
         reply.reply = true;
         assert_eq!(r.verdict("FORWARD", &reply), Verdict::Accept);
-        let nat = r.snat(&pkt("195.11.14.2", "200.1.1.2", "icmp", None)).unwrap();
+        let nat = r
+            .snat(&pkt("195.11.14.2", "200.1.1.2", "icmp", None))
+            .unwrap();
         assert!(nat.line.contains("100.64.0.1"));
         assert!(!r.looks_deliberate(&r.rules[0].line));
     }

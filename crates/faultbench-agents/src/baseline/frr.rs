@@ -246,7 +246,6 @@ impl Config {
             })
         })
     }
-
 }
 
 fn bgp_line(b: &mut Bgp, w: &[&str]) {
@@ -267,7 +266,10 @@ fn bgp_line(b: &mut Bgp, w: &[&str]) {
             b.neighbors.entry(peer.to_string()).or_default().peer_group = Some(group.to_string());
         }
         ["neighbor", peer, kind, name, "in"]
-            if matches!(*kind, "prefix-list" | "route-map" | "distribute-list" | "filter-list") =>
+            if matches!(
+                *kind,
+                "prefix-list" | "route-map" | "distribute-list" | "filter-list"
+            ) =>
         {
             b.neighbors
                 .entry(peer.to_string())
@@ -353,7 +355,11 @@ pub fn ospf_neighbors(text: &str) -> Option<Vec<OspfNeighbor>> {
                 let c: Vec<&str> = l.split_whitespace().collect();
                 c.first()?.parse::<Ipv4Addr>().ok()?;
                 // Columns: id, pri, state, [up time], dead time, address, interface, …
-                let addr_idx = c.iter().skip(3).position(|x| x.parse::<Ipv4Addr>().is_ok())? + 3;
+                let addr_idx = c
+                    .iter()
+                    .skip(3)
+                    .position(|x| x.parse::<Ipv4Addr>().is_ok())?
+                    + 3;
                 Some(OspfNeighbor {
                     id: c[0].to_string(),
                     state: c.get(2)?.to_string(),
@@ -548,12 +554,14 @@ end
         let a: Net = Net::parse("10.0.12.1/30").unwrap();
         assert_eq!(c.ospf_area("eth0", a).as_deref(), Some("0"));
         assert_eq!(
-            c.ospf_area("eth1", Net::parse("10.0.1.1/24").unwrap()).as_deref(),
+            c.ospf_area("eth1", Net::parse("10.0.1.1/24").unwrap())
+                .as_deref(),
             Some("0.0.0.1")
         );
         assert!(c.ospf_passive("eth2") && !c.ospf_passive("eth0"));
         assert_eq!(
-            c.iface_value("eth0", &["ip", "ospf", "hello-interval"]).as_deref(),
+            c.iface_value("eth0", &["ip", "ospf", "hello-interval"])
+                .as_deref(),
             Some("30")
         );
         assert!(c.rip_covers("eth9", Net::parse("10.10.0.1/8").unwrap()));

@@ -51,7 +51,6 @@ impl Prober {
         }
     }
 
-
     /// Calls a tool; `None` when the budget is spent.
     pub async fn call(&mut self, tool: &str, args: Value) -> Option<Answer> {
         if self.calls >= self.max_calls || Instant::now() >= self.deadline {
@@ -78,25 +77,84 @@ impl Prober {
         }
     }
 
-    /// Runs a read-only script in a device through `exec_shell`; `None` when the shell is
-    /// unavailable (refused, unknown) or the budget is spent.
-    pub async fn shell(&mut self, device: &str, script: &str) -> Option<Answer> {
+    /// Runs several calls, at most [`PARALLEL`] at a time; answers come back in the order
+    /// of the requests (so everything downstream stays deterministic). A call the budget
+    /// does not cover answers `None`.
+    pub async fn call_many(&mut self, reqs: Vec<(&'static str, Value)>) -> Vec<Option<Answer>> {
+        let mut out = Vec::with_capacity(reqs.len());
+        let mut reqs = reqs.into_iter().peekable();
+        while reqs.peek().is_some() {
+            let chunk: Vec<(&'static str, Value)> = reqs.by_ref().take(PARALLEL).collect();
+            let now = Instant::now();
+            if now >= self.deadline {
+                self.out_of_budget = true;
+            }
+            let allowed = if self.out_of_budget {
+                0
+            } else {
+                (self.max_calls.saturating_sub(self.calls) as usize).min(chunk.len())
+            };
+            if allowed < chunk.len() {
+                self.out_of_budget = true;
+            }
+            self.calls += allowed as u32;
+            let remaining = self.deadline.saturating_duration_since(now);
+            let tools = self.tools.clone();
+            let futs = chunk.iter().take(allowed).map(|(tool, args)| {
+                let tools = tools.clone();
+                let args = args.clone();
+                async move {
+                    match tokio::time::timeout(remaining, tools.call(tool, args)).await {
+                        Ok(Ok(o)) => Some(Answer {
+                            text: o.text,
+                            failed: o.is_error,
+                            refused: false,
+                        }),
+                        Ok(Err(e)) => Some(Answer {
+                            refused: matches!(e, ToolError::Refused { .. }),
+                            text: format!("ERROR: {e}"),
+                            failed: true,
+                        }),
+                        Err(_) => None,
+                    }
+                }
+            });
+            let answers = futures::future::join_all(futs).await;
+            if answers.iter().any(Option::is_none) {
+                self.out_of_budget = true;
+            }
+            out.extend(answers);
+            out.extend((allowed..chunk.len()).map(|_| None));
+        }
+        out
+    }
+
+    /// Runs the same kind of read-only script on several devices through `exec_shell`;
+    /// `None` per device when the shell is unavailable or the budget is spent. A refusal
+    /// (read-only policy) switches the shell off for the rest of the run.
+    pub async fn shells(&mut self, jobs: Vec<(String, String)>) -> Vec<Option<Answer>> {
         if !self.shell {
-            return None;
+            return jobs.iter().map(|_| None).collect();
         }
-        let a = self
-            .call(
-                "exec_shell",
-                json!({"host_name": device, "command": script}),
-            )
-            .await?;
-        if a.refused || a.text.starts_with("ERROR: unknown tool") {
+        let reqs = jobs
+            .into_iter()
+            .map(|(d, c)| ("exec_shell", json!({"host_name": d, "command": c})))
+            .collect();
+        let answers = self.call_many(reqs).await;
+        if answers
+            .iter()
+            .flatten()
+            .any(|a| a.refused || a.text.starts_with("ERROR: unknown tool"))
+        {
             self.shell = false;
-            return None;
+            return answers.iter().map(|_| None).collect();
         }
-        Some(a)
+        answers
     }
 }
+
+/// Tool calls in flight at once (the labs share two cores with everything else).
+pub const PARALLEL: usize = 4;
 
 /// A router's control plane as vtysh showed it.
 #[derive(Debug, Clone, Default)]
@@ -230,21 +288,38 @@ fn ip_map(text: &str) -> BTreeMap<String, Ipv4Addr> {
         .unwrap_or_default()
 }
 
-/// Step 2: one inventory probe per device (the script, else the read-only fallback).
+/// Step 2: one inventory probe per device (the script, else the read-only fallback). The
+/// first device is asked alone, to learn whether the shell runs the script at all; the rest
+/// in parallel.
 pub async fn inventory(p: &mut Prober, obs: &mut Observations, topo: &Topology) {
-    for name in topo.devices.keys() {
-        let mut facts = None;
-        if let Some(a) = p.shell(name, probe::SCRIPT).await {
-            let f = probe::parse(&a.text);
-            if f.understood {
-                facts = Some(f);
-            } else if a.failed || !a.text.contains("@@end") {
-                // The shell does not run our script (a scripted mock, a stripped image).
-                p.shell = false;
-            }
+    let names: Vec<String> = topo.devices.keys().cloned().collect();
+    let mut answers: Vec<Option<Answer>> = Vec::new();
+    for (i, chunk) in [&names[..names.len().min(1)], &names[names.len().min(1)..]]
+        .into_iter()
+        .enumerate()
+    {
+        let jobs = chunk
+            .iter()
+            .map(|n| (n.clone(), probe::SCRIPT.to_string()))
+            .collect();
+        let got = p.shells(jobs).await;
+        if i == 0
+            && let Some(Some(a)) = got.first()
+            && !probe::parse(&a.text).understood
+            && (a.failed || !a.text.contains("@@end"))
+        {
+            // The shell does not run our script (a scripted mock, a stripped image).
+            p.shell = false;
         }
-        if facts.is_none() && !p.shell {
-            let router_hint = topo.devices.get(name).is_some_and(|d| d.role == Role::Router);
+        answers.extend(got);
+    }
+    for (name, a) in names.iter().zip(answers) {
+        let mut facts = a.map(|a| probe::parse(&a.text)).filter(|f| f.understood);
+        if facts.is_none() && !p.shell && !p.out_of_budget {
+            let router_hint = topo
+                .devices
+                .get(name)
+                .is_some_and(|d| d.role == Role::Router);
             facts = fallback(p, name, router_hint).await;
         }
         match facts {
@@ -252,9 +327,6 @@ pub async fn inventory(p: &mut Prober, obs: &mut Observations, topo: &Topology) 
                 obs.facts.insert(name.clone(), f);
             }
             None => obs.unprobed.push(name.clone()),
-        }
-        if p.out_of_budget {
-            break;
         }
     }
     obs.checked.push(format!(
@@ -296,79 +368,88 @@ async fn fallback(p: &mut Prober, name: &str, router_hint: bool) -> Option<Facts
     f.understood.then_some(f)
 }
 
-/// Step 3: the control plane of every router that runs (or should run) FRR.
+/// Step 3: the control plane of every router that runs (or should run) FRR: the running
+/// configurations first, then the state of each protocol found, all routers in parallel.
 pub async fn control_plane(p: &mut Prober, obs: &mut Observations, model: &Model) {
+    let mut asked: Vec<String> = Vec::new();
     for node in model.with_role(Role::Router) {
         let f = node.facts.as_ref();
-        let frr_expected = f.is_none_or(|f| {
-            f.runs("zebra") || !f.enabled_daemons.is_empty() || f.has_frr_conf
-        });
+        let frr_expected =
+            f.is_none_or(|f| f.runs("zebra") || !f.enabled_daemons.is_empty() || f.has_frr_conf);
         if !frr_expected {
             continue;
         }
-        let mut st = RouterState::default();
         if f.is_some_and(|f| f.full && !f.runs("zebra")) {
-            st.frr_down = true;
+            let st = RouterState {
+                frr_down: true,
+                ..Default::default()
+            };
             obs.routers.insert(node.name.clone(), st);
             continue;
         }
-        let Some(a) = p
-            .call(
-                "frr_show_running_config",
-                json!({"router_name": node.name}),
-            )
-            .await
-        else {
-            return;
-        };
+        asked.push(node.name.clone());
+    }
+    let reqs = asked
+        .iter()
+        .map(|r| ("frr_show_running_config", json!({"router_name": r})))
+        .collect();
+    let configs = p.call_many(reqs).await;
+    // Then the protocol states each configuration calls for.
+    let mut queries: Vec<(String, &'static str)> = Vec::new();
+    let mut states: BTreeMap<String, RouterState> = BTreeMap::new();
+    for (r, a) in asked.iter().zip(configs) {
+        let Some(a) = a else { continue };
+        let mut st = RouterState::default();
         if frr::daemon_absent(&a.text) {
             st.frr_down = true;
-            obs.routers.insert(node.name.clone(), st);
+            states.insert(r.clone(), st);
             continue;
         }
         let cfg = Config::parse(&a.text);
+        let f = model.facts(r);
         // Ask a protocol when it is configured, enabled, running, or nothing is known.
         let ask = |d: &str, configured: bool| {
             configured
                 || f.is_none_or(|f| !f.full)
                 || f.is_some_and(|f| f.runs(d) || f.enabled_daemons.contains(d))
         };
-        if ask("ospfd", cfg.ospf.is_some())
-            && let Some(a) = p
-                .call(
-                    "frr_exec",
-                    json!({"router_name": node.name, "command": "show ip ospf neighbor"}),
-                )
-                .await
-        {
-            st.ospf_absent = frr::daemon_absent(&a.text);
-            st.ospf = frr::ospf_neighbors(&a.text);
+        if ask("ospfd", cfg.ospf.is_some()) {
+            queries.push((r.clone(), "show ip ospf neighbor"));
         }
-        if ask("bgpd", cfg.bgp.is_some())
-            && let Some(a) = p
-                .call(
-                    "frr_exec",
-                    json!({"router_name": node.name, "command": "show bgp summary"}),
-                )
-                .await
-        {
-            st.bgp_absent = frr::daemon_absent(&a.text);
-            st.bgp = frr::bgp_sessions(&a.text);
+        if ask("bgpd", cfg.bgp.is_some()) {
+            queries.push((r.clone(), "show bgp summary"));
         }
-        if ask("ripd", cfg.rip.is_some())
-            && let Some(a) = p
-                .call(
-                    "frr_exec",
-                    json!({"router_name": node.name, "command": "show ip rip status"}),
-                )
-                .await
-        {
-            st.rip_absent = frr::daemon_absent(&a.text);
-            st.rip = frr::rip_status(&a.text);
+        if ask("ripd", cfg.rip.is_some()) {
+            queries.push((r.clone(), "show ip rip status"));
         }
         st.config = cfg.understood.then_some(cfg);
-        obs.routers.insert(node.name.clone(), st);
+        states.insert(r.clone(), st);
     }
+    let reqs = queries
+        .iter()
+        .map(|(r, c)| ("frr_exec", json!({"router_name": r, "command": c})))
+        .collect();
+    let answers = p.call_many(reqs).await;
+    for ((r, c), a) in queries.iter().zip(answers) {
+        let (Some(a), Some(st)) = (a, states.get_mut(r)) else {
+            continue;
+        };
+        match *c {
+            "show ip ospf neighbor" => {
+                st.ospf_absent = frr::daemon_absent(&a.text);
+                st.ospf = frr::ospf_neighbors(&a.text);
+            }
+            "show bgp summary" => {
+                st.bgp_absent = frr::daemon_absent(&a.text);
+                st.bgp = frr::bgp_sessions(&a.text);
+            }
+            _ => {
+                st.rip_absent = frr::daemon_absent(&a.text);
+                st.rip = frr::rip_status(&a.text);
+            }
+        }
+    }
+    obs.routers.extend(states);
     if !obs.routers.is_empty() {
         let names: Vec<&str> = obs.routers.keys().map(String::as_str).collect();
         obs.checked.push(format!(
@@ -398,13 +479,13 @@ pub async fn sweep(
         list.join(" ")
     );
     let mut done = Vec::new();
-    for src in sources {
-        let Some(a) = p.shell(&src, &script).await else {
-            if p.out_of_budget || !p.shell {
-                break;
-            }
-            continue;
-        };
+    let jobs = sources
+        .iter()
+        .map(|s| (s.clone(), script.clone()))
+        .collect();
+    let answers = p.shells(jobs).await;
+    for (src, a) in sources.into_iter().zip(answers) {
+        let Some(a) = a else { continue };
         for line in a.text.lines() {
             let w: Vec<&str> = line.split_whitespace().collect();
             if let ["@@ping", ip, n] = w.as_slice()
@@ -455,12 +536,17 @@ pub async fn claim_pings(p: &mut Prober, obs: &mut Observations, model: &Model, 
         });
     let Some(src) = src else { return };
     for ip in claims.addresses.iter().take(3) {
-        let Ok(addr) = ip.parse::<Ipv4Addr>() else { continue };
+        let Ok(addr) = ip.parse::<Ipv4Addr>() else {
+            continue;
+        };
         if obs.pings.iter().any(|x| x.dst == addr) {
             continue;
         }
         let Some(a) = p
-            .call("ping_pair", json!({"host_a": src, "host_b": ip, "count": 3}))
+            .call(
+                "ping_pair",
+                json!({"host_a": src, "host_b": ip, "count": 3}),
+            )
             .await
         else {
             return;
@@ -566,13 +652,11 @@ pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, cla
     let mut seen_domains: BTreeSet<(Ipv4Addr, usize)> = BTreeSet::new();
     for node in model.nodes.values().filter(|n| model.is_end(&n.name)) {
         let Some(f) = &node.facts else { continue };
-        let dom = model
-            .primary_addr(&node.name)
-            .and_then(|_| {
-                f.addresses()
-                    .first()
-                    .and_then(|(i, _)| model.domain(&node.name, i))
-            })
+        // One client per LAN and resolver is enough to tell a filtered LAN from a dead server.
+        let dom = f
+            .addresses()
+            .first()
+            .and_then(|(i, _)| model.domain(&node.name, i))
             .unwrap_or(usize::MAX);
         for ns in &f.nameservers {
             if model.owners.contains_key(ns) && seen_domains.insert((*ns, dom)) {
@@ -586,27 +670,38 @@ pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, cla
         .next()
         .cloned()
         .unwrap_or_else(|| "localhost".to_string());
+    let mut jobs: Vec<(String, String)> = Vec::new();
+    let mut meta: Vec<(String, Ipv4Addr)> = Vec::new();
     for (server, clients) in &per_server {
         for client in clients.iter().take(4) {
-            let script = format!(
-                "dig +time=2 +tries=1 @{server} {name} A 2>&1 | grep -E 'status:|timed out|no servers|^[^;].*[[:space:]]A[[:space:]]' | head -8"
-            );
-            let Some(a) = p.shell(client, &script).await else {
-                break;
-            };
-            let text = a.text;
-            obs.dns.push(DnsQuery {
-                client: client.clone(),
-                server: *server,
-                name: name.clone(),
-                status: dns_status(&text),
-                answers: dns_answers(&text),
-            });
+            jobs.push((
+                client.clone(),
+                format!(
+                    "dig +time=2 +tries=1 @{server} {name} A 2>&1 | grep -E 'status:|timed out|no servers|^[^;].*[[:space:]]A[[:space:]]' | head -8"
+                ),
+            ));
+            meta.push((client.clone(), *server));
         }
         obs.checked.push(format!(
             "DNS queries for {name} to {server} from {}",
-            clients.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
+            clients
+                .iter()
+                .take(4)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
+    }
+    let answers = p.shells(jobs).await;
+    for ((client, server), a) in meta.into_iter().zip(answers) {
+        let Some(a) = a else { continue };
+        obs.dns.push(DnsQuery {
+            client,
+            server,
+            name: name.clone(),
+            status: dns_status(&a.text),
+            answers: dns_answers(&a.text),
+        });
     }
     // HTTP: the ticket's names (and web servers it names), from a host the ticket names or
     // the first end host.
@@ -659,9 +754,17 @@ pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, cla
                 client: client.clone(),
                 url: url.clone(),
                 code,
-                detail: a.text.lines().next().unwrap_or("").chars().take(160).collect(),
+                detail: a
+                    .text
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(160)
+                    .collect(),
             });
-            obs.checked.push(format!("HTTP fetch of {url} from {client}"));
+            obs.checked
+                .push(format!("HTTP fetch of {url} from {client}"));
         }
     }
 }
@@ -686,7 +789,9 @@ fn dns_answers(text: &str) -> Vec<Ipv4Addr> {
         .filter(|l| !l.starts_with(';'))
         .filter_map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
-            (w.len() >= 5 && w[3] == "A").then(|| w[4].parse().ok()).flatten()
+            (w.len() >= 5 && w[3] == "A")
+                .then(|| w[4].parse().ok())
+                .flatten()
         })
         .collect()
 }
@@ -699,9 +804,18 @@ mod tests {
     fn dig_and_order() {
         let ok = ";; ->>HEADER<<- opcode: QUERY, status: NOERROR, id: 1\nweb1.local.\t\t300\tIN\tA\t10.200.0.11\n";
         assert_eq!(dns_status(ok), "NOERROR");
-        assert_eq!(dns_answers(ok), vec!["10.200.0.11".parse::<Ipv4Addr>().unwrap()]);
-        assert_eq!(dns_status(";; connection timed out; no servers could be reached"), "timeout");
-        assert_eq!(dns_status(";; ->>HEADER<<- opcode: QUERY, status: REFUSED, id: 9"), "REFUSED");
+        assert_eq!(
+            dns_answers(ok),
+            vec!["10.200.0.11".parse::<Ipv4Addr>().unwrap()]
+        );
+        assert_eq!(
+            dns_status(";; connection timed out; no servers could be reached"),
+            "timeout"
+        );
+        assert_eq!(
+            dns_status(";; ->>HEADER<<- opcode: QUERY, status: REFUSED, id: 9"),
+            "REFUSED"
+        );
         let mut v = vec!["pc10", "pc2", "cs_lab1", "pc1"];
         v.sort_by_key(|d| natural(d));
         assert_eq!(v, vec!["cs_lab1", "pc1", "pc2", "pc10"]);

@@ -78,8 +78,15 @@ mod tests {
         assert!(Net::parse("10.0.0.0/8").unwrap().covers(&n));
         assert!(!n.covers(&Net::parse("10.0.0.0/8").unwrap()));
         assert_eq!(Net::parse("1.2.3.4").unwrap().len, 32);
-        assert_eq!(Net::parse("0.0.0.0/0").unwrap().netmask().to_string(), "0.0.0.0");
-        assert!(Net::parse("0.0.0.0/0").unwrap().contains("8.8.8.8".parse().unwrap()));
+        assert_eq!(
+            Net::parse("0.0.0.0/0").unwrap().netmask().to_string(),
+            "0.0.0.0"
+        );
+        assert!(
+            Net::parse("0.0.0.0/0")
+                .unwrap()
+                .contains("8.8.8.8".parse().unwrap())
+        );
         assert_eq!(n.netmask().to_string(), "255.255.255.0");
         assert!(Net::parse("10.0.0.1/33").is_none() && Net::parse("x/24").is_none());
     }

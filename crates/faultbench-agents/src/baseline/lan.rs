@@ -143,18 +143,27 @@ pub fn infer_role(hint: Role, given: bool, facts: Option<&Facts>) -> (Role, Stri
         return (Role::Switch, "bridges its ports, no address".into());
     }
     if bridged > 0 && hint == Role::Switch {
-        return (Role::Switch, "bridges its ports (management address only)".into());
+        return (
+            Role::Switch,
+            "bridges its ports (management address only)".into(),
+        );
     }
     if !service.is_empty() {
         return (Role::Server, format!("listens for {}", service.join(", ")));
     }
     if given && hint == Role::Server {
-        return (Role::Server, "as the summary says (no service port open)".into());
+        return (
+            Role::Server,
+            "as the summary says (no service port open)".into(),
+        );
     }
     if addressed.is_empty() && given {
         return (hint, "as the summary says (no address)".into());
     }
-    (Role::Host, "one addressed interface, no routing daemon".into())
+    (
+        Role::Host,
+        "one addressed interface, no routing daemon".into(),
+    )
 }
 
 impl Model {
@@ -403,7 +412,11 @@ mod tests {
         let mut fs = BTreeMap::new();
         fs.insert(
             "cs_lab1".into(),
-            facts(&format!("2: eth0@if3: {up} state UP"), "eth0 10.0.1.3/24", "bash"),
+            facts(
+                &format!("2: eth0@if3: {up} state UP"),
+                "eth0 10.0.1.3/24",
+                "bash",
+            ),
         );
         fs.insert(
             "sw".into(),
@@ -424,7 +437,11 @@ mod tests {
             ),
         );
         let m = Model::build(&topo, &fs);
-        assert_eq!(m.role("cs_lab1"), Role::Host, "a lab PC is a host whatever its name");
+        assert_eq!(
+            m.role("cs_lab1"),
+            Role::Host,
+            "a lab PC is a host whatever its name"
+        );
         assert_eq!(m.role("sw"), Role::Switch);
         assert_eq!(m.role("r"), Role::Router);
         assert_eq!(m.nodes["r"].why, "runs zebra, ripd");
@@ -435,7 +452,12 @@ mod tests {
         let host_d = m.domain("cs_lab1", "eth0");
         assert_eq!(m.domain("sw", "br10"), m.domain("sw", "eth0"));
         assert_ne!(host_d, m.domain("r", "eth0"));
-        assert_eq!(m.owner_in("10.0.1.1".parse().unwrap(), m.domain("r", "eth0")).unwrap().device, "r");
+        assert_eq!(
+            m.owner_in("10.0.1.1".parse().unwrap(), m.domain("r", "eth0"))
+                .unwrap()
+                .device,
+            "r"
+        );
         assert_eq!(m.primary_addr("r").unwrap().to_string(), "10.0.1.1/24");
     }
 }

@@ -205,8 +205,13 @@ pub fn round_trip(m: &Model, from: &str, dst: Ipv4Addr) -> (Walk, Option<Walk>) 
 pub fn source_for(m: &Model, from: &str, dst: Ipv4Addr) -> Option<Ipv4Addr> {
     let f = m.facts(from)?;
     let out = f.route_for(dst).and_then(|r| r.dev.clone());
-    out.and_then(|o| f.ifaces.get(&o).and_then(|i| i.addrs.first()).map(|n| n.addr))
-        .or_else(|| m.primary_addr(from).map(|n| n.addr))
+    out.and_then(|o| {
+        f.ifaces
+            .get(&o)
+            .and_then(|i| i.addrs.first())
+            .map(|n| n.addr)
+    })
+    .or_else(|| m.primary_addr(from).map(|n| n.addr))
 }
 
 #[cfg(test)]
@@ -248,7 +253,10 @@ mod tests {
         fs.insert(
             "r1".to_string(),
             dev(
-                &[&format!("eth0: {UP} state UP"), &format!("eth1: {UP} state UP")],
+                &[
+                    &format!("eth0: {UP} state UP"),
+                    &format!("eth1: {UP} state UP"),
+                ],
                 "eth0 10.0.1.1/24\neth1 10.0.12.1/30",
                 r1_routes,
                 r1_ipt,

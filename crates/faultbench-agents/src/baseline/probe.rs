@@ -228,7 +228,9 @@ pub fn parse(text: &str) -> Facts {
             continue;
         };
         let dev = dev.split('@').next().unwrap_or(dev);
-        let Some(net) = Net::parse(addr) else { continue };
+        let Some(net) = Net::parse(addr) else {
+            continue;
+        };
         if dev == "lo" || net.addr.is_loopback() {
             continue;
         }
@@ -473,10 +475,16 @@ blackhole 10.9.0.0/16 proto static metric 20\n\
             vec!["bgpd", "ospfd"]
         );
         assert!(f.has_frr_conf);
-        assert_eq!(f.nameservers, vec!["10.0.9.53".parse::<Ipv4Addr>().unwrap()]);
+        assert_eq!(
+            f.nameservers,
+            vec!["10.0.9.53".parse::<Ipv4Addr>().unwrap()]
+        );
         assert_eq!(f.iptables.len(), 3);
         assert_eq!(f.routes.len(), 4);
-        assert_eq!(f.default_route().unwrap().via, vec!["10.0.12.2".parse::<Ipv4Addr>().unwrap()]);
+        assert_eq!(
+            f.default_route().unwrap().via,
+            vec!["10.0.12.2".parse::<Ipv4Addr>().unwrap()]
+        );
         assert_eq!(f.routes[2].kind, RouteKind::Blackhole);
         assert_eq!(f.routes[3].via.len(), 2);
         assert_eq!(f.routes[3].proto, "ospf");
@@ -494,7 +502,10 @@ blackhole 10.9.0.0/16 proto static metric 20\n\
         let ns = "Proto Recv-Q Send-Q Local Address Foreign Address State PID/Program name\ntcp 0 0 0.0.0.0:80 0.0.0.0:* LISTEN 12/nginx\nudp6 0 0 :::53 :::* 9/dnsmasq\n";
         let f = facts_from_host_config(hc, Some(ns));
         assert!(f.understood && !f.full);
-        assert_eq!(f.addresses(), vec![("eth0".to_string(), Net::parse("10.0.1.2/24").unwrap())]);
+        assert_eq!(
+            f.addresses(),
+            vec![("eth0".to_string(), Net::parse("10.0.1.2/24").unwrap())]
+        );
         assert!(f.ifaces["eth0"].dynamic);
         assert!(f.default_route().is_some());
         assert!(f.listens(80) && f.listens(53));

@@ -30,8 +30,9 @@ pub fn verdict(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
     ranked.sort_by_key(|f| {
         let involved = f
             .device
-            .as_ref()
-            .is_some_and(|d| report.involved.contains(d));
+            .iter()
+            .chain(f.affects.iter())
+            .any(|d| report.involved.contains(d));
         (std::cmp::Reverse(f.weight), !involved, f.device.is_none())
     });
     let lead = ranked[0];
@@ -101,7 +102,11 @@ fn cleared(cx: &Ctx, findings: &[Finding], blamed: &[String]) -> Vec<String> {
 fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
     let mut ok: Vec<String> = Vec::new();
     let pings = cx.obs.pings.len()
-        + cx.obs.reach.iter().filter(|(_, _, ip, _)| ip.is_some()).count();
+        + cx.obs
+            .reach
+            .iter()
+            .filter(|(_, _, ip, _)| ip.is_some())
+            .count();
     if pings > 0 {
         let policy = report.by_policy.len();
         ok.push(if policy == 0 {
@@ -128,8 +133,14 @@ fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
     }
     let (mut ospf, mut bgp, mut rip) = (0, 0, 0);
     for st in cx.obs.routers.values() {
-        ospf += st.ospf.as_ref().map_or(0, |n| n.iter().filter(|x| x.up()).count());
-        bgp += st.bgp.as_ref().map_or(0, |s| s.iter().filter(|x| x.up).count());
+        ospf += st
+            .ospf
+            .as_ref()
+            .map_or(0, |n| n.iter().filter(|x| x.up()).count());
+        bgp += st
+            .bgp
+            .as_ref()
+            .map_or(0, |s| s.iter().filter(|x| x.up).count());
         rip += st.rip.as_ref().map_or(0, |r| r.sources.len());
     }
     if ospf > 0 {

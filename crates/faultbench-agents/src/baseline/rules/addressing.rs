@@ -65,7 +65,10 @@ fn unaddressed(cx: &Ctx) -> Vec<Finding> {
         if f.addresses().is_empty() && up_cabled {
             let dhcp = f.runs("dhclient") || f.runs("udhcpc") || f.runs("dhcpcd");
             let what = if dhcp {
-                format!("{} has no IPv4 address: its DHCP client got no lease", node.name)
+                format!(
+                    "{} has no IPv4 address: its DHCP client got no lease",
+                    node.name
+                )
             } else {
                 format!("{} has no IPv4 address on its LAN interface", node.name)
             };
@@ -151,10 +154,7 @@ fn consensus(cx: &Ctx, refs: &BTreeMap<Ipv4Addr, BTreeSet<String>>) -> Vec<Findi
                         major.len, a.device, a.iface
                     )
                 } else {
-                    format!(
-                        "give {} {} an address inside {}",
-                        a.device, a.iface, major
-                    )
+                    format!("give {} {} an address inside {}", a.device, a.iface, major)
                 };
                 out.push(Finding::on(&a.device, weight, what, fix));
             }
@@ -233,9 +233,9 @@ fn gateways(cx: &Ctx) -> Vec<Finding> {
             .and_then(|d| used.get(&d))
             .map(|v| v.iter().filter(|(n, _)| n != h).collect())
             .unwrap_or_default();
-        let good_sibling = siblings.iter().find(|(_, sg)| {
-            *sg != g && cx.model.owner_in(*sg, domain).is_some()
-        });
+        let good_sibling = siblings
+            .iter()
+            .find(|(_, sg)| *sg != g && cx.model.owner_in(*sg, domain).is_some());
         let lan_routers: Vec<&Attachment> = domain
             .and_then(|d| cx.model.domains.get(&d))
             .map(|atts| {
@@ -260,7 +260,7 @@ fn gateways(cx: &Ctx) -> Vec<Finding> {
                     owner.device, owner.iface
                 ),
                 format!("put port {port} of {sw} back into the VLAN/bridge of {h}'s subnet"),
-            ));
+            ).affecting([h]));
             continue;
         }
         if let Some((other, sg)) = good_sibling {
@@ -287,7 +287,11 @@ fn gateways(cx: &Ctx) -> Vec<Finding> {
             let stopped: Vec<&str> = vrrp
                 .iter()
                 .copied()
-                .filter(|d| cx.model.facts(d).is_some_and(|rf| rf.full && !rf.runs("keepalived")))
+                .filter(|d| {
+                    cx.model
+                        .facts(d)
+                        .is_some_and(|rf| rf.full && !rf.runs("keepalived"))
+                })
                 .collect();
             for d in if stopped.is_empty() { &vrrp } else { &stopped } {
                 out.push(Finding::on(
@@ -304,9 +308,7 @@ fn gateways(cx: &Ctx) -> Vec<Finding> {
         }
         if siblings.len() >= 1
             && siblings.iter().all(|(_, sg)| *sg == g)
-            && let Some(rt) = lan_routers
-                .iter()
-                .find(|a| a.net.contains(g))
+            && let Some(rt) = lan_routers.iter().find(|a| a.net.contains(g))
         {
             out.push(Finding::on(
                 &rt.device,
@@ -319,7 +321,7 @@ fn gateways(cx: &Ctx) -> Vec<Finding> {
                     siblings.len()
                 ),
                 format!("give {} {} the gateway address {g}", rt.device, rt.iface),
-            ));
+            ).affecting(siblings.iter().map(|(n, _)| n.clone()).chain([h.to_string()])));
             continue;
         }
         let hint = lan_routers
@@ -394,7 +396,11 @@ fn missing_routes(cx: &Ctx) -> Vec<Finding> {
         .collect();
     let with_default = ends
         .iter()
-        .filter(|d| cx.model.facts(d).is_some_and(|f| f.default_route().is_some()))
+        .filter(|d| {
+            cx.model
+                .facts(d)
+                .is_some_and(|f| f.default_route().is_some())
+        })
         .count();
     for h in &ends {
         let f = cx.model.facts(h).expect("filtered");
@@ -455,7 +461,10 @@ fn missing_routes(cx: &Ctx) -> Vec<Finding> {
         });
         for net in common.unwrap_or_default().difference(&learned) {
             let what = if net.len == 0 {
-                format!("{h} has no default route, while its LAN neighbours ({}) have one", siblings.join(", "))
+                format!(
+                    "{h} has no default route, while its LAN neighbours ({}) have one",
+                    siblings.join(", ")
+                )
             } else {
                 format!(
                     "{h} lacks the static route to {net} that its LAN neighbours ({}) have",

@@ -79,11 +79,14 @@ pub fn findings(cx: &Ctx) -> Vec<Finding> {
             .collect();
         if !bridged.is_empty() && cx.model.role(name) != Role::Host {
             for iface in dev.links.keys() {
-                let Some(i) = f.ifaces.get(iface) else { continue };
+                let Some(i) = f.ifaces.get(iface) else {
+                    continue;
+                };
                 if i.master.is_some() || !i.addrs.is_empty() || !i.admin_up {
                     continue;
                 }
-                if f.masters().contains(iface) || f.ifaces.keys().any(|k| k.starts_with(&format!("{iface}.")))
+                if f.masters().contains(iface)
+                    || f.ifaces.keys().any(|k| k.starts_with(&format!("{iface}.")))
                 {
                     // A bond or a trunk with VLAN sub-interfaces.
                     continue;
@@ -117,7 +120,7 @@ pub fn findings(cx: &Ctx) -> Vec<Finding> {
                         live.join(", ")
                     ),
                     format!("add the port back: ip link set dev {iface} master {bridge} on {name}"),
-                ));
+                ).affecting(live.iter().copied()));
             }
         }
         for line in &f.shaping {

@@ -36,6 +36,9 @@ pub struct Finding {
     pub what: String,
     /// What would fix it.
     pub fix: String,
+    /// Other devices whose failing traffic this finding would explain (a switch port's
+    /// hosts, a host behind a bad route): their failures corroborate it.
+    pub affects: Vec<String>,
 }
 
 impl Finding {
@@ -46,7 +49,14 @@ impl Finding {
             weight,
             what: what.into(),
             fix: fix.into(),
+            affects: Vec::new(),
         }
+    }
+
+    /// Names the devices whose failing traffic this finding explains.
+    pub fn affecting<I: IntoIterator<Item = S>, S: Into<String>>(mut self, devices: I) -> Self {
+        self.affects = devices.into_iter().map(Into::into).collect();
+        self
     }
 
     /// A finding about no single device.
@@ -56,6 +66,7 @@ impl Finding {
             weight,
             what: what.into(),
             fix: fix.into(),
+            affects: Vec::new(),
         }
     }
 }
@@ -91,11 +102,16 @@ pub fn suspects(findings: &[Finding]) -> BTreeSet<String> {
         .collect()
 }
 
-/// Promotes weight-2 findings whose device takes part in failing traffic (as a source, a
-/// destination, or where a failing walk stopped).
+/// Promotes weight-2 findings whose device, or a device they affect, takes part in failing
+/// traffic (as a source, a destination, or where a failing walk stopped).
 pub fn corroborate(findings: &mut [Finding], involved: &BTreeSet<String>) {
     for f in findings.iter_mut() {
-        if f.weight == 2 && f.device.as_ref().is_some_and(|d| involved.contains(d)) {
+        let hit = f
+            .device
+            .iter()
+            .chain(f.affects.iter())
+            .any(|d| involved.contains(d));
+        if f.weight == 2 && hit {
             f.weight = 3;
         }
     }
@@ -106,10 +122,7 @@ pub fn dedup(mut v: Vec<Finding>) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     v.sort_by(|a, b| b.weight.cmp(&a.weight));
     for f in v {
-        if !out
-            .iter()
-            .any(|o| o.device == f.device && o.what == f.what)
-        {
+        if !out.iter().any(|o| o.device == f.device && o.what == f.what) {
             out.push(f);
         }
     }

@@ -99,7 +99,7 @@ pub fn explain(cx: &Ctx) -> Report {
         };
         let pair = format!("{src} -> {dst}");
         rep.involved.insert(w.at().to_string());
-        match locate(cx, w, *dst, is_reply, &there) {
+        match locate(cx, w, src, *dst, is_reply, &there) {
             Located::Finding(f) => {
                 let key = (f.device.clone().unwrap_or_default(), f.what.clone());
                 grouped
@@ -138,13 +138,24 @@ enum Located {
     Nothing,
 }
 
-fn locate(cx: &Ctx, w: &Walk, dst: Ipv4Addr, is_reply: bool, there: &Walk) -> Located {
+/// A destination as the report names it: the subnet of the device holding it.
+fn dest_label(cx: &Ctx, ip: Ipv4Addr) -> String {
+    match cx.model.owners.get(&ip).and_then(|o| o.first()) {
+        Some(a) => format!("{} ({})", a.net.network(), a.device),
+        None => ip.to_string(),
+    }
+}
+
+fn locate(cx: &Ctx, w: &Walk, src: &str, dst: Ipv4Addr, is_reply: bool, there: &Walk) -> Located {
     let at = w.at().to_string();
     let dir = if is_reply { "the replies" } else { "traffic" };
     let target = if is_reply {
-        w.hops.first().cloned().unwrap_or_default()
+        match crate::baseline::path::source_for(cx.model, src, dst) {
+            Some(ip) => dest_label(cx, ip),
+            None => src.to_string(),
+        }
     } else {
-        dst.to_string()
+        dest_label(cx, dst)
     };
     // A reply lost after a source NAT on the way there: the NAT is the cause.
     if is_reply && let Some((new, rule, nat_dev)) = &there.snat {
@@ -154,7 +165,10 @@ fn locate(cx: &Ctx, w: &Walk, dst: Ipv4Addr, is_reply: bool, there: &Walk) -> Lo
             format!(
                 "source NAT on {nat_dev} rewrites the source to {new} (`{rule}`, iptables nat POSTROUTING SNAT); the replies to {new} are lost at {at}, which has no route back"
             ),
-            format!("delete the SNAT rule on {nat_dev}: iptables -t nat -D {}", rule.trim_start_matches("-A ")),
+            format!(
+                "delete the SNAT rule on {nat_dev}: iptables -t nat -D {}",
+                rule.trim_start_matches("-A ")
+            ),
         ));
     }
     match &w.stop {
@@ -168,7 +182,9 @@ fn locate(cx: &Ctx, w: &Walk, dst: Ipv4Addr, is_reply: bool, there: &Walk) -> Lo
         Stop::NullRoute(line) => Located::Finding(Finding::on(
             &at,
             3,
-            format!("{at} drops {dir} to {target} with the route `{line}` (static blackhole/null route)"),
+            format!(
+                "{at} drops {dir} to {target} with the route `{line}` (static blackhole/null route)"
+            ),
             format!("delete the route `{line}` on {at}"),
         )),
         Stop::ForwardingOff => Located::Finding(Finding::on(
@@ -191,7 +207,11 @@ fn locate(cx: &Ctx, w: &Walk, dst: Ipv4Addr, is_reply: bool, there: &Walk) -> Lo
             let is_static = route
                 .as_ref()
                 .is_some_and(|(_, p)| matches!(p.as_str(), "static" | "boot"));
-            let weight = if is_static && !cx.model.is_end(&at) { 3 } else { 2 };
+            let weight = if is_static && !cx.model.is_end(&at) {
+                3
+            } else {
+                2
+            };
             Located::Finding(Finding::on(
                 &at,
                 weight,
@@ -221,7 +241,10 @@ fn locate(cx: &Ctx, w: &Walk, dst: Ipv4Addr, is_reply: bool, there: &Walk) -> Lo
                     format!(
                         "a firewall rule on {at} drops {dir} to {target}: `{line}` (iptables {chain} chain, ACL/filter DROP)"
                     ),
-                    format!("delete the rule on {at}: iptables -D {}", line.trim_start_matches("-A ")),
+                    format!(
+                        "delete the rule on {at}: iptables -D {}",
+                        line.trim_start_matches("-A ")
+                    ),
                 ))
             }
         }

@@ -70,7 +70,11 @@ fn daemons(cx: &Ctx) -> Vec<Finding> {
         }
         let frr_down = cx.obs.routers.get(r).is_some_and(|s| s.frr_down);
         let expects_frr = !f.enabled_daemons.is_empty() || f.has_frr_conf || any_frr;
-        if f.full && !f.runs("zebra") && expects_frr && (frr_down || !f.enabled_daemons.is_empty() || f.has_frr_conf) {
+        if f.full
+            && !f.runs("zebra")
+            && expects_frr
+            && (frr_down || !f.enabled_daemons.is_empty() || f.has_frr_conf)
+        {
             let missing: Vec<&str> = f.enabled_daemons.iter().map(String::as_str).collect();
             out.push(Finding::on(
                 r,
@@ -119,7 +123,9 @@ fn daemons(cx: &Ctx) -> Vec<Finding> {
             out.push(Finding::on(
                 r,
                 3,
-                format!("the DHCP server (isc-dhcp-server, dhcpd) is configured on {r} but not running"),
+                format!(
+                    "the DHCP server (isc-dhcp-server, dhcpd) is configured on {r} but not running"
+                ),
                 format!("start isc-dhcp-server on {r}"),
             ));
         }
@@ -127,14 +133,24 @@ fn daemons(cx: &Ctx) -> Vec<Finding> {
     // A daemon a neighbour runs and configures towards this router, absent here.
     for (a, b) in router_links(cx) {
         for (me, peer) in [(a, b), (b, a)] {
-            let Some(f) = cx.model.facts(&me.device) else { continue };
+            let Some(f) = cx.model.facts(&me.device) else {
+                continue;
+            };
             if !f.full || !f.runs("zebra") {
                 continue;
             }
-            let Some(pc) = cfg(cx, &peer.device) else { continue };
+            let Some(pc) = cfg(cx, &peer.device) else {
+                continue;
+            };
             let expects = [
-                ("ospfd", pc.ospf_area(&peer.iface, peer.net).is_some() && !pc.ospf_passive(&peer.iface)),
-                ("ripd", pc.rip_covers(&peer.iface, peer.net) && !pc.rip_passive(&peer.iface)),
+                (
+                    "ospfd",
+                    pc.ospf_area(&peer.iface, peer.net).is_some() && !pc.ospf_passive(&peer.iface),
+                ),
+                (
+                    "ripd",
+                    pc.rip_covers(&peer.iface, peer.net) && !pc.rip_passive(&peer.iface),
+                ),
                 (
                     "bgpd",
                     pc.bgp
@@ -218,9 +234,10 @@ fn ospf_links(cx: &Ctx) -> Vec<Finding> {
         // One side's address left the link's subnet (re-addressed interface).
         if a.net.network() != b.net.network() {
             for (me, mc, other) in [(a, ca, b), (b, cb, a)] {
-                let covers_peer = mc.ospf.as_ref().is_some_and(|o| {
-                    o.networks.iter().any(|(n, _)| n.contains(other.net.addr))
-                });
+                let covers_peer = mc
+                    .ospf
+                    .as_ref()
+                    .is_some_and(|o| o.networks.iter().any(|(n, _)| n.contains(other.net.addr)));
                 if covers_peer && mc.ospf_area(&me.iface, me.net).is_none() {
                     out.push(Finding::on(
                         &me.device,
@@ -294,7 +311,11 @@ fn ospf_links(cx: &Ctx) -> Vec<Finding> {
         }
         // Timers and network type.
         let mut diffs = Vec::new();
-        for (key, default) in [("hello-interval", "10"), ("dead-interval", ""), ("network", "broadcast")] {
+        for (key, default) in [
+            ("hello-interval", "10"),
+            ("dead-interval", ""),
+            ("network", "broadcast"),
+        ] {
             let va = ca.iface_value(&a.iface, &["ip", "ospf", key]);
             let vb = cb.iface_value(&b.iface, &["ip", "ospf", key]);
             let norm = |v: &Option<String>| v.clone().unwrap_or_else(|| default.to_string());
@@ -348,7 +369,10 @@ fn rip_links(cx: &Ctx) -> Vec<Finding> {
         .filter_map(|(r, s)| {
             let c = s.config.as_ref()?;
             let rip = c.rip.as_ref()?;
-            Some((r.clone(), rip.version.clone().unwrap_or_else(|| "default".into())))
+            Some((
+                r.clone(),
+                rip.version.clone().unwrap_or_else(|| "default".into()),
+            ))
         })
         .collect();
     let majority = {
@@ -357,7 +381,11 @@ fn rip_links(cx: &Ctx) -> Vec<Finding> {
             *counts.entry(v.as_str()).or_default() += 1;
         }
         let best = counts.values().copied().max().unwrap_or(0);
-        let tops: Vec<&str> = counts.iter().filter(|(_, c)| **c == best).map(|(v, _)| *v).collect();
+        let tops: Vec<&str> = counts
+            .iter()
+            .filter(|(_, c)| **c == best)
+            .map(|(v, _)| *v)
+            .collect();
         (tops.len() == 1).then(|| tops[0].to_string())
     };
     for (a, b) in router_links(cx) {
@@ -381,7 +409,11 @@ fn rip_links(cx: &Ctx) -> Vec<Finding> {
         let link = format!("{} {} - {} {}", a.device, a.iface, b.device, b.iface);
         let mut found = false;
         for (me, mc) in [(a, ca), (b, cb)] {
-            let v = mc.rip.as_ref().and_then(|r| r.version.clone()).unwrap_or_else(|| "default".into());
+            let v = mc
+                .rip
+                .as_ref()
+                .and_then(|r| r.version.clone())
+                .unwrap_or_else(|| "default".into());
             if let Some(m) = &majority
                 && *m != v
             {
@@ -478,7 +510,9 @@ fn bgp(cx: &Ctx) -> Vec<Finding> {
         };
         let Some(b) = c.bgp.as_ref() else { continue };
         for (peer, n) in &b.neighbors {
-            let Ok(ip) = peer.parse::<Ipv4Addr>() else { continue };
+            let Ok(ip) = peer.parse::<Ipv4Addr>() else {
+                continue;
+            };
             let up = sessions.iter().any(|s| s.peer == *peer && s.up);
             if up {
                 continue;
@@ -505,9 +539,11 @@ fn bgp(cx: &Ctx) -> Vec<Finding> {
                 // Nobody holds the neighbour address: a typo here, or the peer was re-addressed.
                 let across: Option<&Attachment> = my_att.as_ref().and_then(|(i, _)| {
                     let d = cx.model.domain(r, i)?;
-                    cx.model.domains.get(&d)?.iter().find(|a| {
-                        a.device != *r && cx.model.role(&a.device) == Role::Router
-                    })
+                    cx.model
+                        .domains
+                        .get(&d)?
+                        .iter()
+                        .find(|a| a.device != *r && cx.model.role(&a.device) == Role::Router)
                 });
                 match across {
                     Some(p) if !p.net.contains(ip) => {
@@ -566,15 +602,40 @@ fn bgp(cx: &Ctx) -> Vec<Finding> {
             let bad2 = !as_matches(&expected_r, presented_r, pb.asn);
             if bad1 || bad2 {
                 let (who, what) = if bad1 && back_n.local_as.is_some() {
-                    (p, format!("{p} presents AS {presented_p} to {r} through a local-as override, but {r} expects remote-as {expected_p}"))
+                    (
+                        p,
+                        format!(
+                            "{p} presents AS {presented_p} to {r} through a local-as override, but {r} expects remote-as {expected_p}"
+                        ),
+                    )
                 } else if bad2 && n.local_as.is_some() {
-                    (r.as_str(), format!("{r} presents AS {presented_r} to {p} through a local-as override, but {p} expects remote-as {expected_r}"))
+                    (
+                        r.as_str(),
+                        format!(
+                            "{r} presents AS {presented_r} to {p} through a local-as override, but {p} expects remote-as {expected_r}"
+                        ),
+                    )
                 } else if bad1 && !bad2 {
-                    (r.as_str(), format!("{r} has `neighbor {peer} remote-as {expected_p}` but {p} is AS {presented_p}"))
+                    (
+                        r.as_str(),
+                        format!(
+                            "{r} has `neighbor {peer} remote-as {expected_p}` but {p} is AS {presented_p}"
+                        ),
+                    )
                 } else if bad2 && !bad1 {
-                    (p, format!("{p} has `neighbor {my_addr} remote-as {expected_r}` but {r} is AS {presented_r}"))
+                    (
+                        p,
+                        format!(
+                            "{p} has `neighbor {my_addr} remote-as {expected_r}` but {r} is AS {presented_r}"
+                        ),
+                    )
                 } else {
-                    (r.as_str(), format!("{r} (AS {presented_r}) and {p} (AS {presented_p}) each expect a different AS from the other ({expected_p} / {expected_r})"))
+                    (
+                        r.as_str(),
+                        format!(
+                            "{r} (AS {presented_r}) and {p} (AS {presented_p}) each expect a different AS from the other ({expected_p} / {expected_r})"
+                        ),
+                    )
                 };
                 out.push(Finding::on(
                     who,
@@ -639,7 +700,11 @@ fn advertisement(cx: &Ctx) -> Vec<Finding> {
                 .filter(|o| *o != a.device && cx.model.facts(o).is_some())
                 .filter(|o| !atts.iter().any(|x| x.device == *o))
                 .collect();
-            let lacking: Vec<&str> = others.iter().copied().filter(|o| !knows(cx, o, lan)).collect();
+            let lacking: Vec<&str> = others
+                .iter()
+                .copied()
+                .filter(|o| !knows(cx, o, lan))
+                .collect();
             if others.is_empty() || lacking.is_empty() {
                 continue;
             }
@@ -648,10 +713,16 @@ fn advertisement(cx: &Ctx) -> Vec<Finding> {
             let all_lack = lacking.len() == others.len();
             let who = lacking.join(", ");
             if let Some(b) = &c.bgp {
-                let announced = b.networks.contains(&lan)
-                    || b.redistribute.iter().any(|k| k == "connected");
+                let announced =
+                    b.networks.contains(&lan) || b.redistribute.iter().any(|k| k == "connected");
                 if !announced && all_lack {
-                    let near = b.networks.iter().find(|n| !atts.iter().any(|x| n.contains(x.net.addr)) && !cx.model.facts(r).is_some_and(|f| f.routes.iter().any(|rt| rt.dest == **n)));
+                    let near = b.networks.iter().find(|n| {
+                        !atts.iter().any(|x| n.contains(x.net.addr))
+                            && !cx
+                                .model
+                                .facts(r)
+                                .is_some_and(|f| f.routes.iter().any(|rt| rt.dest == **n))
+                    });
                     let what = match near {
                         Some(n) => format!(
                             "BGP network statement mistyped on {r}: `network {n}` matches no route on {r}, so its LAN {lan} is never advertised ({who} have no route to it)"
@@ -660,13 +731,20 @@ fn advertisement(cx: &Ctx) -> Vec<Finding> {
                             "BGP network statement missing on {r}: its LAN {lan} is not announced (no `network {lan}`), so {who} have no route to it"
                         ),
                     };
-                    out.push(Finding::on(r, 3, what, format!("announce it: `network {lan}` under router bgp on {r}")));
+                    out.push(Finding::on(
+                        r,
+                        3,
+                        what,
+                        format!("announce it: `network {lan}` under router bgp on {r}"),
+                    ));
                     continue;
                 }
                 if announced {
                     // Announced but missing somewhere: an inbound filter there?
                     for o in &lacking {
-                        let Some(oc) = cfg(cx, o).and_then(|x| x.bgp.as_ref()) else { continue };
+                        let Some(oc) = cfg(cx, o).and_then(|x| x.bgp.as_ref()) else {
+                            continue;
+                        };
                         for (peer, n) in &oc.neighbors {
                             if n.inbound.is_empty() {
                                 continue;
@@ -680,7 +758,11 @@ fn advertisement(cx: &Ctx) -> Vec<Finding> {
                                         .and_then(|x| x.prefix_lists.get(name))
                                         .map(|l| l.join(" / "))
                                         .unwrap_or_default();
-                                    if lines.is_empty() { p.clone() } else { format!("{p} ({lines})") }
+                                    if lines.is_empty() {
+                                        p.clone()
+                                    } else {
+                                        format!("{p} ({lines})")
+                                    }
                                 })
                                 .collect();
                             out.push(Finding::on(
@@ -698,7 +780,10 @@ fn advertisement(cx: &Ctx) -> Vec<Finding> {
             }
             if c.ospf.is_some()
                 && c.ospf_area(&a.iface, a.net).is_none()
-                && !c.ospf.as_ref().is_some_and(|o| o.originates.iter().any(|x| x.contains("connected")))
+                && !c
+                    .ospf
+                    .as_ref()
+                    .is_some_and(|o| o.originates.iter().any(|x| x.contains("connected")))
                 && all_lack
             {
                 out.push(Finding::on(
@@ -752,7 +837,7 @@ fn null_routes(cx: &Ctx) -> Vec<Finding> {
                     r.line
                 ),
                 format!("delete the route: ip route del {} on {} (and its `ip route` in FRR)", r.dest, node.name),
-            ));
+            ).affecting([*host]));
         }
     }
     out

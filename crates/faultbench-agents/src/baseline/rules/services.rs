@@ -83,7 +83,8 @@ pub fn open_services(cx: &Ctx) -> Vec<String> {
 
 fn dns(cx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut by_server: BTreeMap<Ipv4Addr, Vec<&crate::baseline::gather::DnsQuery>> = BTreeMap::new();
+    let mut by_server: BTreeMap<Ipv4Addr, Vec<&crate::baseline::gather::DnsQuery>> =
+        BTreeMap::new();
     for q in &cx.obs.dns {
         by_server.entry(q.server).or_default().push(q);
     }
@@ -175,7 +176,8 @@ fn dns(cx: &Ctx) -> Vec<Finding> {
                     .iter()
                     .filter(|(ip, o)| {
                         *ip != a
-                            && o.iter().any(|x| cx.model.is_end(&x.device) && x.net.contains(*a))
+                            && o.iter()
+                                .any(|x| cx.model.is_end(&x.device) && x.net.contains(*a))
                             && typo_distance(&ip.to_string(), &a.to_string()) <= 2
                     })
                     .filter_map(|(_, o)| o.first())
