@@ -109,6 +109,8 @@ pub enum Stage {
     Injection,
     /// Running `[POST-INJECT-CHECK]`.
     Verification,
+    /// Running the `[FIX]` commands and waiting for the baseline again (with `revert`).
+    Revert,
     /// Tearing the lab down.
     Teardown,
     /// Every stage completed.
@@ -130,6 +132,10 @@ pub struct CheckOptions {
     pub injection_timeout: Duration,
     /// Retry of `[POST-INJECT-CHECK]`.
     pub verify: RetryPolicy,
+    /// After the fault took, also run the `[FIX]` commands (as the benchmark does to reuse a
+    /// lab warm) and require the healthy baseline to hold again within `baseline_deadline`.
+    #[serde(default)]
+    pub revert: bool,
 }
 
 impl Default for CheckOptions {
@@ -143,6 +149,7 @@ impl Default for CheckOptions {
             probe_timeout: Duration::from_secs(10),
             injection_timeout: Duration::from_secs(30),
             verify: RetryPolicy::default(),
+            revert: false,
         }
     }
 }
@@ -390,14 +397,20 @@ async fn run_on_lab(
     let (passed, attempts, reason) = (verified.passed(), verified.attempts, verified.reason());
     report.verification = Some(verified);
     if passed {
-        report.stop(
-            Stage::Done,
-            CheckOutcome::Passed,
-            format!(
-                "baseline holds ({total} probes), injection applied, {} check(s) hold after {attempts} round(s)",
-                checks.len()
-            ),
+        let mut summary = format!(
+            "baseline holds ({total} probes), injection applied, {} check(s) hold after {attempts} round(s)",
+            checks.len()
         );
+        if opts.revert {
+            match revert(lab, baseline, scenario, opts).await {
+                Ok(n) => summary.push_str(&format!(", {n} [FIX] command(s) restore the baseline")),
+                Err(why) => {
+                    report.stop(Stage::Revert, CheckOutcome::Failed, why);
+                    return;
+                }
+            }
+        }
+        report.stop(Stage::Done, CheckOutcome::Passed, summary);
     } else {
         report.stop(
             Stage::Verification,
@@ -407,6 +420,63 @@ async fn run_on_lab(
                 reason.unwrap_or_default()
             ),
         );
+    }
+}
+
+/// Runs the scenario's `[FIX]` commands the way the benchmark's warm-lab revert does, then waits
+/// for the baseline. Returns the number of commands run.
+async fn revert(
+    lab: &dyn Lab,
+    baseline: &Baseline,
+    scenario: &dyn Scenario,
+    opts: &CheckOptions,
+) -> Result<usize, String> {
+    let fix = scenario
+        .fix()
+        .ok_or("the scenario has no [FIX] to revert with")?;
+    let injected: Vec<String> = scenario
+        .injection()
+        .devices()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let commands = crate::pipeline::revert_commands(fix, &lab.devices(), &injected);
+    if commands.is_empty() {
+        return Err(
+            "[FIX] holds no command the harness can run (`cmd` in backticks, then `on <device>`)"
+                .into(),
+        );
+    }
+    for c in &commands {
+        let out = lab
+            .exec(
+                &c.device,
+                &crate::emulator::Command::shell(c.command.clone()),
+                opts.injection_timeout,
+            )
+            .await
+            .map_err(|e| format!("[FIX] `{}` on {}: {e}", c.command, c.device))?;
+        if out.timed_out {
+            return Err(format!("[FIX] `{}` on {} timed out", c.command, c.device));
+        }
+    }
+    let base = wait_for_baseline(
+        lab,
+        baseline,
+        opts.baseline_deadline,
+        opts.baseline_interval,
+        opts.probe_timeout,
+    )
+    .await;
+    if base.passed() {
+        Ok(commands.len())
+    } else {
+        Err(format!(
+            "baseline did not come back within {:.0} s after the {} [FIX] command(s): {}",
+            opts.baseline_deadline.as_secs_f64(),
+            commands.len(),
+            base.failures().join("; ")
+        ))
     }
 }
 

@@ -51,6 +51,10 @@ pub struct CheckArgs {
     /// Seconds the post-injection checks may take to hold (retried every second).
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     pub verify_timeout: u64,
+    /// After a fault took, also run the scenario's `[FIX]` commands (as the benchmark does to
+    /// reuse a lab) and require the healthy baseline to come back.
+    #[arg(long)]
+    pub revert: bool,
     /// Also write every report as JSON to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -90,6 +94,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             deadline: Duration::from_secs(args.verify_timeout),
             ..RetryPolicy::default()
         },
+        revert: args.revert,
         ..CheckOptions::default()
     };
 
