@@ -25,6 +25,125 @@ pub enum Symptom {
     Routing,
 }
 
+/// A cause the ticket asserts (which the evidence may contradict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mechanism {
+    /// A link, cable, port or interface is down.
+    LinkDown,
+    /// A daemon or device crashed or stopped.
+    DaemonCrash,
+    /// A routing session or adjacency is down or flapping.
+    Session,
+    /// A firewall, ACL or filter blocks traffic.
+    Filter,
+    /// An MTU problem.
+    Mtu,
+    /// A routing loop.
+    Loop,
+    /// An address conflict or wrong address/netmask.
+    Address,
+    /// A wrong or dead gateway.
+    Gateway,
+    /// DNS is broken.
+    Dns,
+}
+
+impl Mechanism {
+    /// How the report names it.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Mechanism::LinkDown => "a link or interface being down",
+            Mechanism::DaemonCrash => "a crashed or stopped daemon",
+            Mechanism::Session => "a routing session being down",
+            Mechanism::Filter => "a firewall/ACL blocking traffic",
+            Mechanism::Mtu => "an MTU problem",
+            Mechanism::Loop => "a routing loop",
+            Mechanism::Address => "an address conflict or wrong address",
+            Mechanism::Gateway => "a gateway problem",
+            Mechanism::Dns => "a DNS failure",
+        }
+    }
+}
+
+const MECHANISM_WORDS: &[(Mechanism, &[&str])] = &[
+    (
+        Mechanism::LinkDown,
+        &[
+            "link down",
+            "link is down",
+            "link failure",
+            "link went down",
+            "cable",
+            "unplugged",
+            "interface down",
+            "interface is down",
+            "port down",
+            "port is down",
+            "shut down",
+            "shutdown",
+            "link dead",
+            "link is dead",
+        ],
+    ),
+    (
+        Mechanism::DaemonCrash,
+        &[
+            "crash",
+            "daemon",
+            "died",
+            "dead process",
+            "process",
+            "restart",
+            "stopped running",
+        ],
+    ),
+    (
+        Mechanism::Session,
+        &[
+            "session",
+            "peering",
+            "adjacency",
+            "flap",
+            "neighbor down",
+            "neighbour down",
+        ],
+    ),
+    (
+        Mechanism::Filter,
+        &[
+            "firewall",
+            "acl",
+            "access list",
+            "access-list",
+            "filter",
+            "blocked",
+            "blocking",
+            "iptables",
+        ],
+    ),
+    (
+        Mechanism::Mtu,
+        &["mtu", "fragment", "jumbo", "large packet", "full-size"],
+    ),
+    (Mechanism::Loop, &["loop"]),
+    (
+        Mechanism::Address,
+        &[
+            "duplicate",
+            "conflict",
+            "netmask",
+            "subnet mask",
+            "same ip",
+            "same address",
+        ],
+    ),
+    (Mechanism::Gateway, &["gateway"]),
+    (
+        Mechanism::Dns,
+        &["dns", "resolv", "name lookup", "nxdomain"],
+    ),
+];
+
 /// What a ticket claims, in checkable form.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Claims {
@@ -40,6 +159,8 @@ pub struct Claims {
     pub domains: BTreeSet<String>,
     /// Symptom kinds reported.
     pub symptoms: BTreeSet<Symptom>,
+    /// Causes the ticket asserts.
+    pub mechanisms: BTreeSet<Mechanism>,
 }
 
 static IPV4: LazyLock<Regex> =
@@ -192,6 +313,11 @@ impl Claims {
         if !c.domains.is_empty() {
             c.symptoms.insert(Symptom::Dns);
         }
+        for (kind, words) in MECHANISM_WORDS {
+            if words.iter().any(|w| lower.contains(w)) {
+                c.mechanisms.insert(*kind);
+            }
+        }
         c
     }
 
@@ -225,6 +351,19 @@ mod tests {
         assert!(c.symptoms.contains(&Symptom::Connectivity));
         assert!(c.symptoms.contains(&Symptom::Dns));
         assert_eq!(c.identifier_count(), 6);
+        assert!(c.mechanisms.is_empty());
+        let blame = Claims::extract(
+            "r1 crashed and the BGP session keeps flapping; maybe the firewall?",
+            &topo,
+        );
+        assert_eq!(
+            blame.mechanisms.iter().copied().collect::<Vec<_>>(),
+            vec![
+                Mechanism::DaemonCrash,
+                Mechanism::Session,
+                Mechanism::Filter
+            ]
+        );
         let vague = Claims::extract("Sorry, the internet feels slow sometimes?", &topo);
         assert_eq!(vague.identifier_count(), 0);
         assert!(vague.symptoms.contains(&Symptom::Performance));

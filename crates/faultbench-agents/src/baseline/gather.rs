@@ -163,6 +163,10 @@ pub struct RouterState {
     pub frr_down: bool,
     /// The running configuration.
     pub config: Option<Config>,
+    /// Its text.
+    pub running: Option<String>,
+    /// `/etc/frr/frr.conf` as saved on the router (where it keeps one).
+    pub saved: Option<String>,
     /// OSPF neighbours (`None`: not asked, or ospfd not running).
     pub ospf: Option<Vec<OspfNeighbor>>,
     /// ospfd answered "not running".
@@ -422,8 +426,33 @@ pub async fn control_plane(p: &mut Prober, obs: &mut Observations, model: &Model
         if ask("ripd", cfg.rip.is_some()) {
             queries.push((r.clone(), "show ip rip status"));
         }
+        if cfg.understood {
+            st.running = Some(a.text.clone());
+        }
         st.config = cfg.understood.then_some(cfg);
         states.insert(r.clone(), st);
+    }
+    // The saved configurations, to see what changed at run time.
+    let with_file: Vec<String> = states
+        .iter()
+        .filter(|(r, st)| st.running.is_some() && model.facts(r).is_some_and(|f| f.has_frr_conf))
+        .map(|(r, _)| r.clone())
+        .collect();
+    let reqs = with_file
+        .iter()
+        .map(|r| {
+            (
+                "cat_file",
+                json!({"host_name": r, "file_path": "/etc/frr/frr.conf"}),
+            )
+        })
+        .collect();
+    for (r, a) in with_file.iter().zip(p.call_many(reqs).await) {
+        if let (Some(a), Some(st)) = (a, states.get_mut(r))
+            && !a.failed
+        {
+            st.saved = Some(a.text);
+        }
     }
     let reqs = queries
         .iter()
@@ -664,26 +693,25 @@ pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, cla
             }
         }
     }
-    let name = claims
-        .domains
-        .iter()
-        .next()
-        .cloned()
-        .unwrap_or_else(|| "localhost".to_string());
+    // The ticket's names (a few), else a name any server answers for (or refuses).
+    let mut names: Vec<String> = claims.domains.iter().take(4).cloned().collect();
+    if names.is_empty() {
+        names.push("localhost".to_string());
+    }
     let mut jobs: Vec<(String, String)> = Vec::new();
     let mut meta: Vec<(String, Ipv4Addr)> = Vec::new();
     for (server, clients) in &per_server {
         for client in clients.iter().take(4) {
-            jobs.push((
-                client.clone(),
-                format!(
-                    "dig +time=2 +tries=1 @{server} {name} A 2>&1 | grep -E 'status:|timed out|no servers|^[^;].*[[:space:]]A[[:space:]]' | head -8"
-                ),
-            ));
+            let script = format!(
+                "dig_one() {{ echo \"@@dns $1\"; dig +time=2 +tries=1 @{server} \"$1\" A 2>&1 | grep -E 'status:|timed out|no servers|^[^;].*[[:space:]]A[[:space:]]' | head -6; }}; for n in {}; do dig_one $n; done",
+                names.join(" ")
+            );
+            jobs.push((client.clone(), script));
             meta.push((client.clone(), *server));
         }
         obs.checked.push(format!(
-            "DNS queries for {name} to {server} from {}",
+            "DNS queries for {} to {server} from {}",
+            names.join(", "),
             clients
                 .iter()
                 .take(4)
@@ -695,13 +723,16 @@ pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, cla
     let answers = p.shells(jobs).await;
     for ((client, server), a) in meta.into_iter().zip(answers) {
         let Some(a) = a else { continue };
-        obs.dns.push(DnsQuery {
-            client,
-            server,
-            name: name.clone(),
-            status: dns_status(&a.text),
-            answers: dns_answers(&a.text),
-        });
+        for block in a.text.split("@@dns ").skip(1) {
+            let (name, rest) = block.split_once('\n').unwrap_or((block, ""));
+            obs.dns.push(DnsQuery {
+                client: client.clone(),
+                server,
+                name: name.trim().to_string(),
+                status: dns_status(rest),
+                answers: dns_answers(rest),
+            });
+        }
     }
     // HTTP: the ticket's names (and web servers it names), from a host the ticket names or
     // the first end host.

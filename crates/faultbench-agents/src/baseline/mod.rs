@@ -32,6 +32,7 @@ mod claims;
 mod filter;
 mod frr;
 mod gather;
+mod health;
 mod ip4;
 mod lan;
 mod path;
@@ -41,7 +42,7 @@ mod rules;
 mod topo;
 mod verdict;
 
-pub use claims::{Claims, Symptom};
+pub use claims::{Claims, Mechanism, Symptom};
 pub use rules::Finding;
 pub use topo::{Role, Topology};
 

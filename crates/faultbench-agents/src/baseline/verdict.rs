@@ -9,11 +9,10 @@
 //! the paper finds agents lack — plus the weak observations that do not break anything.
 
 use super::claims::{Claims, Symptom};
-use super::rules::paths::Report;
+use super::rules::paths::{Report, expected_reachable};
 use super::rules::{Ctx, Finding};
 use super::topo::Role;
 use faultbench_core::Diagnosis;
-use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
 /// Builds the diagnosis.
@@ -58,14 +57,23 @@ pub fn verdict(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
         ),
     };
     text += &format!("Evidence: {}. ", evidence.join("; "));
+    let working = super::health::protocol_facts(cx);
+    if !working.is_empty() {
+        text += &format!("Still working: {}. ", working.join("; "));
+    }
     let cleared = cleared(cx, findings, &devices);
     if !cleared.is_empty() {
         text += &format!(
-            "The ticket points at {}, which {} checked directly and {} healthy (not the cause). ",
+            "The ticket points at {}, which {} checked directly and {} healthy (not the cause): {}. ",
             cleared.join(", "),
             if cleared.len() == 1 { "was" } else { "were" },
-            if cleared.len() == 1 { "is" } else { "are" }
+            if cleared.len() == 1 { "is" } else { "are" },
+            super::health::device_notes(cx, &cleared).join("; ")
         );
+    }
+    let rebut = super::health::rebuttals(cx, findings);
+    if !rebut.is_empty() {
+        text += &format!("Contrary to the ticket, {}. ", rebut.join("; "));
     }
     text += &format!("Checks performed: {}. ", cx.obs.checked.join("; "));
     text += &format!("Fix: {}, then re-run the reachability test.", lead.fix);
@@ -101,20 +109,29 @@ fn cleared(cx: &Ctx, findings: &[Finding], blamed: &[String]) -> Vec<String> {
 
 fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
     let mut ok: Vec<String> = Vec::new();
-    let pings = cx.obs.pings.len()
-        + cx.obs
-            .reach
-            .iter()
-            .filter(|(_, _, ip, _)| ip.is_some())
-            .count();
-    if pings > 0 {
+    let expected: Vec<bool> = cx
+        .obs
+        .pings
+        .iter()
+        .filter(|p| expected_reachable(cx, p.dst))
+        .map(|p| p.ok())
+        .chain(
+            cx.obs
+                .reach
+                .iter()
+                .filter(|(_, _, ip, _)| ip.is_some())
+                .map(|(_, _, _, st)| st == "ok"),
+        )
+        .collect();
+    if !expected.is_empty() {
         let policy = report.by_policy.len();
+        let answered = expected.iter().filter(|x| **x).count();
         ok.push(if policy == 0 {
-            format!("all {pings} tested host and gateway pings answer with 0% loss")
+            format!("{answered} of {} tested host and gateway pings answer with 0% loss", expected.len())
         } else {
             format!(
-                "{} of {pings} tested pings answer; the {policy} others are stopped by a deliberate access policy ({})",
-                pings - policy,
+                "{answered} of {} tested pings answer; the {policy} others are stopped by a deliberate access policy ({})",
+                expected.len(),
                 report.by_policy.first().cloned().unwrap_or_default()
             )
         });
@@ -131,27 +148,7 @@ fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
             routers.join(", ")
         ));
     }
-    let (mut ospf, mut bgp, mut rip) = (0, 0, 0);
-    for st in cx.obs.routers.values() {
-        ospf += st
-            .ospf
-            .as_ref()
-            .map_or(0, |n| n.iter().filter(|x| x.up()).count());
-        bgp += st
-            .bgp
-            .as_ref()
-            .map_or(0, |s| s.iter().filter(|x| x.up).count());
-        rip += st.rip.as_ref().map_or(0, |r| r.sources.len());
-    }
-    if ospf > 0 {
-        ok.push(format!("{ospf} OSPF adjacencies are Full"));
-    }
-    if bgp > 0 {
-        ok.push(format!("{bgp} BGP sessions are Established"));
-    }
-    if rip > 0 {
-        ok.push(format!("RIP updates are heard from {rip} neighbours"));
-    }
+    ok.extend(super::health::protocol_facts(cx));
     if findings.iter().all(|f| f.weight < 2) {
         ok.push("no used interface is down and every host's address, netmask and gateway agree with its LAN".into());
     }
@@ -170,16 +167,22 @@ fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
         "No fault found: the network is healthy and the reported problem does not reproduce. The ticket reported {claims}; each checkable claim was tested directly. Healthy: {}. ",
         ok.join("; ")
     );
-    let outside: Vec<String> = cx
+    let rebut = super::health::rebuttals(cx, findings);
+    if !rebut.is_empty() {
+        text += &format!("Contrary to the ticket, {}. ", rebut.join("; "));
+    }
+    let (outside, transit): (Vec<String>, Vec<String>) = cx
         .claims
         .addresses
         .iter()
-        .filter(|a| {
-            a.parse::<Ipv4Addr>()
-                .is_ok_and(|ip| !cx.model.owners.contains_key(&ip))
-        })
-        .cloned()
-        .collect();
+        .filter_map(|a| a.parse::<Ipv4Addr>().ok())
+        .filter(|ip| !expected_reachable(cx, *ip))
+        .map(|ip| ip.to_string())
+        .partition(|a| {
+            !cx.model
+                .owners
+                .contains_key(&a.parse::<Ipv4Addr>().expect("parsed"))
+        });
     if !outside.is_empty() {
         text += &format!(
             "{} {} not an address of any device in this lab. ",
@@ -187,20 +190,33 @@ fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
             if outside.len() == 1 { "is" } else { "are" }
         );
     }
-    let named: BTreeSet<&str> = cx
+    if !transit.is_empty() {
+        text += &format!(
+            "{} {} a router address on a transit link, which end hosts are not expected to reach (transit links are not advertised to the LANs). ",
+            transit.join(", "),
+            if transit.len() == 1 { "is" } else { "are" }
+        );
+    }
+    let named: Vec<String> = cx
         .claims
         .devices
         .iter()
-        .map(String::as_str)
         .filter(|d| cx.model.facts(d).is_some())
+        .cloned()
         .collect();
     if !named.is_empty() {
         text += &format!(
-            "The devices the ticket names ({}) were inspected and show nothing wrong. ",
-            named.into_iter().collect::<Vec<_>>().join(", ")
+            "The devices the ticket names ({}) were inspected and show nothing wrong: {}. ",
+            named.join(", "),
+            super::health::device_notes(cx, &named).join("; ")
         );
     }
-    let weak: Vec<&str> = findings.iter().map(|f| f.what.as_str()).take(4).collect();
+    let weak: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.weight >= 2)
+        .map(|f| f.what.as_str())
+        .take(3)
+        .collect();
     if !weak.is_empty() {
         text += &format!(
             "Observations that do not break traffic on their own: {}. ",

@@ -14,6 +14,7 @@
 //!   nothing we tested, an address reused on separate LANs).
 
 pub mod addressing;
+pub mod drift;
 pub mod links;
 pub mod paths;
 pub mod routing;
@@ -90,6 +91,7 @@ pub fn static_findings(cx: &Ctx) -> Vec<Finding> {
     out.extend(addressing::findings(cx));
     out.extend(routing::findings(cx));
     out.extend(services::findings(cx));
+    out.extend(drift::findings(cx));
     dedup(out)
 }
 

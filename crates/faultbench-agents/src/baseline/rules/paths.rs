@@ -25,15 +25,31 @@ pub struct Report {
     pub unexplained: Vec<(String, Ipv4Addr)>,
 }
 
+/// Whether end hosts are expected to reach `ip`: a lab address on a LAN (a domain with end
+/// hosts). Addresses outside the lab (no Internet) and router addresses on transit links
+/// (often not advertised) fail by design in many networks.
+pub fn expected_reachable(cx: &Ctx, ip: Ipv4Addr) -> bool {
+    cx.model.owners.get(&ip).is_some_and(|owners| {
+        owners.iter().any(|a| {
+            cx.model.is_end(&a.device)
+                || cx.model.domain(&a.device, &a.iface).is_some_and(|d| {
+                    cx.model
+                        .domains
+                        .get(&d)
+                        .is_some_and(|atts| atts.iter().any(|x| cx.model.is_end(&x.device)))
+                })
+        })
+    })
+}
+
 /// All failing (source device, destination address) pairs, sweep and `get_reachability`.
 pub fn failing_pairs(cx: &Ctx) -> Vec<(String, Ipv4Addr, bool)> {
     let mut out: Vec<(String, Ipv4Addr, bool)> = Vec::new();
-    // Addresses outside the lab fail by design (no Internet); only lab addresses count.
     for p in cx
         .obs
         .pings
         .iter()
-        .filter(|p| !p.ok() && cx.model.owners.contains_key(&p.dst))
+        .filter(|p| !p.ok() && expected_reachable(cx, p.dst))
     {
         out.push((p.src.clone(), p.dst, p.dead()));
     }

@@ -12,7 +12,7 @@ use crate::baseline::ip4::Net;
 use crate::baseline::lan::Attachment;
 use crate::baseline::probe::RouteKind;
 use crate::baseline::topo::Role;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
 /// The findings of this family.
@@ -272,8 +272,14 @@ fn ospf_links(cx: &Ctx) -> Vec<Finding> {
         }
         match (&aa, &ab) {
             (Some(x), Some(y)) if area_id(x) != area_id(y) => {
-                let odd_a = !other_areas(cx, ca, a).contains(&area_id(x));
-                let odd_b = !other_areas(cx, cb, b).contains(&area_id(y));
+                let moved = |e: &Attachment| {
+                    super::drift::touches(cx, &e.device, &["router ospf |", "area"])
+                };
+                let (mut odd_a, mut odd_b) = (moved(a), moved(b));
+                if odd_a == odd_b {
+                    odd_a = !other_areas(cx, ca, a).contains(&area_id(x));
+                    odd_b = !other_areas(cx, cb, b).contains(&area_id(y));
+                }
                 let blame: Vec<(&Attachment, &String)> = match (odd_a, odd_b) {
                     (true, false) => vec![(a, x)],
                     (false, true) => vec![(b, y)],
@@ -320,29 +326,46 @@ fn ospf_links(cx: &Ctx) -> Vec<Finding> {
             let vb = cb.iface_value(&b.iface, &["ip", "ospf", key]);
             let norm = |v: &Option<String>| v.clone().unwrap_or_else(|| default.to_string());
             if norm(&va) != norm(&vb) {
-                diffs.push((key, va, vb));
+                diffs.push((key, default, va, vb));
             }
         }
         if !diffs.is_empty() {
-            for (key, va, vb) in diffs {
-                let (me, v) = match (&va, &vb) {
-                    (Some(v), None) => (a, v.clone()),
-                    (None, Some(v)) => (b, v.clone()),
-                    (Some(v), Some(_)) => (a, v.clone()),
-                    (None, None) => continue,
+            for (key, default, va, vb) in diffs {
+                let me = odd_side(cx, (a, &va), (b, &vb), key, default);
+                let (mine, theirs, other) = if std::ptr::eq(me, a) {
+                    (&va, &vb, b)
+                } else {
+                    (&vb, &va, a)
                 };
-                let other_v = if std::ptr::eq(me, a) { vb } else { va };
+                let show = |v: &Option<String>| {
+                    v.clone().unwrap_or_else(|| {
+                        format!(
+                            "the default ({})",
+                            if default.is_empty() {
+                                "4 x hello"
+                            } else {
+                                default
+                            }
+                        )
+                    })
+                };
                 out.push(Finding::on(
                     &me.device,
                     3,
                     format!(
-                        "OSPF timer mismatch on {link}: {} sets ip ospf {key} {v} on {} while {} uses {}; hello/dead intervals must match, so the adjacency is down",
+                        "OSPF timer/network-type mismatch on {link}: {} {} has ip ospf {key} {} while {} uses {}; both ends must agree, so the adjacency is down",
                         me.device,
                         me.iface,
-                        if std::ptr::eq(me, a) { &b.device } else { &a.device },
-                        other_v.unwrap_or_else(|| "the default".into())
+                        show(mine),
+                        other.device,
+                        show(theirs)
                     ),
-                    format!("remove `ip ospf {key} {v}` from {} {}", me.device, me.iface),
+                    format!(
+                        "set ip ospf {key} on {} {} back to {}",
+                        me.device,
+                        me.iface,
+                        theirs.clone().unwrap_or_else(|| "the default".into())
+                    ),
                 ));
             }
             continue;
@@ -357,6 +380,54 @@ fn ospf_links(cx: &Ctx) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// Which end of a link changed an interface setting: the one whose running configuration
+/// drifted from its saved file on that statement; else the one that disagrees with how
+/// most OSPF interfaces of the network are set; else the one with a non-default value.
+fn odd_side<'a>(
+    cx: &Ctx,
+    (a, va): (&'a Attachment, &Option<String>),
+    (b, vb): (&'a Attachment, &Option<String>),
+    key: &str,
+    default: &str,
+) -> &'a Attachment {
+    let moved = |x: &Attachment| {
+        super::drift::touches(cx, &x.device, &[&format!("interface {} |", x.iface), key])
+    };
+    match (moved(a), moved(b)) {
+        (true, false) => return a,
+        (false, true) => return b,
+        _ => {}
+    }
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for (x, y) in router_links(cx) {
+        for end in [x, y] {
+            if let Some(c) = cfg(cx, &end.device)
+                && c.ospf_area(&end.iface, end.net).is_some()
+            {
+                let v = c
+                    .iface_value(&end.iface, &["ip", "ospf", key])
+                    .unwrap_or_else(|| default.to_string());
+                *counts.entry(v).or_default() += 1;
+            }
+        }
+    }
+    let best = counts.values().copied().max().unwrap_or(0);
+    let usual: Vec<&String> = counts
+        .iter()
+        .filter(|(_, c)| **c == best)
+        .map(|(v, _)| v)
+        .collect();
+    if let [usual] = usual.as_slice() {
+        let norm = |v: &Option<String>| v.clone().unwrap_or_else(|| default.to_string());
+        match (norm(va) == **usual, norm(vb) == **usual) {
+            (false, true) => return a,
+            (true, false) => return b,
+            _ => {}
+        }
+    }
+    if va.is_none() && vb.is_some() { b } else { a }
 }
 
 fn rip_links(cx: &Ctx) -> Vec<Finding> {
@@ -376,7 +447,7 @@ fn rip_links(cx: &Ctx) -> Vec<Finding> {
         })
         .collect();
     let majority = {
-        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+        let mut counts: BTreeMap<&str, usize> = Default::default();
         for (_, v) in &versions {
             *counts.entry(v.as_str()).or_default() += 1;
         }

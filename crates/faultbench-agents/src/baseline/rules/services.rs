@@ -93,8 +93,24 @@ fn dns(cx: &Ctx) -> Vec<Finding> {
             continue;
         };
         let s = owner.device.as_str();
-        let failed: Vec<&&crate::baseline::gather::DnsQuery> =
-            qs.iter().filter(|q| q.status == "timeout").collect();
+        // A resolver the client cannot reach at all is a routing symptom, not a DNS fault.
+        let reachable = |client: &str| {
+            let pinged_bad = cx
+                .obs
+                .pings
+                .iter()
+                .any(|p| p.src == client && p.dst == server && !p.ok());
+            let walk_ok = {
+                let (there, back) = crate::baseline::path::round_trip(cx.model, client, server);
+                there.stop == crate::baseline::path::Stop::Delivered
+                    && back.is_some_and(|b| b.stop == crate::baseline::path::Stop::Delivered)
+            };
+            !pinged_bad && walk_ok
+        };
+        let failed: Vec<&&crate::baseline::gather::DnsQuery> = qs
+            .iter()
+            .filter(|q| q.status == "timeout" && reachable(&q.client))
+            .collect();
         if !failed.is_empty() {
             let sf = cx.model.facts(s);
             let listening = sf.is_some_and(|f| f.listens(53));
@@ -163,10 +179,31 @@ fn dns(cx: &Ctx) -> Vec<Finding> {
                 )),
             }
         }
-        // Answers that point at nobody.
+        // Answers that point at nobody, or at another device than the one the name names.
+        let mut seen_names = std::collections::BTreeSet::new();
         for q in qs.iter().filter(|q| q.status == "NOERROR") {
+            if !seen_names.insert(q.name.clone()) {
+                continue;
+            }
             for a in &q.answers {
-                if cx.model.owners.contains_key(a) {
+                if let Some(holder) = cx.model.owners.get(a).and_then(|o| o.first()) {
+                    if let Some(named) = named_device(cx, &q.name)
+                        && named != holder.device
+                        && let Some(right) = cx.model.primary_addr(&named)
+                    {
+                        out.push(Finding::on(
+                            s,
+                            3,
+                            format!(
+                                "wrong DNS record on {s}: {} resolves to {a}, the address of {}, while {named} (the server the name refers to) has {} (stale zone data served by named)",
+                                q.name, holder.device, right.addr
+                            ),
+                            format!(
+                                "correct the A record of {} to {} in the zone on {s} and reload named (rndc reload)",
+                                q.name, right.addr
+                            ),
+                        ));
+                    }
                     continue;
                 }
                 // A server one typo away from the record is the one that was renumbered.
@@ -206,6 +243,44 @@ fn dns(cx: &Ctx) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The device a host name refers to: `web1.local` → `web_server_1` (same word stem and the
+/// same number), when exactly one device matches.
+fn named_device(cx: &Ctx, name: &str) -> Option<String> {
+    let label = name.split('.').next()?.to_ascii_lowercase();
+    let stem: String = label
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    let num: String = label
+        .chars()
+        .skip_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    if stem.len() < 2 || num.is_empty() || !num.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let hits: Vec<&String> = cx
+        .model
+        .nodes
+        .keys()
+        .filter(|d| {
+            let words: Vec<String> = d
+                .to_ascii_lowercase()
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .map(str::to_string)
+                .collect();
+            let last_num = words
+                .iter()
+                .rev()
+                .find(|w| w.chars().all(|c| c.is_ascii_digit()));
+            **d == label || (words.first().is_some_and(|w| *w == stem) && last_num == Some(&num))
+        })
+        .collect();
+    match hits.as_slice() {
+        [one] => Some((*one).clone()),
+        _ => None,
+    }
 }
 
 /// Edit distance between two short strings.
