@@ -274,7 +274,7 @@ pub(crate) async fn wait_settled(
 ) -> Readiness {
     let started = Instant::now();
     // Every poll costs the daemons some work: poll large labs less often.
-    let poll = Duration::from_millis(100 + 5 * watched.len() as u64);
+    let poll = Duration::from_millis(50 + 5 * watched.len() as u64);
     let mut last_fp: Option<String> = None;
     let mut stable_since = Instant::now();
     loop {
