@@ -107,7 +107,10 @@ pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
             for m in &r.killed {
                 println!("killed stray device process {m}");
             }
-            if r.removed.is_empty() && r.killed.is_empty() {
+            for s in &r.shim_state {
+                println!("removed emulation state {} ({})", s.folder.display(), s.why);
+            }
+            if r.removed.is_empty() && r.killed.is_empty() && r.shim_state.is_empty() {
                 println!("nothing to collect");
             }
             Ok(ExitCode::SUCCESS)

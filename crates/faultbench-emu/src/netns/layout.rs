@@ -8,6 +8,7 @@
 //! | `/usr` (and the `/bin`, `/lib`… links) | the host's, read-only |
 //! | `/usr/local/sbin` | the lab's shim directory (service control, kernel emulations), read-only |
 //! | `/etc`, `/var` | overlays: the device tree's files over the lab image layer over the host's; writes stay in the device |
+//! | `/var/log` | a fresh tmpfs (with `frr/`, `apache2/`, `nginx/`): logs start empty, the host's never show |
 //! | `/tmp`, `/run`, `/root`, `/home`, `/srv`, `/opt`, `/mnt`, `/media` | empty tmpfs (or the device tree's files, writable) |
 //! | other top-level folders of the device tree | writable overlays of those files |
 //! | `/dev` | a tmpfs with `null`, `zero`, `full`, `random`, `urandom`, `tty`, `net/tun`, its own `pts` and `shm` |
@@ -253,6 +254,26 @@ pub(crate) fn filesystem_ops(fs: &DeviceFs, hostname: &str) -> Result<Vec<Op>, S
         }
         lowers.push(Path::new("/").join(name));
         overlay(&mut ops, name, lowers, 0o755);
+    }
+    // Logs start empty in every device, as in a fresh container: the host's own /var/log (and
+    // whatever FRR or Apache wrote there outside any lab) must not show up inside devices, where
+    // an agent reading logs would take it for the lab's history.
+    ops.push(mount(
+        Some("tmpfs"),
+        at("var/log"),
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some("mode=755".into()),
+    ));
+    for (dir, mode) in [
+        ("var/log/frr", 0o1777),
+        ("var/log/apache2", 0o750),
+        ("var/log/nginx", 0o755),
+    ] {
+        ops.push(Op::Mkdir {
+            path: at(dir),
+            mode,
+        });
     }
     for (name, mode) in FRESH {
         match tree_dir(name) {
