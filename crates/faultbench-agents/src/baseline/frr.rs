@@ -138,10 +138,12 @@ impl Config {
                         c.rip = Some(Rip::default());
                         Sec::Rip
                     }
-                    (Some("router"), Some(other)) => {
+                    (Some("router"), Some(_)) => {
+                        // `router eigrp 100`: the key keeps the process/AS number.
                         c.understood = true;
-                        c.other.insert(other.to_string(), Vec::new());
-                        Sec::Other(other.to_string())
+                        let key = w[1..].join(" ");
+                        c.other.insert(key.clone(), Vec::new());
+                        Sec::Other(key)
                     }
                     (Some("interface"), Some(name)) => {
                         c.understood = true;
@@ -569,7 +571,7 @@ end
         assert!(!c.rip_covers("eth5", Net::parse("192.168.9.1/24").unwrap()));
         assert!(c.rip_passive("eth4"));
         assert_eq!(c.rip.as_ref().unwrap().version.as_deref(), Some("2"));
-        assert!(c.other.contains_key("eigrp"));
+        assert!(c.other.contains_key("eigrp 100"));
         assert_eq!(c.statics, vec!["ip route 10.9.0.0/16 blackhole"]);
         assert_eq!(c.prefix_lists["FROM-AS2"].len(), 1);
         assert!(c.route_maps.contains_key("X"));

@@ -4,7 +4,8 @@
 //! (`show running-config`) should say the same routing things. Lines added or removed at
 //! run time — a `passive-interface`, a timer, a `network` or `neighbor` statement, an `ip
 //! route` — are exactly what a misconfiguration looks like, and name the router and the
-//! component. Only routing statements are compared (not banners, logging or defaults FRR
+//! component. A drift is a fault on its own (weight 3): a healthy lab runs what it booted
+//! with. Only routing statements are compared (not banners, logging or defaults FRR
 //! prints on its own), inside their section (`interface eth5`, `router ospf`, …).
 
 use super::{Ctx, Finding};
@@ -107,7 +108,17 @@ pub fn findings(cx: &Ctx) -> Vec<Finding> {
         if statements(saved).is_empty() {
             continue;
         }
-        let (removed, added) = diff(saved, running);
+        let (mut removed, added) = diff(saved, running);
+        // A daemon that is not running takes its whole section out of the running
+        // configuration: that is the daemon rule's finding, not a configuration change.
+        if let Some(f) = cx.model.facts(r).filter(|f| f.full) {
+            removed.retain(|l| {
+                let proto = l
+                    .strip_prefix("router ")
+                    .and_then(|x| x.split_whitespace().next());
+                proto.is_none_or(|p| f.runs(&format!("{p}d")))
+            });
+        }
         if removed.is_empty() && added.is_empty() {
             continue;
         }
@@ -136,7 +147,7 @@ pub fn findings(cx: &Ctx) -> Vec<Finding> {
         }
         out.push(Finding::on(
             r,
-            2,
+            3,
             format!(
                 "the running FRR configuration of {r} differs from its saved /etc/frr/frr.conf (changed at run time): {}",
                 parts.join("; ")

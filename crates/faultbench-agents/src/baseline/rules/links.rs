@@ -71,6 +71,41 @@ pub fn findings(cx: &Ctx) -> Vec<Finding> {
                 ));
             }
         }
+        // Interfaces that are not cables (SVIs, VLAN sub-interfaces, bonds, bridges, dummy
+        // loopbacks) shut while they carry an address or other ports.
+        for i in f.ifaces.values() {
+            if dev.links.contains_key(&i.name) || i.admin_up {
+                continue;
+            }
+            let members: Vec<&str> = f
+                .ifaces
+                .values()
+                .filter(|m| m.master.as_deref() == Some(&i.name))
+                .map(|m| m.name.as_str())
+                .collect();
+            let what = if !i.addrs.is_empty() {
+                let a: Vec<String> = i.addrs.iter().map(|n| n.to_string()).collect();
+                format!(
+                    "interface {} of {name} ({}) is administratively down, so the subnet it serves is unreachable",
+                    i.name,
+                    a.join(", ")
+                )
+            } else if !members.is_empty() {
+                format!(
+                    "{} of {name} (over {}) is administratively down, so nothing crosses it",
+                    i.name,
+                    members.join(", ")
+                )
+            } else {
+                continue;
+            };
+            out.push(Finding::on(
+                name,
+                3,
+                what,
+                format!("bring it up: ip link set dev {} up on {name}", i.name),
+            ));
+        }
         // Bridge membership: a cabled, unaddressed port left out while its siblings are in.
         let bridged: Vec<&String> = dev
             .links

@@ -24,6 +24,70 @@ pub fn findings(cx: &Ctx) -> Vec<Finding> {
     out.extend(bgp(cx));
     out.extend(advertisement(cx));
     out.extend(null_routes(cx));
+    out.extend(process_numbers(cx));
+    out
+}
+
+/// Protocols whose peers must share a number (`router eigrp 100`): the router whose number
+/// differs from every neighbour running the same protocol.
+fn process_numbers(cx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let numbered = |r: &str, proto: &str| -> Option<String> {
+        cfg(cx, r)?
+            .other
+            .keys()
+            .find_map(|k| k.strip_prefix(&format!("{proto} ")).map(str::to_string))
+    };
+    let mut blamed = BTreeSet::new();
+    for proto in ["eigrp", "isis"] {
+        for (a, b) in router_links(cx) {
+            let (Some(na), Some(nb)) = (numbered(&a.device, proto), numbered(&b.device, proto))
+            else {
+                continue;
+            };
+            if na == nb {
+                continue;
+            }
+            // The odd one: the router whose number none of its other neighbours share.
+            let agrees = |me: &Attachment, n: &str| {
+                router_links(cx)
+                    .into_iter()
+                    .filter_map(|(x, y)| {
+                        if x.device == me.device {
+                            Some(y)
+                        } else if y.device == me.device {
+                            Some(x)
+                        } else {
+                            None
+                        }
+                    })
+                    .filter(|p| numbered(&p.device, proto).as_deref() == Some(n))
+                    .count()
+            };
+            let me = if agrees(a, &na) < agrees(b, &nb) {
+                a
+            } else {
+                b
+            };
+            let (mine, theirs) = if std::ptr::eq(me, a) {
+                (&na, &nb)
+            } else {
+                (&nb, &na)
+            };
+            if blamed.insert(me.device.clone()) {
+                out.push(Finding::on(
+                    &me.device,
+                    3,
+                    format!(
+                        "{} AS/process mismatch: {} runs `router {proto} {mine}` while its neighbour uses `router {proto} {theirs}`, so they never form a neighbourship",
+                        proto.to_ascii_uppercase(),
+                        me.device
+                    ),
+                    format!("configure `router {proto} {theirs}` on {}", me.device),
+                ));
+            }
+        }
+    }
     out
 }
 

@@ -206,8 +206,22 @@ fn dns(cx: &Ctx) -> Vec<Finding> {
                     }
                     continue;
                 }
-                // A server one typo away from the record is the one that was renumbered.
-                let renumbered = cx
+                // The server the name refers to, or the only one a typo away from the record,
+                // is the one that was renumbered.
+                let by_name = named_device(cx, &q.name).and_then(|d| {
+                    let f = cx.model.facts(&d)?;
+                    f.addresses()
+                        .into_iter()
+                        .find(|(_, n)| n.network().contains(*a) || n.contains(*a))
+                        .and_then(|(i, _)| {
+                            cx.model
+                                .owners
+                                .values()
+                                .flatten()
+                                .find(|x| x.device == d && x.iface == i)
+                        })
+                });
+                let near: Vec<&crate::baseline::lan::Attachment> = cx
                     .model
                     .owners
                     .iter()
@@ -218,7 +232,12 @@ fn dns(cx: &Ctx) -> Vec<Finding> {
                             && typo_distance(&ip.to_string(), &a.to_string()) <= 2
                     })
                     .filter_map(|(_, o)| o.first())
-                    .find(|x| x.device != s);
+                    .filter(|x| x.device != s)
+                    .collect();
+                let renumbered = by_name.or(match near.as_slice() {
+                    [one] => Some(*one),
+                    _ => None,
+                });
                 match renumbered {
                     Some(x) => out.push(Finding::on(
                         &x.device,
