@@ -353,21 +353,20 @@ async fn fallback(p: &mut Prober, name: &str, router_hint: bool) -> Option<Facts
     } else {
         Facts::default()
     };
-    if router_hint || f.addresses().len() >= 2 {
-        if let Some(a) = p
+    if (router_hint || f.addresses().len() >= 2)
+        && let Some(a) = p
             .call(
                 "cat_file",
                 json!({"host_name": name, "file_path": "/etc/frr/daemons"}),
             )
             .await
             .filter(|a| !a.failed)
-        {
-            f.enabled_daemons = read::enabled_daemons(&a.text)
-                .into_iter()
-                .filter(|d| d != "staticd")
-                .collect();
-            f.understood |= !f.enabled_daemons.is_empty();
-        }
+    {
+        f.enabled_daemons = read::enabled_daemons(&a.text)
+            .into_iter()
+            .filter(|d| d != "staticd")
+            .collect();
+        f.understood |= !f.enabled_daemons.is_empty();
     }
     f.understood.then_some(f)
 }

@@ -306,7 +306,7 @@ fn gateways(cx: &Ctx) -> Vec<Finding> {
             }
             continue;
         }
-        if siblings.len() >= 1
+        if !siblings.is_empty()
             && siblings.iter().all(|(_, sg)| *sg == g)
             && let Some(rt) = lan_routers.iter().find(|a| a.net.contains(g))
         {

@@ -122,7 +122,7 @@ pub fn corroborate(findings: &mut [Finding], involved: &BTreeSet<String>) {
 /// Removes repeated findings (same device, same text), keeping the heaviest.
 pub fn dedup(mut v: Vec<Finding>) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
-    v.sort_by(|a, b| b.weight.cmp(&a.weight));
+    v.sort_by_key(|f| std::cmp::Reverse(f.weight));
     for f in v {
         if !out.iter().any(|o| o.device == f.device && o.what == f.what) {
             out.push(f);

@@ -619,19 +619,17 @@ fn drops_tcp179(cx: &Ctx, dev: &str, src: Ipv4Addr, dst: Ipv4Addr) -> Option<Str
     let f = cx.model.facts(dev)?;
     let rules = filter::parse(&f.iptables);
     for (chain, s, d) in [("INPUT", src, dst), ("OUTPUT", dst, src)] {
-        for dport in [179u16] {
-            let p = Packet {
-                src: s,
-                dst: d,
-                proto: "tcp",
-                dport: Some(dport),
-                iif: None,
-                oif: None,
-                reply: false,
-            };
-            if let Verdict::Drop(line) = rules.verdict(chain, &p) {
-                return Some(line);
-            }
+        let p = Packet {
+            src: s,
+            dst: d,
+            proto: "tcp",
+            dport: Some(179),
+            iif: None,
+            oif: None,
+            reply: false,
+        };
+        if let Verdict::Drop(line) = rules.verdict(chain, &p) {
+            return Some(line);
         }
     }
     None
