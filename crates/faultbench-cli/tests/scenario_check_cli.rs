@@ -149,3 +149,48 @@ fn a_release_file_passes_and_an_unemulatable_fault_is_unsupported() {
     assert_eq!(reports[1]["stage"], "injection");
     assert!(reports[0]["times"]["deploy_ms"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn share_labs_reuses_one_pristine_lab_for_scenarios_without_injection() {
+    let ds = repo().join("dataset/nika_bgp_Q");
+    let standard = ds.join("cex/simple-bgp-false-premise-interas-mtu-blackhole.txt");
+    let novice = ds.join("novice/simple-bgp-false-premise-interas-mtu-blackhole-novice.txt");
+    let fault = ds.join("base/simple-bgp-pc2-eth0-down.txt");
+    let other = ds.join("cex/simple-bgp-false-premise-pc1-gateway-silent.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let (code, out, err) = check(&[
+        standard.as_os_str(),
+        novice.as_os_str(),
+        fault.as_os_str(),
+        other.as_os_str(),
+        "--share-labs".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let reports: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let reports = reports.as_array().unwrap();
+    let field = |i: usize, k: &str| reports[i][k].clone();
+    let reused: Vec<bool> = (0..4).map(|i| field(i, "reused_lab") == true).collect();
+    // The injecting scenario gets a fresh lab and leaves the shared one untouched for the next.
+    assert_eq!(reused, [false, true, false, true], "{reports:#?}");
+    assert_eq!(field(0, "lab"), field(1, "lab"));
+    assert_eq!(field(0, "lab"), field(3, "lab"));
+    assert_ne!(field(0, "lab"), field(2, "lab"));
+    assert_eq!(field(1, "times")["deploy_ms"], 0, "a reused lab is not deployed");
+    assert!(field(2, "injection").is_object(), "the fault was injected");
+
+    // Every lab, the shared one included, is gone afterwards.
+    let ls = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .args(["lab", "ls"])
+        .output()
+        .unwrap();
+    let ls = String::from_utf8_lossy(&ls.stdout);
+    for i in 0..4 {
+        let name = field(i, "lab");
+        let name = name.as_str().unwrap();
+        assert!(!ls.contains(name), "lab {name} left running:\n{ls}");
+    }
+}

@@ -10,12 +10,15 @@
 //! 3 nothing failed but some scenarios are unsupported on this host; 130 interrupted.
 
 use anyhow::Context;
-use faultbench_core::check::{CheckOptions, CheckOutcome, ScenarioCheck, check_scenario};
+use faultbench_core::check::{
+    CheckOptions, CheckOutcome, ScenarioCheck, SharedLab, check_scenario, check_sharing,
+};
 use faultbench_core::emulator::Emulator;
 use faultbench_core::inject::RetryPolicy;
 use faultbench_core::lab::TopologyResolver;
 use faultbench_core::pipeline::TrackingEmulator;
 use faultbench_core::scenario::{Scenario, ScenarioFile};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -55,6 +58,11 @@ pub struct CheckArgs {
     /// reuse a lab) and require the healthy baseline to come back.
     #[arg(long)]
     pub revert: bool,
+    /// Let scenarios that inject nothing (false premises and their persona rewrites) share a
+    /// lab per job, re-checking its baseline each time, as long as nothing has been injected
+    /// into it; every scenario that injects still gets a fresh lab.
+    #[arg(long)]
+    pub share_labs: bool,
     /// Also write every report as JSON to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -105,35 +113,52 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         emulator.kind()
     );
     let started = Instant::now();
-    let permits = Arc::new(tokio::sync::Semaphore::new(usize::from(args.jobs)));
+    // One worker per job pulls the next file; with --share-labs it keeps a pristine lab
+    // between the no-injection scenarios it checks.
+    let queue = Arc::new(std::sync::Mutex::new(
+        files.into_iter().enumerate().collect::<VecDeque<_>>(),
+    ));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut tasks = tokio::task::JoinSet::new();
-    for (index, file) in files.into_iter().enumerate() {
-        let (emulator, resolver, opts, permits) = (
+    for _ in 0..args.jobs {
+        let (emulator, resolver, opts, queue, tx) = (
             emulator.clone(),
             resolver.clone(),
             opts.clone(),
-            permits.clone(),
+            queue.clone(),
+            tx.clone(),
         );
+        let share = args.share_labs;
         tasks.spawn(async move {
-            let _permit = permits
-                .acquire_owned()
-                .await
-                .expect("semaphore never closes");
-            let stem = file.file_stem().unwrap_or_default().to_string_lossy();
-            eprintln!("  started {stem}");
-            let t = Instant::now();
-            let report = check_file(emulator.as_ref(), &resolver, &file, &opts).await;
-            (index, file, report, t.elapsed())
+            let mut shared: Option<SharedLab> = None;
+            loop {
+                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+                let Some((index, file)) = next else { break };
+                let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+                eprintln!("  started {stem}");
+                let t = Instant::now();
+                let slot = if share { Some(&mut shared) } else { None };
+                let report = check_file(emulator.as_ref(), &resolver, &file, &opts, slot).await;
+                if tx.send((index, file, report, t.elapsed())).is_err() {
+                    break;
+                }
+            }
+            if let Some(lab) = shared {
+                let topology = lab.topology().to_string();
+                if let Err(e) = lab.release().await {
+                    eprintln!("teardown of the shared {topology} lab: {e} (`faultbench lab gc` collects it)");
+                }
+            }
         });
     }
+    drop(tx);
 
     let mut results: Vec<Option<(PathBuf, ScenarioCheck)>> = vec![None; total];
     let mut done = 0;
     let interrupted = loop {
         tokio::select! {
-            next = tasks.join_next() => {
-                let Some(joined) = next else { break false };
-                let (index, file, report, took) = joined.context("a check task panicked")?;
+            next = rx.recv() => {
+                let Some((index, file, report, took)) = next else { break false };
                 done += 1;
                 print_line(done, total, &report, took, args.verbose);
                 results[index] = Some((file, report));
@@ -153,6 +178,9 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
 
+    while let Some(joined) = tasks.join_next().await {
+        joined.context("a check task panicked")?;
+    }
     let reports: Vec<(PathBuf, ScenarioCheck)> = results.into_iter().flatten().collect();
     summarize(&reports, started.elapsed());
     if let Some(path) = &args.json {
@@ -215,6 +243,7 @@ async fn check_file(
     resolver: &TopologyResolver,
     file: &Path,
     opts: &CheckOptions,
+    shared: Option<&mut Option<SharedLab>>,
 ) -> ScenarioCheck {
     let failed = |scenario: String, topology: String, reason: String| ScenarioCheck {
         scenario,
@@ -224,6 +253,7 @@ async fn check_file(
         reason,
         false_premise: false,
         lab: None,
+        reused_lab: false,
         baseline: None,
         injection: None,
         verification: None,
@@ -247,7 +277,10 @@ async fn check_file(
             );
         }
     };
-    check_scenario(emulator, &topology, &scenario, opts).await
+    match shared {
+        Some(slot) => check_sharing(emulator, &topology, &scenario, opts, slot).await,
+        None => check_scenario(emulator, &topology, &scenario, opts).await,
+    }
 }
 
 fn print_line(done: usize, total: usize, r: &ScenarioCheck, took: Duration, verbose: bool) {

@@ -72,6 +72,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod shared;
+pub use shared::{SharedLab, check_sharing};
+
 /// How a scenario check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -243,6 +246,9 @@ pub struct ScenarioCheck {
     pub false_premise: bool,
     /// The lab instance, once deployed.
     pub lab: Option<String>,
+    /// The check ran on a lab an earlier no-injection check had used (see [`check_sharing`]).
+    #[serde(default)]
+    pub reused_lab: bool,
     /// The baseline as it stood when the check moved on (or gave up).
     pub baseline: Option<BaselineReport>,
     /// The injection steps.
@@ -263,6 +269,7 @@ impl ScenarioCheck {
             reason: String::new(),
             false_premise: scenario.injection().is_negative_control(),
             lab: None,
+            reused_lab: false,
             baseline: None,
             injection: None,
             verification: None,
@@ -296,23 +303,9 @@ pub async fn check_scenario(
             return report;
         }
     };
-    let mut request = LabRequest::new(&topology.dir);
-    request.name = opts.lab_name.clone();
-    let t = Instant::now();
-    let lab = match emulator.deploy(&request).await {
-        Ok(lab) => lab,
-        Err(e) => {
-            report.times.deploy_ms = ms(t.elapsed());
-            let outcome = match e {
-                EmuError::Unsupported { .. } => CheckOutcome::UnsupportedOnHost,
-                _ => CheckOutcome::Failed,
-            };
-            report.stop(Stage::Deploy, outcome, format!("deploy: {e}"));
-            return report;
-        }
+    let Some(lab) = deploy(emulator, topology, opts, &mut report).await else {
+        return report;
     };
-    report.times.deploy_ms = ms(t.elapsed());
-    report.lab = Some(lab.name().to_string());
     run_on_lab(&lab, &baseline, scenario, opts, &mut report).await;
     let t = Instant::now();
     let down = lab.teardown().await;
@@ -326,6 +319,34 @@ pub async fn check_scenario(
         report.stop(Stage::Teardown, CheckOutcome::Failed, reason);
     }
     report
+}
+
+/// Deploys `topology` for a check; on failure records why in `report` and returns `None`.
+async fn deploy(
+    emulator: &dyn Emulator,
+    topology: &Topology,
+    opts: &CheckOptions,
+    report: &mut ScenarioCheck,
+) -> Option<Arc<dyn Lab>> {
+    let mut request = LabRequest::new(&topology.dir);
+    request.name = opts.lab_name.clone();
+    let t = Instant::now();
+    let deployed = emulator.deploy(&request).await;
+    report.times.deploy_ms = ms(t.elapsed());
+    match deployed {
+        Ok(lab) => {
+            report.lab = Some(lab.name().to_string());
+            Some(lab)
+        }
+        Err(e) => {
+            let outcome = match e {
+                EmuError::Unsupported { .. } => CheckOutcome::UnsupportedOnHost,
+                _ => CheckOutcome::Failed,
+            };
+            report.stop(Stage::Deploy, outcome, format!("deploy: {e}"));
+            None
+        }
+    }
 }
 
 async fn run_on_lab(
