@@ -28,9 +28,15 @@ async fn main() -> anyhow::Result<()> {
     let record = runner.run(&scenario).await; // status, phases, diagnosis, scores
     runner.shutdown().await; // tears down the lab kept warm for a next run
 
-    println!("status: {}  wall: {:.1} s", record.status, record.wall_seconds);
+    println!(
+        "status: {}  wall: {:.1} s",
+        record.status, record.wall_seconds
+    );
     if let Some(d) = &record.diagnosis {
-        println!("is_anomaly: {:?}  faulty devices: {:?}", d.is_anomaly, d.faulty_devices);
+        println!(
+            "is_anomaly: {:?}  faulty devices: {:?}",
+            d.is_anomaly, d.faulty_devices
+        );
     }
     if let Some(s) = &record.scores {
         println!(
