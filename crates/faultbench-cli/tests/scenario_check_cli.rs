@@ -179,8 +179,17 @@ fn share_labs_reuses_one_pristine_lab_for_scenarios_without_injection() {
     assert_eq!(field(0, "lab"), field(1, "lab"));
     assert_eq!(field(0, "lab"), field(3, "lab"));
     assert_ne!(field(0, "lab"), field(2, "lab"));
-    assert_eq!(field(1, "times")["deploy_ms"], 0, "a reused lab is not deployed");
+    assert_eq!(
+        field(1, "times")["deploy_ms"],
+        0,
+        "a reused lab is not deployed"
+    );
     assert!(field(2, "injection").is_object(), "the fault was injected");
+    assert_eq!(
+        field(2, "file"),
+        fault.display().to_string(),
+        "each report names its file"
+    );
 
     // Every lab, the shared one included, is gone afterwards.
     let ls = Command::new(env!("CARGO_BIN_EXE_faultbench"))

@@ -184,8 +184,18 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let reports: Vec<(PathBuf, ScenarioCheck)> = results.into_iter().flatten().collect();
     summarize(&reports, started.elapsed());
     if let Some(path) = &args.json {
-        let json =
-            serde_json::to_string_pretty(&reports.iter().map(|(_, r)| r).collect::<Vec<_>>())?;
+        // Each report with the file it came from first.
+        let mut list = Vec::with_capacity(reports.len());
+        for (file, r) in &reports {
+            let mut v = serde_json::json!({ "file": file.display().to_string() });
+            if let (Some(out), serde_json::Value::Object(fields)) =
+                (v.as_object_mut(), serde_json::to_value(r)?)
+            {
+                out.extend(fields);
+            }
+            list.push(v);
+        }
+        let json = serde_json::to_string_pretty(&list)?;
         if path.as_os_str() == "-" {
             println!("{json}");
         } else {
