@@ -113,6 +113,22 @@ async fn dhcp_relay_dnsmasq_and_vrrp_run_and_obey_service_control() {
         Duration::from_secs(10),
     )
     .await;
+    // `systemctl restart` of a running keepalived: it takes more than the SysV script's one
+    // second to exit, and the unit must still be running afterwards (with a new process).
+    let before = run(&lab, "k1", "pgrep -x -o keepalived").await.stdout;
+    let out = run(&lab, "k1", "systemctl restart keepalived").await;
+    assert!(out.success(), "{out:?}");
+    let out = run(&lab, "k1", "systemctl is-active keepalived").await;
+    assert_eq!((out.stdout.as_str(), out.exit_code), ("active\n", Some(0)));
+    let after = run(&lab, "k1", "pgrep -x -o keepalived").await.stdout;
+    assert_ne!(before, after, "restart starts a new keepalived");
+    eventually(
+        &lab,
+        "k1",
+        "ip -4 addr show eth0 | grep -q 10.3.0.254",
+        Duration::from_secs(10),
+    )
+    .await;
 
     // A killed daemon stays dead; `restart` brings it back.
     assert!(run(&lab, "dm", "pkill -9 dnsmasq").await.success());
