@@ -244,10 +244,11 @@ pub struct RetryPolicy {
 }
 
 impl Default for RetryPolicy {
-    /// Every 1 s for up to 30 s, each command bounded by 15 s.
+    /// Every 0.25 s for up to 30 s, each command bounded by 15 s. Short rounds matter: the
+    /// fault usually shows within a second, and the wait is harness overhead in every run.
     fn default() -> Self {
         RetryPolicy {
-            interval: Duration::from_secs(1),
+            interval: Duration::from_millis(250),
             deadline: Duration::from_secs(30),
             command_timeout: Duration::from_secs(15),
         }

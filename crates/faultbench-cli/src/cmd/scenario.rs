@@ -51,7 +51,7 @@ pub struct CheckArgs {
     /// Seconds the healthy baseline may take to hold after deploy.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     pub baseline_timeout: u64,
-    /// Seconds the post-injection checks may take to hold (retried every second).
+    /// Seconds the post-injection checks may take to hold (retried every 0.25 s).
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     pub verify_timeout: u64,
     /// After a fault took, also run the scenario's `[FIX]` commands (as the benchmark does to

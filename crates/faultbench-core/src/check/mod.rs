@@ -143,7 +143,7 @@ pub struct CheckOptions {
 
 impl Default for CheckOptions {
     /// Baseline within 60 s (rounds every 0.5 s, probes bounded by 10 s), injection steps
-    /// bounded by 30 s, post-injection checks every 1 s for up to 30 s.
+    /// bounded by 30 s, post-injection checks every 0.25 s for up to 30 s.
     fn default() -> Self {
         CheckOptions {
             lab_name: None,

@@ -109,7 +109,7 @@ pub struct RunConfig {
     /// Reuse a lab for the next scenario of the same topology after a verified revert.
     pub warm_labs: bool,
     /// How long a freshly deployed lab may take to pass its baseline (routing convergence):
-    /// the probes are re-run every second until they all hold or this much time has passed.
+    /// the probes are re-run every 0.25 s until they all hold or this much time has passed.
     pub baseline_wait: Duration,
     /// After a run's revert, how long the baseline may take to hold again (routing
     /// re-convergence) before the lab is torn down instead of kept warm.

@@ -169,7 +169,7 @@ async fn phases(
             if failures.is_empty() || t.elapsed() >= cfg.baseline_wait {
                 break failures;
             }
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
         };
         let ok = failures.is_empty();
         let reason = failures
@@ -407,7 +407,7 @@ async fn cleanup(
         if failures.is_empty() || ran == 0 || t.elapsed() >= cfg.revert_wait {
             break failures;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     };
     if failures.is_empty() {
         *runner.warm.lock().await = Some(WarmLab {
