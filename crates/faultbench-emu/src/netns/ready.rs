@@ -12,8 +12,9 @@
 //! - and every router's route summary and BGP prefix counts have not changed for a quiet
 //!   period: 200 ms by default, or longer when a router's OSPF timers could still delay an update
 //!   (LSA minimum interval + SPF delay and hold time), so a lab with FRR's default timers is not
-//!   declared converged between two throttled LSA originations; with BGP peers at least 1.5 s,
-//!   because a new session's first UPDATE waits for BGP's one-second coalesce timer; with RIP
+//!   declared converged between two throttled LSA originations; with BGP peers the coalesce
+//!   time plus 500 ms (1.5 s with FRR's default), because a new session's first UPDATE waits
+//!   for the coalesce timer; with RIP
 //!   5.5 s, because RIP's triggered updates wait up to 5 s; with keepalived, until no address
 //!   has moved for three VRRP advertisement intervals plus 2 s (a backup's takeover time).
 //!
@@ -86,6 +87,8 @@ pub(crate) struct Watched {
     pub vrrp_wait: Option<Duration>,
     /// The device's OSPF timers, read once (see [`Sample::ospf_delay`]).
     pub ospf_delay: std::sync::OnceLock<Duration>,
+    /// The quiet period its BGP needs, read once from bgpd's coalesce time (see [`bgp_quiet`]).
+    pub bgp_quiet: std::sync::OnceLock<Duration>,
 }
 
 impl Watched {
@@ -103,6 +106,7 @@ impl Watched {
             frr_dir,
             vrrp_wait,
             ospf_delay: std::sync::OnceLock::new(),
+            bgp_quiet: std::sync::OnceLock::new(),
         })
     }
 }
@@ -135,15 +139,31 @@ struct Sample {
     ospf_delay: Duration,
     /// The device has BGP peers.
     bgp: bool,
+    /// The quiet period its BGP needs (when `bgp`).
+    bgp_quiet: Duration,
     /// The device runs ripd.
     rip: bool,
     /// The device runs keepalived (see [`Watched::vrrp_wait`]).
     vrrp_wait: Option<Duration>,
 }
 
-/// Quiet period when BGP runs: a new session's first UPDATE waits for the subgroup coalesce
-/// time (1 s by default), so each hop of a BGP route may lag that long behind the session.
+/// Quiet period when BGP runs with FRR's default coalesce time: a new session's first UPDATE
+/// waits for the subgroup coalesce time (1 s by default), so each hop of a BGP route may lag
+/// that long behind the session.
 const BGP_QUIET: Duration = Duration::from_millis(1500);
+
+/// The quiet period for a bgpd whose running configuration is `config`: its coalesce time
+/// (`coalesce-time MS` under `router bgp`; 1 s when unset) plus a 500 ms margin.
+fn bgp_quiet(config: &str) -> Duration {
+    config
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("coalesce-time ")
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        })
+        .map_or(BGP_QUIET, |ms| Duration::from_millis(ms + 500))
+}
 /// Quiet period when RIP runs: triggered updates wait a random 1 to 5 s (RFC 2453, 3.10.1).
 const RIP_QUIET: Duration = Duration::from_millis(5500);
 
@@ -242,6 +262,13 @@ async fn sample(w: &Watched) -> Sample {
             s.ospf_delay = d;
         }
     }
+    if w.bgp_quiet.get().is_none()
+        && let Some(config) = q("bgpd", "show running-config").await
+        && config.contains("router bgp")
+    {
+        let _ = w.bgp_quiet.set(bgp_quiet(&config));
+    }
+    s.bgp_quiet = w.bgp_quiet.get().copied().unwrap_or(BGP_QUIET);
     if let Some(out) = q("bgpd", "show bgp summary json").await {
         let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
         if let Some(afs) = v.as_object() {
@@ -290,7 +317,7 @@ pub(crate) async fn wait_settled(
             .map(|s| {
                 let mut q = s.ospf_delay + Duration::from_millis(200);
                 if s.bgp {
-                    q = q.max(BGP_QUIET);
+                    q = q.max(s.bgp_quiet);
                 }
                 if s.rip {
                     q = q.max(RIP_QUIET);
@@ -336,6 +363,20 @@ pub(crate) async fn wait_settled(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn bgp_quiet_follows_the_coalesce_time() {
+        use super::{BGP_QUIET, bgp_quiet};
+        use std::time::Duration;
+        assert_eq!(
+            bgp_quiet("router bgp 1\n coalesce-time 50\n"),
+            Duration::from_millis(550)
+        );
+        assert_eq!(
+            bgp_quiet("router bgp 1\n neighbor 1.1.1.1 remote-as 2\n"),
+            BGP_QUIET
+        );
+    }
+
     use super::*;
 
     #[test]
