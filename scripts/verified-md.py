@@ -23,19 +23,20 @@ def main() -> int:
     ap.add_argument("--dataset", default="dataset")
     ap.add_argument("--command", required=True)
     ap.add_argument("--wall", required=True, help="wall time of the whole check, as text")
+    ap.add_argument("--commit", help="the commit the checking binary was built from (default HEAD)")
     a = ap.parse_args()
 
     reports = json.load(open(a.report))
     files = {p.stem: p for p in pathlib.Path(a.dataset).rglob("*.txt")}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = a.commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                                        capture_output=True, text=True).stdout.strip()
     counts = collections.Counter(r["outcome"] for r in reports)
     out = []
     w = out.append
     w("# Dataset verification on netns")
     w("")
     w(f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
-    w(f"- commit: {commit} (the check ran on the tree this file was committed with)")
+    w(f"- faultbench built from commit {commit}; dataset/ and topologies/ as committed with this file")
     w(f"- command: `{a.command}`")
     w(f"- wall time: {a.wall} on a 2-core VM")
     w(f"- result: **{counts['passed']} passed, {counts['failed']} failed, "

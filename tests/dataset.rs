@@ -157,6 +157,44 @@ fn written_in_our_own_words_with_our_own_ids() {
     );
 }
 
+/// `dataset/VERIFIED.md` (the full `scenario check` result) covers exactly the scenarios of
+/// `dataset/`, every one passed: a scenario added or renamed since needs a new verification.
+#[test]
+fn verified_md_covers_every_scenario_and_all_passed() {
+    let text = std::fs::read_to_string(repo().join("dataset/VERIFIED.md"))
+        .expect("dataset/VERIFIED.md exists (scripts/verified-md.py writes it)");
+    let mut listed = BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if let Some(id) = cells
+            .get(2)
+            .and_then(|c| c.strip_prefix('`')?.strip_suffix('`'))
+        {
+            listed.insert(
+                id.to_string(),
+                cells.get(3).copied().unwrap_or("").to_string(),
+            );
+        }
+    }
+    let ids: BTreeSet<String> = dataset()
+        .scenarios()
+        .map(|(_, s)| s.id().to_string())
+        .collect();
+    let missing: Vec<&String> = ids.iter().filter(|i| !listed.contains_key(*i)).collect();
+    let stale: Vec<&String> = listed.keys().filter(|i| !ids.contains(*i)).collect();
+    let failed: Vec<&String> = listed
+        .iter()
+        .filter(|(_, r)| r.as_str() != "passed")
+        .map(|(i, _)| i)
+        .collect();
+    assert!(missing.is_empty(), "not verified: {missing:?}");
+    assert!(
+        stale.is_empty(),
+        "verified but no longer in dataset/: {stale:?}"
+    );
+    assert!(failed.is_empty(), "did not pass: {failed:?}");
+}
+
 /// One scenario with a fault per topology, chosen by the day (or all of them).
 fn slice(ds: &Dataset) -> Vec<ScenarioFile> {
     let mut by_topology: BTreeMap<String, Vec<&ScenarioFile>> = BTreeMap::new();
