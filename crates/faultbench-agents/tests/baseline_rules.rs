@@ -198,6 +198,16 @@ fn network(
     failing: &[(&str, &str)],
     rip_down: &[&str],
 ) -> Arc<MockLab> {
+    network_with(devs, failing, rip_down, &[])
+}
+
+/// [`network`], with sweep answers for `extra` addresses too (a gateway no probe shows).
+fn network_with(
+    devs: &BTreeMap<&'static str, Dev>,
+    failing: &[(&str, &str)],
+    rip_down: &[&str],
+    extra: &[&'static str],
+) -> Arc<MockLab> {
     let mut t = String::from("name = \"campus\"\n\n");
     for (name, d) in devs {
         t += &format!("[[device]]\nname = \"{name}\"\n");
@@ -223,7 +233,7 @@ fn network(
             .map(|a| a.split('/').next().unwrap())
             .collect();
         let mut pings = String::new();
-        for ip in TARGETS {
+        for ip in TARGETS.iter().chain(extra).copied() {
             if own.contains(&ip) {
                 continue;
             }
@@ -523,4 +533,31 @@ async fn interface_shut_on_a_router() {
         "{}",
         r.text
     );
+}
+
+/// A gateway the probes do not show anywhere (a virtual address held by a process the model
+/// misses) but that answers and carries the host's traffic: not a wrong gateway. The same
+/// host with a gateway that does not answer is `wrong_default_gateway_on_one_host`.
+#[tokio::test]
+async fn gateway_that_answers_is_not_wrong() {
+    let mut devs = campus();
+    devs.insert(
+        "it_lab2",
+        host("192.168.1.4/24", "192.168.1.254", "192.168.1.0/24"),
+    );
+    let lab = network_with(&devs, &[], &[], &["192.168.1.254"]);
+    let r = diagnose(lab, "it_lab2 has no internet").await;
+    assert_eq!(r.anomaly, Some(false), "{}", r.text);
+    assert!(!r.text.contains("wrong default gateway"), "{}", r.text);
+    // Without the answer (the gateway is dead), the same state is the fault.
+    let failing = [
+        ("it_lab2", "192.168.1.254"),
+        ("it_lab2", "192.168.9.1"),
+        ("it_lab2", "192.168.9.5"),
+        ("srv_pc", "192.168.1.4"),
+    ];
+    let lab = network_with(&devs, &failing, &[], &["192.168.1.254"]);
+    let r = diagnose(lab, "it_lab2 has no internet").await;
+    assert_eq!(r.devices, vec!["it_lab2"], "{}", r.text);
+    assert!(r.text.contains("wrong default gateway on it_lab2"), "{}", r.text);
 }

@@ -600,8 +600,8 @@ pub async fn claim_pings(p: &mut Prober, obs: &mut Observations, model: &Model, 
     }
 }
 
-/// End hosts' addresses, routers' addresses on LANs with end hosts, and lab addresses the
-/// ticket names.
+/// End hosts' addresses and default gateways, routers' addresses on LANs with end hosts,
+/// and lab addresses the ticket names.
 pub fn sweep_targets(model: &Model, claims: &Claims) -> Vec<Ipv4Addr> {
     let mut out: BTreeSet<Ipv4Addr> = BTreeSet::new();
     for atts in model.domains.values() {
@@ -610,6 +610,18 @@ pub fn sweep_targets(model: &Model, claims: &Claims) -> Vec<Ipv4Addr> {
             if model.is_end(&a.device) || (has_end && model.role(&a.device) == Role::Router) {
                 out.insert(a.net.addr);
             }
+        }
+    }
+    // The gateways the end hosts use, held where the model can see it or not: their answer
+    // is the direct evidence about them.
+    for node in model.nodes.values().filter(|n| model.is_end(&n.name)) {
+        if let Some(g) = node
+            .facts
+            .as_ref()
+            .and_then(|f| f.default_route())
+            .and_then(|r| r.via.first())
+        {
+            out.insert(*g);
         }
     }
     for ip in &claims.addresses {

@@ -345,6 +345,9 @@ fn resolve(
     if let Some(seg) = dev.links.get(iface) {
         return Some(uf.id(&key(seg, None)));
     }
+    if f.vlan_bridges.contains(iface) {
+        return vlan_bridge(uf, dev, f, iface);
+    }
     // Members of a bridge or bond join one domain.
     let members: Vec<String> = f
         .ifaces
@@ -366,6 +369,11 @@ fn resolve(
     if let Some((parent, tag)) = iface.rsplit_once('.')
         && let Ok(tag) = tag.parse::<u16>()
     {
+        if f.vlan_bridges.contains(parent) {
+            // An SVI of a VLAN-aware bridge: that VLAN inside the bridge.
+            vlan_bridge(uf, dev, f, parent);
+            return Some(uf.id(&bridge_vlan_key(&dev.name, parent, tag)));
+        }
         let segs = parent_segments(dev, f, parent, 0);
         let ids: Vec<usize> = segs.iter().map(|s| uf.id(&key(s, Some(tag)))).collect();
         for w in ids.windows(2) {
@@ -374,6 +382,38 @@ fn resolve(
         return ids.first().copied();
     }
     None
+}
+
+/// The node of VLAN `vid` inside bridge `bridge` of `device` (local to the device).
+fn bridge_vlan_key(device: &str, bridge: &str, vid: u16) -> String {
+    format!("{device}\u{2}{bridge}\u{2}{vid}")
+}
+
+/// A VLAN-aware bridge: each VLAN is its own domain, joining the untagged segments of the
+/// ports whose PVID (or untagged egress) it is and the tagged segments of its trunk ports.
+/// Joining all ports, as for a plain bridge, would put every VLAN in one LAN and leave the
+/// hosts of an access port apart from their gateway's SVI. Answers the bridge's own
+/// untagged VLAN, if it has one.
+fn vlan_bridge(uf: &mut Uf, dev: &super::topo::Device, f: &Facts, bridge: &str) -> Option<usize> {
+    let ports: Vec<&str> = f
+        .ifaces
+        .values()
+        .filter(|i| i.master.as_deref() == Some(bridge))
+        .map(|i| i.name.as_str())
+        .collect();
+    for port in ports {
+        let segs = parent_segments(dev, f, port, 0);
+        for v in f.port_vlans.get(port).into_iter().flatten() {
+            let inside = uf.id(&bridge_vlan_key(&dev.name, bridge, v.vid));
+            for seg in &segs {
+                let tag = (!v.untagged).then_some(v.vid);
+                let outside = uf.id(&key(seg, tag));
+                uf.union(inside, outside);
+            }
+        }
+    }
+    let own = f.port_vlans.get(bridge)?.iter().find(|v| v.untagged)?;
+    Some(uf.id(&bridge_vlan_key(&dev.name, bridge, own.vid)))
 }
 
 /// The cabled segments under an interface (itself, or a bond's members).
@@ -459,5 +499,71 @@ mod tests {
             "r"
         );
         assert_eq!(m.primary_addr("r").unwrap().to_string(), "10.0.1.1/24");
+    }
+
+    /// A host on an access port (PVID 40) of a VLAN-aware bridge, a trunk to a distribution
+    /// switch whose SVI `br0.40` holds the gateway as a /32 (a VRRP address).
+    fn vlan_aware(filtering: bool) -> Model {
+        let topo = Topology::parse(
+            "Devices:\n  pc: eth0=acc\n  asw: eth0=mgmt, eth1=acc, eth2=trunk\n  dsw: eth0=trunk\n  other: eth0=mgmt\n",
+        );
+        let up = "<BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500";
+        let with_vlans = |links: &str, addrs: &str, procs: &str, vlans: &str| {
+            probe::parse(&format!(
+                "@@fwd\n1\n@@link\n{links}\n@@addr\n{addrs}\n@@proc\n{procs}\n@@listen\n@@vlan\n{vlans}\n@@route\n@@end\n"
+            ))
+        };
+        let on = if filtering { "1" } else { "0" };
+        let mut fs = BTreeMap::new();
+        fs.insert(
+            "pc".into(),
+            facts(&format!("2: eth0@if3: {up} state UP"), "eth0 10.6.0.100/24", "bash"),
+        );
+        fs.insert(
+            "other".into(),
+            facts(&format!("2: eth0@if3: {up} state UP"), "eth0 10.0.0.9/28", "bash"),
+        );
+        fs.insert(
+            "asw".into(),
+            with_vlans(
+                &format!(
+                    "2: br0: {up} state UP\n3: eth0@if1: {up} master br0 state UP\n4: eth1@if2: {up} master br0 state UP\n5: eth2@if3: {up} master br0 state UP"
+                ),
+                "",
+                "bash",
+                &format!("filtering br0 {on}\nbr0 99\neth0 99pu\neth1 40pu\neth2 10 40 99"),
+            ),
+        );
+        fs.insert(
+            "dsw".into(),
+            with_vlans(
+                &format!(
+                    "2: br0: {up} state UP\n3: br0.40@br0: {up} state UP\n4: eth0@if3: {up} master br0 state UP"
+                ),
+                "br0.40 10.6.0.2/24\nbr0.40 10.6.0.1/32",
+                "zebra ospfd keepalived",
+                &format!("filtering br0 {on}\nbr0 40\neth0 10 40 99"),
+            ),
+        );
+        Model::build(&topo, &fs)
+    }
+
+    #[test]
+    fn vlan_aware_bridge_puts_an_access_port_in_its_vlan() {
+        let m = vlan_aware(true);
+        let host = m.domain("pc", "eth0");
+        assert!(host.is_some());
+        assert_eq!(host, m.domain("dsw", "br0.40"), "host and SVI share VLAN 40");
+        assert_eq!(
+            m.owner_in("10.6.0.1".parse().unwrap(), host).map(|a| a.device.as_str()),
+            Some("dsw"),
+            "the /32 VRRP address on the SVI is the host's gateway"
+        );
+        assert_ne!(host, m.domain("other", "eth0"), "VLAN 99 is another LAN");
+        // Without VLAN filtering the VLAN table means nothing: the plain-bridge model stays
+        // (every port in one domain, the tagged SVI apart).
+        let plain = vlan_aware(false);
+        assert_eq!(plain.domain("pc", "eth0"), plain.domain("other", "eth0"));
+        assert_ne!(plain.domain("pc", "eth0"), plain.domain("dsw", "br0.40"));
     }
 }

@@ -26,6 +26,7 @@ echo @@ipt; iptables-save 2>/dev/null | grep -E '^[*]|^:[A-Z]+ (DROP|REJECT)|^-A
 echo @@nft; nft list ruleset 2>/dev/null | awk '/^table /{skip=($0 ~ /^table ip (filter|nat|mangle|raw|security) /)} !skip && /table |hook|drop|reject|snat|dnat|masquerade|redirect/' | sed 's/^[[:space:]]*//' | head -30\n\
 echo @@svc; ls /etc/keepalived/keepalived.conf 2>/dev/null; grep -sE '^INTERFACESv4=\"[^\"]+\"' /etc/default/isc-dhcp-server\n\
 echo @@tc; tc qdisc show 2>/dev/null | grep -E 'netem|tbf'\n\
+echo @@vlan; ip -d -o link show type bridge 2>/dev/null | awk '{n=$2; sub(/:$/,\"\",n); sub(/@.*/,\"\",n); for (i=1;i<NF;i++) if ($i==\"vlan_filtering\") print \"filtering\", n, $(i+1)}'; bridge vlan show 2>/dev/null | awk 'NR>1 && NF { if ($0 !~ /^[ \\t]/) { if (p!=\"\") print p l; p=$1; l=\"\"; $1=\"\" } f=\"\"; if ($0 ~ /PVID/) f=f\"p\"; if ($0 ~ /Untagged/) f=f\"u\"; split($0,w,\" \"); l=l\" \"w[1] f } END { if (p!=\"\") print p l }'\n\
 echo @@route; ip -4 route show 2>/dev/null | head -60\n\
 echo @@end\n";
 
@@ -122,6 +123,19 @@ pub struct Facts {
     pub dhcp_configured: bool,
     /// netem/tbf queueing disciplines (`tc qdisc show` lines).
     pub shaping: Vec<String>,
+    /// Bridges with VLAN filtering on (their ports' VLAN tables decide who shares a LAN).
+    pub vlan_bridges: BTreeSet<String>,
+    /// VLAN table of bridge ports (and of a bridge itself): port → its VLANs.
+    pub port_vlans: BTreeMap<String, Vec<PortVlan>>,
+}
+
+/// One VLAN of a bridge port (`bridge vlan show`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortVlan {
+    /// VLAN id.
+    pub vid: u16,
+    /// Untagged frames of the port's segment belong to this VLAN (PVID or egress untagged).
+    pub untagged: bool,
 }
 
 /// Daemons that route (their absence on a router matters).
@@ -294,7 +308,35 @@ pub fn parse(text: &str) -> Facts {
         f.dhcp_configured |= line.starts_with("INTERFACESv4=");
     }
     f.shaping = s.get("tc").cloned().unwrap_or_default();
+    read_vlans(&mut f, s.get("vlan").map(Vec::as_slice).unwrap_or(&[]));
     f
+}
+
+/// `filtering br0 1` lines and one `port vid[p][u] …` line per bridge port.
+fn read_vlans(f: &mut Facts, lines: &[String]) {
+    for line in lines {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.as_slice() {
+            ["filtering", bridge, on] => {
+                if *on == "1" {
+                    f.vlan_bridges.insert(bridge.to_string());
+                }
+            }
+            [port, vids @ ..] => {
+                let list = f.port_vlans.entry(port.to_string()).or_default();
+                for v in vids {
+                    let digits: String = v.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+                    let untagged = v[digits.len()..].contains(['p', 'u']);
+                    // A range (`10-20`) when the output is compressed.
+                    let (lo, hi) = digits.split_once('-').unwrap_or((&digits, &digits));
+                    if let (Ok(lo), Ok(hi)) = (lo.parse::<u16>(), hi.parse::<u16>()) {
+                        list.extend((lo..=hi.min(lo.saturating_add(4094))).map(|vid| PortVlan { vid, untagged }));
+                    }
+                }
+            }
+            [] => {}
+        }
+    }
 }
 
 /// `2: eth0@if7: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 master br0 state UP`

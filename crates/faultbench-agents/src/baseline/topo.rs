@@ -146,7 +146,7 @@ impl Topology {
                         t.add(head);
                         for part in rest.split(',') {
                             if let Some((iface, dom)) = part.trim().split_once('=') {
-                                t.attach(head, iface.trim(), dom.trim().trim_matches('"'));
+                                t.attach(head, iface.trim(), dom);
                             }
                         }
                     }
@@ -196,6 +196,9 @@ impl Topology {
     }
 
     fn attach(&mut self, dev: &str, iface: &str, domain: &str) {
+        // Kathará strips quotes from `pc0[0]='E'`, the release's summary keeps them: `'E'` and
+        // `E` are one collision domain.
+        let domain = domain.trim().trim_matches(|c| c == '\'' || c == '"');
         self.add(dev);
         if let Some(d) = self.devices.get_mut(dev.trim()) {
             d.interfaces.insert(iface.to_string());
@@ -242,6 +245,11 @@ mod tests {
         assert!(t.devices["r1"].interfaces.contains("eth1"));
         assert_eq!(t.devices["r1"].links["eth1"], "B");
         assert!(t.given_roles.is_empty());
+        let quoted = Topology::parse(
+            "Devices:\n  pc0: eth0='E'\n  r1: eth4=E\n\nCollision domains (shared L2 segments):\n  'E': pc0.eth0\n  E: r1.eth4",
+        );
+        assert_eq!(quoted.devices["pc0"].links["eth0"], "E", "quotes are not part of a domain name");
+        assert!(quoted.neighbours("pc0").contains("r1"));
         assert_eq!(
             t.neighbours("r1").into_iter().collect::<Vec<_>>(),
             vec!["hosts9", "pc1", "r2", "router0"]

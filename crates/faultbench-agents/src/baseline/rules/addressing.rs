@@ -228,7 +228,12 @@ fn gateways(cx: &Ctx) -> Vec<Finding> {
             }
             continue;
         }
-        // Nobody on the LAN holds the gateway address.
+        // Nobody on the LAN holds the gateway address, as far as the model sees. Traffic
+        // through it is the stronger evidence: a gateway that answers, or that carries the
+        // host's traffic to other subnets, is held by someone the model misses.
+        if gateway_answers(cx, h, g) {
+            continue;
+        }
         let siblings: Vec<&(String, Ipv4Addr)> = domain
             .and_then(|d| used.get(&d))
             .map(|v| v.iter().filter(|(n, _)| n != h).collect())
@@ -337,6 +342,29 @@ fn gateways(cx: &Ctx) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// Traffic shows that `gateway` works for `host`: a ping to it answered, or a ping (or a
+/// reachability pair) from the host to an address outside its own subnets, routed through
+/// the gateway, answered.
+pub fn gateway_answers(cx: &Ctx, host: &str, gateway: Ipv4Addr) -> bool {
+    let Some(f) = cx.model.facts(host) else {
+        return false;
+    };
+    let through_gateway = |dst: Ipv4Addr| {
+        dst == gateway
+            || (!f.addresses().iter().any(|(_, n)| n.contains(dst))
+                && f.route_for(dst).is_some_and(|r| r.via.contains(&gateway)))
+    };
+    let pinged = cx
+        .obs
+        .pings
+        .iter()
+        .any(|p| p.src == host && p.received > 0 && through_gateway(p.dst));
+    let reached = cx.obs.reach.iter().any(|(src, _, ip, status)| {
+        src == host && status == "ok" && ip.is_some_and(through_gateway)
+    });
+    pinged || reached
 }
 
 fn duplicates(cx: &Ctx, refs: &BTreeMap<Ipv4Addr, BTreeSet<String>>) -> Vec<Finding> {

@@ -8,6 +8,7 @@
 //! with. Only routing statements are compared (not banners, logging or defaults FRR
 //! prints on its own), inside their section (`interface eth5`, `router ospf`, …).
 
+use super::canonical::canonical;
 use super::{Ctx, Finding};
 use std::collections::BTreeSet;
 
@@ -31,8 +32,12 @@ const ROUTING: [&str; 16] = [
     "aggregate-address",
 ];
 
-/// `section | statement` lines of a configuration, routing statements only.
+/// `section | statement` lines of a configuration, routing statements only, each in its
+/// canonical spelling ([`canonical`]).
 pub fn statements(text: &str) -> BTreeSet<String> {
+    let activate_explicit = text
+        .lines()
+        .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["no", "bgp", "default", "ipv4-unicast"]);
     let mut out = BTreeSet::new();
     let mut section = String::new();
     for raw in text.lines() {
@@ -63,11 +68,13 @@ pub fn statements(text: &str) -> BTreeSet<String> {
             continue;
         }
         let normal = line.split_whitespace().collect::<Vec<_>>().join(" ");
-        if ROUTING.iter().any(|k| normal.starts_with(k)) {
-            out.insert(if section.is_empty() {
-                normal
+        if ROUTING.iter().any(|k| normal.starts_with(k))
+            && let Some((sec, st)) = canonical(&section, &normal, activate_explicit)
+        {
+            out.insert(if sec.is_empty() {
+                st
             } else {
-                format!("{section} | {normal}")
+                format!("{sec} | {st}")
             });
         }
     }
@@ -182,10 +189,22 @@ mod tests {
         assert_eq!(
             added,
             vec![
-                "ip route 10.9.0.0/16 blackhole",
-                "router ospf | passive-interface eth5"
+                "interface eth5 | ip ospf passive",
+                "ip route 10.9.0.0/16 blackhole"
             ]
         );
         assert_eq!(diff(saved, saved), (vec![], vec![]));
+    }
+
+    #[test]
+    fn frr_rendering_is_no_drift() {
+        let saved = "router ospf\n passive-interface lo\n area 1 virtual-link 18.1.4.1 hello-interval 1 retransmit-interval 1 dead-interval 3\n network 10.0.0.76/32 area 0.0.0.0\n";
+        let running = "interface lo\n ip ospf passive\nexit\n!\nrouter ospf\n network 10.0.0.76/32 area 0\n area 1 virtual-link 18.1.4.1 hello-interval 1 retransmit-interval 1 transmit-delay 1 dead-interval 3\nexit\n";
+        assert_eq!(diff(saved, running), (vec![], vec![]));
+        // A passive interface added at run time is still a change.
+        let injected = running.replace("interface lo\n", "interface eth0\n ip ospf passive\nexit\ninterface lo\n");
+        let (removed, added) = diff(saved, &injected);
+        assert!(removed.is_empty());
+        assert_eq!(added, vec!["interface eth0 | ip ospf passive"]);
     }
 }

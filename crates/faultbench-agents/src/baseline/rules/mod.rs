@@ -14,6 +14,7 @@
 //!   nothing we tested, an address reused on separate LANs).
 
 pub mod addressing;
+mod canonical;
 pub mod drift;
 pub mod links;
 pub mod paths;

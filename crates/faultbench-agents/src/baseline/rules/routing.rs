@@ -240,6 +240,35 @@ fn daemons(cx: &Ctx) -> Vec<Finding> {
     out
 }
 
+/// How much a passive interface facing an OSPF neighbour that does send hellos harms:
+/// 3 when the passive side or its neighbour lacks routes to the other's OSPF subnets (what
+/// the adjacency should have carried) or the passive setting changed at run time; 2 (a fault
+/// only if failing traffic involves it) when routes still arrive another way.
+fn passive_harm(cx: &Ctx, mc: &Config, me: &Attachment, other: &Attachment) -> Option<u8> {
+    if super::drift::touches(cx, &me.device, &["passive", &me.iface]) {
+        return Some(3);
+    }
+    let oc = cfg(cx, &other.device)?;
+    let missing = |from: &Attachment, to: &Attachment, to_cfg: &Config| {
+        let (Some(ff), Some(tf)) = (cx.model.facts(&from.device), cx.model.facts(&to.device))
+        else {
+            return false;
+        };
+        tf.addresses()
+            .into_iter()
+            .filter(|(i, n)| *i != to.iface && n.len < 32 && to_cfg.ospf_area(i, *n).is_some())
+            .any(|(_, n)| {
+                !ff.addresses().iter().any(|(_, x)| x.contains(n.addr))
+                    && ff.route_for(n.addr).is_none_or(|r| r.dest.len == 0)
+            })
+    };
+    if missing(other, me, mc) || missing(me, other, oc) {
+        Some(3)
+    } else {
+        Some(2)
+    }
+}
+
 /// `0`, `0.0.0.0` and `1`, `0.0.0.1` are the same area.
 fn area_id(a: &str) -> u32 {
     a.parse::<u32>()
@@ -319,16 +348,24 @@ fn ospf_links(cx: &Ctx) -> Vec<Finding> {
         let pa = ca.ospf_passive(&a.iface) && aa.is_some();
         let pb = cb.ospf_passive(&b.iface) && ab.is_some();
         if pa != pb {
-            let (me, other) = if pa { (a, b) } else { (b, a) };
-            out.push(Finding::on(
-                &me.device,
-                3,
-                format!(
-                    "OSPF passive-interface {} on {} suppresses hellos towards {}: the adjacency on {link} never forms",
-                    me.iface, me.device, other.device
-                ),
-                format!("no passive-interface {} under router ospf on {}", me.iface, me.device),
-            ));
+            let (me, mc, other) = if pa { (a, ca, b) } else { (b, cb, a) };
+            // Passive towards a neighbour that does not run OSPF on the link is a design (an
+            // edge towards a customer or provider): no adjacency is meant there.
+            if aa.is_none() || ab.is_none() {
+                continue;
+            }
+            let harm = passive_harm(cx, mc, me, other);
+            if let Some(weight) = harm {
+                out.push(Finding::on(
+                    &me.device,
+                    weight,
+                    format!(
+                        "OSPF passive-interface {} on {} suppresses hellos towards {}: the adjacency on {link} never forms",
+                        me.iface, me.device, other.device
+                    ),
+                    format!("no passive-interface {} under router ospf on {}", me.iface, me.device),
+                ));
+            }
             continue;
         }
         if pa && pb {
@@ -975,3 +1012,7 @@ fn null_routes(cx: &Ctx) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "routing_passive_tests.rs"]
+mod passive_tests;
