@@ -559,5 +559,9 @@ async fn gateway_that_answers_is_not_wrong() {
     let lab = network_with(&devs, &failing, &[], &["192.168.1.254"]);
     let r = diagnose(lab, "it_lab2 has no internet").await;
     assert_eq!(r.devices, vec!["it_lab2"], "{}", r.text);
-    assert!(r.text.contains("wrong default gateway on it_lab2"), "{}", r.text);
+    assert!(
+        r.text.contains("wrong default gateway on it_lab2"),
+        "{}",
+        r.text
+    );
 }

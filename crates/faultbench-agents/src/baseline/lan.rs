@@ -517,11 +517,19 @@ mod tests {
         let mut fs = BTreeMap::new();
         fs.insert(
             "pc".into(),
-            facts(&format!("2: eth0@if3: {up} state UP"), "eth0 10.6.0.100/24", "bash"),
+            facts(
+                &format!("2: eth0@if3: {up} state UP"),
+                "eth0 10.6.0.100/24",
+                "bash",
+            ),
         );
         fs.insert(
             "other".into(),
-            facts(&format!("2: eth0@if3: {up} state UP"), "eth0 10.0.0.9/28", "bash"),
+            facts(
+                &format!("2: eth0@if3: {up} state UP"),
+                "eth0 10.0.0.9/28",
+                "bash",
+            ),
         );
         fs.insert(
             "asw".into(),
@@ -553,9 +561,14 @@ mod tests {
         let m = vlan_aware(true);
         let host = m.domain("pc", "eth0");
         assert!(host.is_some());
-        assert_eq!(host, m.domain("dsw", "br0.40"), "host and SVI share VLAN 40");
         assert_eq!(
-            m.owner_in("10.6.0.1".parse().unwrap(), host).map(|a| a.device.as_str()),
+            host,
+            m.domain("dsw", "br0.40"),
+            "host and SVI share VLAN 40"
+        );
+        assert_eq!(
+            m.owner_in("10.6.0.1".parse().unwrap(), host)
+                .map(|a| a.device.as_str()),
             Some("dsw"),
             "the /32 VRRP address on the SVI is the host's gateway"
         );

@@ -325,12 +325,18 @@ fn read_vlans(f: &mut Facts, lines: &[String]) {
             [port, vids @ ..] => {
                 let list = f.port_vlans.entry(port.to_string()).or_default();
                 for v in vids {
-                    let digits: String = v.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+                    let digits: String = v
+                        .chars()
+                        .take_while(|c| c.is_ascii_digit() || *c == '-')
+                        .collect();
                     let untagged = v[digits.len()..].contains(['p', 'u']);
                     // A range (`10-20`) when the output is compressed.
                     let (lo, hi) = digits.split_once('-').unwrap_or((&digits, &digits));
                     if let (Ok(lo), Ok(hi)) = (lo.parse::<u16>(), hi.parse::<u16>()) {
-                        list.extend((lo..=hi.min(lo.saturating_add(4094))).map(|vid| PortVlan { vid, untagged }));
+                        list.extend(
+                            (lo..=hi.min(lo.saturating_add(4094)))
+                                .map(|vid| PortVlan { vid, untagged }),
+                        );
                     }
                 }
             }

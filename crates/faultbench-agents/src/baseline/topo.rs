@@ -248,7 +248,10 @@ mod tests {
         let quoted = Topology::parse(
             "Devices:\n  pc0: eth0='E'\n  r1: eth4=E\n\nCollision domains (shared L2 segments):\n  'E': pc0.eth0\n  E: r1.eth4",
         );
-        assert_eq!(quoted.devices["pc0"].links["eth0"], "E", "quotes are not part of a domain name");
+        assert_eq!(
+            quoted.devices["pc0"].links["eth0"], "E",
+            "quotes are not part of a domain name"
+        );
         assert!(quoted.neighbours("pc0").contains("r1"));
         assert_eq!(
             t.neighbours("r1").into_iter().collect::<Vec<_>>(),

@@ -35,9 +35,9 @@ const ROUTING: [&str; 16] = [
 /// `section | statement` lines of a configuration, routing statements only, each in its
 /// canonical spelling ([`canonical`]).
 pub fn statements(text: &str) -> BTreeSet<String> {
-    let activate_explicit = text
-        .lines()
-        .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["no", "bgp", "default", "ipv4-unicast"]);
+    let activate_explicit = text.lines().any(|l| {
+        l.split_whitespace().collect::<Vec<_>>() == ["no", "bgp", "default", "ipv4-unicast"]
+    });
     let mut out = BTreeSet::new();
     let mut section = String::new();
     for raw in text.lines() {
@@ -202,7 +202,10 @@ mod tests {
         let running = "interface lo\n ip ospf passive\nexit\n!\nrouter ospf\n network 10.0.0.76/32 area 0\n area 1 virtual-link 18.1.4.1 hello-interval 1 retransmit-interval 1 transmit-delay 1 dead-interval 3\nexit\n";
         assert_eq!(diff(saved, running), (vec![], vec![]));
         // A passive interface added at run time is still a change.
-        let injected = running.replace("interface lo\n", "interface eth0\n ip ospf passive\nexit\ninterface lo\n");
+        let injected = running.replace(
+            "interface lo\n",
+            "interface eth0\n ip ospf passive\nexit\ninterface lo\n",
+        );
         let (removed, added) = diff(saved, &injected);
         assert!(removed.is_empty());
         assert_eq!(added, vec!["interface eth0 | ip ospf passive"]);
