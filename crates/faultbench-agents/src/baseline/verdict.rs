@@ -197,6 +197,13 @@ fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
             if transit.len() == 1 { "is" } else { "are" }
         );
     }
+    let answered = answered_claim_addresses(cx);
+    if !answered.is_empty() {
+        text += &format!(
+            "The addresses the ticket names answer: {}. ",
+            answered.join("; ")
+        );
+    }
     let named: Vec<String> = cx
         .claims
         .devices
@@ -261,4 +268,35 @@ fn claims_text(claims: &Claims) -> String {
         "{what} and named {} checkable identifier(s)",
         claims.identifier_count()
     )
+}
+
+/// The ticket's addresses that every ping answered, each with its holder and the pingers
+/// (`50.1.1.1 (r5 eth3) from pc0, pc12`): the direct test of the claim.
+fn answered_claim_addresses(cx: &Ctx) -> Vec<String> {
+    let mut out = Vec::new();
+    for ip in cx
+        .claims
+        .addresses
+        .iter()
+        .filter_map(|a| a.parse::<Ipv4Addr>().ok())
+    {
+        let pings: Vec<_> = cx.obs.pings.iter().filter(|p| p.dst == ip).collect();
+        if pings.is_empty() || !pings.iter().all(|p| p.ok()) {
+            continue;
+        }
+        let holder = cx
+            .model
+            .owners
+            .get(&ip)
+            .and_then(|o| o.first())
+            .map(|a| format!(" ({} {})", a.device, a.iface))
+            .unwrap_or_default();
+        let mut from: Vec<&str> = pings.iter().map(|p| p.src.as_str()).collect();
+        from.dedup();
+        out.push(format!(
+            "{ip}{holder} from {} with 0% loss",
+            from.join(", ")
+        ));
+    }
+    out
 }

@@ -6,6 +6,7 @@
 
 use super::{Ctx, Finding};
 use crate::baseline::filter;
+use crate::baseline::lan::Attachment;
 use crate::baseline::path::{self, Stop, Walk};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
@@ -26,8 +27,9 @@ pub struct Report {
 }
 
 /// Whether end hosts are expected to reach `ip`: a lab address on a LAN (a domain with end
-/// hosts). Addresses outside the lab (no Internet) and router addresses on transit links
-/// (often not advertised) fail by design in many networks.
+/// hosts, or a stub LAN whose subnet other routers learn). Addresses outside the lab (no
+/// Internet) and router addresses on transit links (often not advertised) fail by design in
+/// many networks.
 pub fn expected_reachable(cx: &Ctx, ip: Ipv4Addr) -> bool {
     cx.model.owners.get(&ip).is_some_and(|owners| {
         owners.iter().any(|a| {
@@ -37,9 +39,24 @@ pub fn expected_reachable(cx: &Ctx, ip: Ipv4Addr) -> bool {
                         .domains
                         .get(&d)
                         .is_some_and(|atts| atts.iter().any(|x| cx.model.is_end(&x.device)))
+                        || advertised_stub(cx, a, d)
                 })
         })
     })
+}
+
+/// A router's LAN with nobody else on it (a lab's LAN without emulated hosts) whose subnet
+/// other routers have learnt: the network advertises it, so hosts are meant to reach it.
+fn advertised_stub(cx: &Ctx, a: &Attachment, domain: usize) -> bool {
+    let alone = cx.model.domain_devices(domain).len() == 1 && a.net.len < 31;
+    alone
+        && cx.model.nodes.values().any(|n| {
+            n.name != a.device
+                && n.facts.as_ref().is_some_and(|f| {
+                    f.route_for(a.net.addr)
+                        .is_some_and(|r| r.dest.len > 0 && r.proto != "kernel")
+                })
+        })
 }
 
 /// All failing (source device, destination address) pairs, sweep and `get_reachability`.
@@ -343,3 +360,7 @@ fn common_hop(cx: &Ctx, unexplained: &[(String, Ipv4Addr)]) -> Vec<Finding> {
         )],
     }
 }
+
+#[cfg(test)]
+#[path = "paths_stub_tests.rs"]
+mod stub_tests;
