@@ -528,12 +528,10 @@ impl ExternalAgent {
             Ok(s) => s.ok(),
             Err(_) => {
                 outcome.hit_wall_clock = true;
-                if let Some(pid) = pid {
-                    // The CLI may have children (its MCP servers): end the whole group.
-                    let _ = std::process::Command::new("kill")
-                        .args(["-KILL", &format!("-{pid}")])
-                        .stderr(Stdio::null())
-                        .status();
+                if let Some(pgid) = pid {
+                    // The CLI may have children (its MCP servers): end the whole group it
+                    // leads (`process_group(0)` above).
+                    kill_process_group(pgid);
                 }
                 let _ = child.kill().await;
                 None
@@ -653,5 +651,51 @@ mod tests {
         assert_eq!((r[0].tool.as_str(), r[0].output_chars), ("ping_pair", 2));
         assert_eq!(r[1].seq, 2);
         assert!(read_record_file(&tmp.path().join("missing")).is_empty());
+    }
+}
+
+/// Sends SIGKILL to the process group `pgid` (a group leader's pid). A direct syscall, not the
+/// `kill` program: procps-ng 4.0.2 (Debian 12) reads `kill -KILL -4711` as process group 4.
+fn kill_process_group(pgid: u32) {
+    if let Ok(pgid) = libc::pid_t::try_from(pgid)
+        && pgid > 1
+    {
+        // SAFETY: kill(2) has no memory effects; a negative pid signals only that group.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod kill_tests {
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    fn alive(pid: u32) -> bool {
+        // Zombies count as gone: read the state from /proc.
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+            .unwrap_or(false)
+    }
+
+    #[test]
+    fn kills_exactly_the_group() {
+        let mut target = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut other = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        super::kill_process_group(target.id());
+        let status = target.wait().unwrap();
+        assert!(!status.success(), "the group leader was killed");
+        assert!(alive(other.id()), "a process of another group survives");
+        other.kill().unwrap();
+        other.wait().unwrap();
     }
 }
