@@ -59,7 +59,7 @@ pub(super) fn rip_links(cx: &Ctx) -> Vec<Finding> {
                 .and_then(|r| r.version.clone())
                 .unwrap_or_else(|| "default".into());
             if let Some(m) = &majority
-                && *m != v
+                && !versions_interoperate(&v, m)
             {
                 found = true;
                 out.push(Finding::on(
@@ -103,4 +103,32 @@ pub(super) fn rip_links(cx: &Ctx) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The RIP version a router sends with `version` set to `v` (`default`: FRR sends version 2).
+fn sends(v: &str) -> &str {
+    if v == "1" { "1" } else { "2" }
+}
+
+/// Whether a router accepts updates of version `sent` with `version` set to `v` (`default`:
+/// FRR accepts versions 1 and 2).
+fn accepts(v: &str, sent: &str) -> bool {
+    v == "default" || v == sent
+}
+
+/// Two RIP configurations exchange routes when each accepts what the other sends: `version 2`
+/// and FRR's default do, `version 1` and either of them do not.
+fn versions_interoperate(a: &str, b: &str) -> bool {
+    accepts(a, sends(b)) && accepts(b, sends(a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::versions_interoperate as ok;
+
+    #[test]
+    fn default_and_version_2_interoperate_version_1_does_not() {
+        assert!(ok("default", "2") && ok("2", "default") && ok("1", "1"));
+        assert!(!ok("1", "2") && !ok("2", "1") && !ok("1", "default") && !ok("default", "1"));
+    }
 }
