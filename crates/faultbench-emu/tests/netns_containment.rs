@@ -108,6 +108,17 @@ async fn destructive_commands_stay_inside_their_device() {
     other.teardown().await.unwrap();
 }
 
+/// A named network namespace on the host, deleted when dropped.
+struct HostNetns(String);
+
+impl Drop for HostNetns {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .status();
+    }
+}
+
 #[tokio::test]
 async fn kill_all_and_netns_deletion_reach_nothing_outside() {
     let (_dir, lab, other) = two_labs().await;
@@ -120,6 +131,8 @@ async fn kill_all_and_netns_deletion_reach_nothing_outside() {
             .unwrap()
             .success()
     );
+    // Removed again even when an assertion below fails.
+    let _cleanup = HostNetns(victim.clone());
 
     run(&lab, "b", "sleep 1000 >/dev/null 2>&1 &").await;
     run(&other, "a", "sleep 1000 >/dev/null 2>&1 &").await;
@@ -143,13 +156,6 @@ async fn kill_all_and_netns_deletion_reach_nothing_outside() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&netns.stdout).contains(&victim));
-    assert!(
-        std::process::Command::new("ip")
-            .args(["netns", "del", &victim])
-            .status()
-            .unwrap()
-            .success()
-    );
 
     lab.teardown().await.unwrap();
     other.teardown().await.unwrap();
