@@ -288,6 +288,19 @@ fn ms(d: Duration) -> u64 {
     d.as_millis().try_into().unwrap_or(u64::MAX)
 }
 
+/// A fresh report for `scenario` and the baseline of `topology`; without a baseline (it cannot
+/// be read) the report has already stopped at [`Stage::Topology`].
+fn begin(topology: &Topology, scenario: &dyn Scenario) -> (ScenarioCheck, Option<Baseline>) {
+    let mut report = ScenarioCheck::new(scenario, topology);
+    match topology.baseline() {
+        Ok(baseline) => (report, Some(baseline)),
+        Err(e) => {
+            report.stop(Stage::Topology, CheckOutcome::Failed, e.to_string());
+            (report, None)
+        }
+    }
+}
+
 /// Checks one scenario on a fresh lab of `topology` and tears the lab down again.
 pub async fn check_scenario(
     emulator: &dyn Emulator,
@@ -295,13 +308,9 @@ pub async fn check_scenario(
     scenario: &dyn Scenario,
     opts: &CheckOptions,
 ) -> ScenarioCheck {
-    let mut report = ScenarioCheck::new(scenario, topology);
-    let baseline = match topology.baseline() {
-        Ok(b) => b,
-        Err(e) => {
-            report.stop(Stage::Topology, CheckOutcome::Failed, e.to_string());
-            return report;
-        }
+    let (mut report, baseline) = begin(topology, scenario);
+    let Some(baseline) = baseline else {
+        return report;
     };
     let Some(lab) = deploy(emulator, topology, opts, &mut report).await else {
         return report;

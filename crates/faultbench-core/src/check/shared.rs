@@ -8,7 +8,7 @@
 //! get a fresh lab of their own (and tear it down), so every injection is verified exactly as
 //! [`check_scenario`] verifies it.
 
-use super::{CheckOptions, CheckOutcome, ScenarioCheck, Stage, check_scenario, deploy, ms};
+use super::{CheckOptions, CheckOutcome, ScenarioCheck, begin, check_scenario, deploy, ms};
 use crate::emulator::{EmuError, Emulator, Lab};
 use crate::lab::Topology;
 use crate::scenario::Scenario;
@@ -48,13 +48,9 @@ pub async fn check_sharing(
     if !scenario.injection().is_negative_control() {
         return check_scenario(emulator, topology, scenario, opts).await;
     }
-    let mut report = ScenarioCheck::new(scenario, topology);
-    let baseline = match topology.baseline() {
-        Ok(b) => b,
-        Err(e) => {
-            report.stop(Stage::Topology, CheckOutcome::Failed, e.to_string());
-            return report;
-        }
+    let (mut report, baseline) = begin(topology, scenario);
+    let Some(baseline) = baseline else {
+        return report;
     };
     let reusable = match shared.take() {
         Some(s) if s.topology == topology.id => Some(s.lab),
