@@ -2,9 +2,10 @@
 //!
 //! For every scenario file: resolve its `Topology:` to a lab directory, deploy it on the netns
 //! emulator, wait for the healthy baseline, run `[INJECTION]`, verify `[POST-INJECT-CHECK]`
-//! with a bounded retry, tear the lab down (always). The pipeline itself is
-//! [`faultbench_core::check::check_scenario`]; this module picks files, runs labs in parallel,
-//! prints progress and sets the exit code.
+//! with a bounded retry, tear the lab down (always; with `--share-labs` a passing scenario
+//! without injection leaves its lab to the job's next one). The pipeline itself is
+//! [`faultbench_core::check::check_scenario`] and [`faultbench_core::check::check_sharing`];
+//! this module picks files, runs one worker per job, prints progress and sets the exit code.
 //!
 //! Exit codes: 0 every scenario passed; 1 at least one failed; 2 usage or environment error;
 //! 3 nothing failed but some scenarios are unsupported on this host; 130 interrupted.
