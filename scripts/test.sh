@@ -6,6 +6,15 @@ cd "$(dirname "$0")/.."
 
 ./scripts/install-deps.sh
 
+# A fresh build needs about 3 GB; say so up front rather than failing in the linker.
+# Incremental state only helps rebuilds, and CI builds once.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+avail_kb=$(df -Pk . | awk 'NR==2 {print $4}')
+echo "== disk: $((avail_kb / 1024)) MiB free in $(pwd)"
+if [ "$avail_kb" -lt $((4 * 1024 * 1024)) ]; then
+    echo "warning: less than 4 GiB free; the build may fail with 'No space left on device'" >&2
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
