@@ -23,6 +23,8 @@ pub enum Symptom {
     Dhcp,
     /// Routing protocols, routes, neighbours.
     Routing,
+    /// Reaching the Internet (public addresses outside the campus).
+    Internet,
 }
 
 /// A cause the ticket asserts (which the evidence may contradict).
@@ -262,6 +264,18 @@ const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
             "session",
             "gateway",
             "redistribut",
+        ],
+    ),
+    (
+        Symptom::Internet,
+        &[
+            "internet",
+            "public ip",
+            "public address",
+            "external server",
+            "external site",
+            "external host",
+            "outside world",
         ],
     ),
 ];

@@ -18,7 +18,9 @@
 //!    hosts to their lab resolvers; the ticket's web names and addresses.
 //! 6. **Rules** ([`rules`]): fault signatures of every family the benchmark uses, each naming
 //!    the device and the component; failing pings are walked hop by hop over the collected
-//!    routes and filters ([`path`]) to find where they stop.
+//!    routes and filters ([`path`]) to find where they stop. When the ticket reports an
+//!    Internet problem, a campus host also pings the lab's outside devices ([`outside`]), and
+//!    a failure there is checked against the edge router's source NAT.
 //! 7. **Verdict** ([`verdict`]): faulty only with concrete evidence (a weight-3 finding, or lab
 //!    traffic that fails for a reason other than a deliberate-looking access policy);
 //!    otherwise "no fault", listing what was tested and found working.
@@ -35,6 +37,7 @@ mod gather;
 mod health;
 mod ip4;
 mod lan;
+mod outside;
 mod path;
 mod probe;
 mod read;
@@ -137,6 +140,7 @@ impl Agent for BaselineAgent {
         };
         gather::sweep(&mut p, &mut obs, &model, &claims, &suspects).await;
         gather::claim_pings(&mut p, &mut obs, &model, &claims).await;
+        outside::pings(&mut p, &mut obs, &model, &claims).await;
         gather::services(&mut p, &mut obs, &model, &claims).await;
         let cx = Ctx {
             topo: &topo,
@@ -150,6 +154,7 @@ impl Agent for BaselineAgent {
         // own findings are symptoms and keep their weight.
         rules::corroborate(&mut findings, &report.involved);
         findings.extend(report.findings.iter().cloned());
+        findings.extend(rules::nat::findings(&cx));
         let findings = rules::dedup(findings);
         let diagnosis = verdict::verdict(&cx, &findings, &report);
         AgentOutcome {

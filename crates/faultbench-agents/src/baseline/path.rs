@@ -91,7 +91,7 @@ pub fn walk(m: &Model, from: &str, src: Ipv4Addr, dst: Ipv4Addr, reply: bool) ->
             reply,
         };
         // Delivered here?
-        if f.addresses().iter().any(|(_, n)| n.addr == dst) {
+        if f.holds(dst) {
             if iif.is_some()
                 && let Verdict::Drop(line) = rules.verdict("INPUT", &pkt)
             {

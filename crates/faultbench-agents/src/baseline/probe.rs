@@ -127,6 +127,8 @@ pub struct Facts {
     pub vlan_bridges: BTreeSet<String>,
     /// VLAN table of bridge ports (and of a bridge itself): port → its VLANs.
     pub port_vlans: BTreeMap<String, Vec<PortVlan>>,
+    /// Addresses on `lo` other than 127/8 (router ids, hosts a lab puts on a loopback).
+    pub loopbacks: Vec<Net>,
 }
 
 /// One VLAN of a bridge port (`bridge vlan show`).
@@ -164,6 +166,12 @@ impl Facts {
             .copied()
             .filter(|d| self.runs(d))
             .collect()
+    }
+
+    /// Whether `ip` is one of this device's addresses, loopbacks included.
+    pub fn holds(&self, ip: Ipv4Addr) -> bool {
+        self.loopbacks.iter().any(|n| n.addr == ip)
+            || self.addresses().iter().any(|(_, n)| n.addr == ip)
     }
 
     /// The default route, if any.
@@ -245,7 +253,13 @@ pub fn parse(text: &str) -> Facts {
         let Some(net) = Net::parse(addr) else {
             continue;
         };
-        if dev == "lo" || net.addr.is_loopback() {
+        if net.addr.is_loopback() {
+            continue;
+        }
+        if dev == "lo" {
+            // Kept apart: a loopback address is a destination (a router id, an "Internet"
+            // host), never a LAN attachment.
+            f.loopbacks.push(net);
             continue;
         }
         let dynamic = w.any(|x| x == "dynamic");

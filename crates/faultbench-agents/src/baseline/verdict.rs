@@ -257,6 +257,7 @@ fn claims_text(claims: &Claims) -> String {
             Symptom::Web => "a web problem",
             Symptom::Dhcp => "an addressing problem",
             Symptom::Routing => "a routing problem",
+            Symptom::Internet => "an Internet access problem",
         })
         .collect();
     let what = if words.is_empty() {

@@ -17,6 +17,7 @@ pub mod addressing;
 mod canonical;
 pub mod drift;
 pub mod links;
+pub mod nat;
 pub mod paths;
 pub mod routing;
 pub mod services;
