@@ -173,6 +173,51 @@ static DOMAIN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|net|org|local|lab|edu|io|internal|corp|home|example))\b").unwrap()
 });
 
+/// Clause boundaries: sentence ends, semicolons, commas, and "but".
+static CLAUSE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[.;,!?]\s|\bbut\b|\n").unwrap());
+
+/// Words that say a thing works.
+const HEALTHY_WORDS: &[&str] = &[
+    " works",
+    " working",
+    " fine",
+    " is ok",
+    " are ok",
+    " okay",
+    " resolves",
+    "can ping",
+    "can reach",
+    " answers",
+    " is up",
+    " are up",
+];
+
+/// Words that say a thing fails (a clause with both is a complaint).
+const FAILING_WORDS: &[&str] = &[
+    "not",
+    "n't",
+    "no ",
+    "fail",
+    "down",
+    "broken",
+    "time out",
+    "timed out",
+    "timeout",
+    "drop",
+    "lost",
+    "crash",
+    "block",
+    "wrong",
+    "stopped",
+    "dead",
+];
+
+/// Whether a clause only reports something working ("DNS works (resolves names)").
+fn affirms_health(clause: &str) -> bool {
+    HEALTHY_WORDS.iter().any(|w| clause.contains(w))
+        && !FAILING_WORDS.iter().any(|w| clause.contains(w))
+}
+
 const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
     (
         Symptom::Connectivity,
@@ -327,9 +372,13 @@ impl Claims {
         if !c.domains.is_empty() {
             c.symptoms.insert(Symptom::Dns);
         }
-        for (kind, words) in MECHANISM_WORDS {
-            if words.iter().any(|w| lower.contains(w)) {
-                c.mechanisms.insert(*kind);
+        // A cause counts only where the ticket blames it: "DNS works" or "can ping the
+        // gateway fine" report something healthy, not a mechanism.
+        for clause in CLAUSE.split(&lower).filter(|cl| !affirms_health(cl)) {
+            for (kind, words) in MECHANISM_WORDS {
+                if words.iter().any(|w| clause.contains(w)) {
+                    c.mechanisms.insert(*kind);
+                }
             }
         }
         c
@@ -377,6 +426,21 @@ mod tests {
                 Mechanism::Session,
                 Mechanism::Filter
             ]
+        );
+        let scoped = Claims::extract(
+            "PC1 can ping the corporate gateway fine, but cannot reach the Internet. DNS works (resolves names) but connections time out.",
+            &topo,
+        );
+        assert!(
+            scoped.mechanisms.is_empty(),
+            "healthy mentions are not blamed: {:?}",
+            scoped.mechanisms
+        );
+        assert!(scoped.symptoms.contains(&Symptom::Internet));
+        let blamed = Claims::extract("The gateway is down and DNS is broken.", &topo);
+        assert_eq!(
+            blamed.mechanisms.iter().copied().collect::<Vec<_>>(),
+            vec![Mechanism::Gateway, Mechanism::Dns]
         );
         let vague = Claims::extract("Sorry, the internet feels slow sometimes?", &topo);
         assert_eq!(vague.identifier_count(), 0);

@@ -317,8 +317,30 @@ pub async fn inventory(p: &mut Prober, obs: &mut Observations, topo: &Topology) 
         }
         answers.extend(got);
     }
+    // An answer cut by the output cap lost its tail, the routes: ask for them alone.
+    let cut: Vec<(String, String)> = names
+        .iter()
+        .zip(&answers)
+        .filter(|(_, a)| {
+            a.as_ref()
+                .is_some_and(|a| a.text.contains("@@fwd") && !a.text.contains("@@end"))
+        })
+        .map(|(n, _)| (n.clone(), probe::ROUTES_SCRIPT.to_string()))
+        .collect();
+    let mut rerouted: BTreeMap<String, Vec<probe::Route>> = BTreeMap::new();
+    if !cut.is_empty() {
+        let devices: Vec<String> = cut.iter().map(|(n, _)| n.clone()).collect();
+        for (n, a) in devices.into_iter().zip(p.shells(cut).await) {
+            if let Some(a) = a.filter(|a| a.text.contains("@@route")) {
+                rerouted.insert(n, probe::parse_routes(&a.text));
+            }
+        }
+    }
     for (name, a) in names.iter().zip(answers) {
         let mut facts = a.map(|a| probe::parse(&a.text)).filter(|f| f.understood);
+        if let (Some(f), Some(routes)) = (facts.as_mut(), rerouted.remove(name)) {
+            f.routes = routes;
+        }
         if facts.is_none() && !p.shell && !p.out_of_budget {
             let router_hint = topo
                 .devices
@@ -863,5 +885,51 @@ mod tests {
         assert_eq!(v, vec!["cs_lab1", "pc1", "pc2", "pc10"]);
         let map = ip_map(r#"{"hosts":{"pc1":"10.0.0.2"},"results":[]}"#);
         assert_eq!(map["pc1"].to_string(), "10.0.0.2");
+    }
+
+    /// A device whose inventory answer the output cap cut: `@@end` missing.
+    struct CutRouter;
+
+    #[async_trait::async_trait]
+    impl Toolbox for CutRouter {
+        fn specs(&self) -> Vec<faultbench_core::toolbox::ToolSpec> {
+            vec![]
+        }
+        async fn call(
+            &self,
+            tool: &str,
+            args: Value,
+        ) -> Result<faultbench_core::toolbox::ToolOutput, ToolError> {
+            let cmd = args["command"].as_str().unwrap_or("");
+            let text = match tool {
+                "exec_shell" if cmd == probe::ROUTES_SCRIPT => {
+                    "@@route\n10.0.1.0/24 dev eth0 proto kernel\n10.5.0.0/24 via 10.0.1.2 dev eth0 proto ospf\n@@end\n"
+                }
+                "exec_shell" if cmd == probe::SCRIPT => {
+                    "@@fwd\n1\n@@link\n2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP\n@@addr\neth0 10.0.1.1/24\n@@proc\nzebra ospfd\n@@route\n10.0.1.0/24 dev eth0 pro\n...[truncated: 900 of 4900 chars not shown]"
+                }
+                _ => return Err(ToolError::UnknownTool(tool.into())),
+            };
+            Ok(faultbench_core::toolbox::ToolOutput::text(text))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cut_inventory_gets_its_routes_asked_again() {
+        let topo = Topology::parse("Devices:\n  r1: eth0=A\n");
+        let mut p = Prober::new(
+            Arc::new(CutRouter),
+            20,
+            Instant::now() + std::time::Duration::from_secs(30),
+        );
+        let mut obs = Observations::default();
+        inventory(&mut p, &mut obs, &topo).await;
+        let routes: Vec<String> = obs.facts["r1"]
+            .routes
+            .iter()
+            .map(|r| r.dest.to_string())
+            .collect();
+        assert_eq!(routes, vec!["10.0.1.0/24", "10.5.0.0/24"]);
+        assert_eq!(p.calls, 2, "one inventory, one routes-only call");
     }
 }

@@ -13,8 +13,21 @@ use super::ip4::Net;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
+/// The routes part of [`SCRIPT`], compacted (no `nhid`, `metric`, `scope`, `src`,
+/// `weight`: a distribution router's multipath table otherwise overflows the tools'
+/// output cap and loses its connected routes).
+macro_rules! routes_script {
+    () => {
+        "echo @@route; ip -4 route show 2>/dev/null | sed -e 's/ nhid [0-9]*//' -e 's/ scope link//' -e 's/ src [0-9.]*//' -e 's/ metric [0-9]*//' -e 's/ weight [0-9]*//' -e 's/^[[:space:]][[:space:]]*nexthop/ nexthop/' -e 's/ *$//' | head -100\n"
+    };
+}
+
+/// The routes alone, asked again when a device's inventory answer was cut.
+pub const ROUTES_SCRIPT: &str = concat!(routes_script!(), "echo @@end\n");
+
 /// The inventory script (read-only; each part silent when its tool is missing).
-pub const SCRIPT: &str = "echo @@fwd; cat /proc/sys/net/ipv4/ip_forward 2>/dev/null\n\
+pub const SCRIPT: &str = concat!(
+    "echo @@fwd; cat /proc/sys/net/ipv4/ip_forward 2>/dev/null\n\
 echo @@link; ip -o link show 2>/dev/null | sed -e 's/\\\\.*//' -e 's/ qdisc [^ ]*//' -e 's/ mode [A-Z]*//' -e 's/ group [a-z0-9]*//' -e 's/ qlen [0-9]*//'\n\
 echo @@addr; ip -o -4 addr show 2>/dev/null | awk '{d=\"\"; if ($0 ~ / dynamic/) d=\" dynamic\"; print $2, $4 d}'\n\
 echo @@proc; ps -e -o comm= 2>/dev/null | sort -u | tr '\\n' ' '; echo\n\
@@ -27,8 +40,10 @@ echo @@nft; nft list ruleset 2>/dev/null | awk '/^table /{skip=($0 ~ /^table ip 
 echo @@svc; ls /etc/keepalived/keepalived.conf 2>/dev/null; grep -sE '^INTERFACESv4=\"[^\"]+\"' /etc/default/isc-dhcp-server\n\
 echo @@tc; tc qdisc show 2>/dev/null | grep -E 'netem|tbf'\n\
 echo @@vlan; ip -d -o link show type bridge 2>/dev/null | awk '{n=$2; sub(/:$/,\"\",n); sub(/@.*/,\"\",n); for (i=1;i<NF;i++) if ($i==\"vlan_filtering\") print \"filtering\", n, $(i+1)}'; bridge vlan show 2>/dev/null | awk 'NR>1 && NF { if ($0 !~ /^[ \\t]/) { if (p!=\"\") print p l; p=$1; l=\"\"; $1=\"\" } f=\"\"; if ($0 ~ /PVID/) f=f\"p\"; if ($0 ~ /Untagged/) f=f\"u\"; split($0,w,\" \"); l=l\" \"w[1] f } END { if (p!=\"\") print p l }'\n\
-echo @@route; ip -4 route show 2>/dev/null | head -60\n\
-echo @@end\n";
+",
+    routes_script!(),
+    "echo @@end\n"
+);
 
 /// An interface as `ip link` / `ip addr` show it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -222,7 +237,12 @@ fn sections(text: &str) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-/// Reads the answer of [`SCRIPT`].
+/// The routes of an answer to [`ROUTES_SCRIPT`] (or of any answer with a `@@route` part).
+pub fn parse_routes(text: &str) -> Vec<Route> {
+    routes(sections(text).get("route").map(Vec::as_slice).unwrap_or(&[]))
+}
+
+/// Reads an answer to [`SCRIPT`].
 pub fn parse(text: &str) -> Facts {
     let s = sections(text);
     let mut f = Facts::default();
@@ -572,5 +592,38 @@ blackhole 10.9.0.0/16 proto static metric 20\n\
         assert!(f.default_route().is_some());
         assert!(f.listens(80) && f.listens(53));
         assert_eq!(f.listeners[0].program, "nginx");
+    }
+
+    /// The compaction keeps what the parser needs: a multipath route's gateways and device,
+    /// a connected route's device and `proto kernel`.
+    #[test]
+    fn compacted_routes_parse_like_the_full_listing() {
+        let table = "default nhid 105 proto ospf metric 20 \n\tnexthop via 10.0.0.69 dev eth6 weight 1 \n\tnexthop via 10.0.0.53 dev eth5 weight 1 \n10.0.0.52/30 dev eth5 proto kernel scope link src 10.0.0.54 \n10.0.0.60/30 nhid 101 via 10.0.0.69 dev eth6 proto ospf metric 20 \n";
+        let dir = std::env::temp_dir().join(format!("fb-routes-{}", std::process::id()));
+        std::fs::write(&dir, table).unwrap();
+        let script = ROUTES_SCRIPT.replace(
+            "ip -4 route show 2>/dev/null",
+            &format!("cat {}", dir.display()),
+        );
+        assert_ne!(script, ROUTES_SCRIPT, "the script reads `ip -4 route show`");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&dir);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(
+            text,
+            "@@route\ndefault proto ospf\n nexthop via 10.0.0.69 dev eth6\n nexthop via 10.0.0.53 dev eth5\n10.0.0.52/30 dev eth5 proto kernel\n10.0.0.60/30 via 10.0.0.69 dev eth6 proto ospf\n@@end\n"
+        );
+        let compact = parse_routes(&text);
+        let full = routes(&table.lines().map(str::to_string).collect::<Vec<_>>());
+        let key = |r: &Route| (r.dest, r.via.clone(), r.dev.clone(), r.proto.clone());
+        assert_eq!(
+            compact.iter().map(key).collect::<Vec<_>>(),
+            full.iter().map(key).collect::<Vec<_>>()
+        );
+        assert_eq!(compact[0].via.len(), 2);
     }
 }
