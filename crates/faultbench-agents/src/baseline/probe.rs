@@ -239,7 +239,12 @@ fn sections(text: &str) -> BTreeMap<String, Vec<String>> {
 
 /// The routes of an answer to [`ROUTES_SCRIPT`] (or of any answer with a `@@route` part).
 pub fn parse_routes(text: &str) -> Vec<Route> {
-    routes(sections(text).get("route").map(Vec::as_slice).unwrap_or(&[]))
+    routes(
+        sections(text)
+            .get("route")
+            .map(Vec::as_slice)
+            .unwrap_or(&[]),
+    )
 }
 
 /// Reads an answer to [`SCRIPT`].
