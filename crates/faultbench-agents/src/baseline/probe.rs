@@ -13,12 +13,13 @@ use super::ip4::Net;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
-/// The routes part of [`SCRIPT`], compacted (no `nhid`, `metric`, `scope`, `src`,
-/// `weight`: a distribution router's multipath table otherwise overflows the tools'
-/// output cap and loses its connected routes).
+/// The routes part of [`SCRIPT`], compacted (no `nhid`, `scope`, `src`, `weight`: a
+/// distribution router's multipath table otherwise overflows the tools' output cap and loses
+/// its connected routes). The metric stays: it is FRR's administrative distance, which
+/// explains why a static route beats a learned one.
 macro_rules! routes_script {
     () => {
-        "echo @@route; ip -4 route show 2>/dev/null | sed -e 's/ nhid [0-9]*//' -e 's/ scope link//' -e 's/ src [0-9.]*//' -e 's/ metric [0-9]*//' -e 's/ weight [0-9]*//' -e 's/^[[:space:]][[:space:]]*nexthop/ nexthop/' -e 's/ *$//' | head -100\n"
+        "echo @@route; ip -4 route show 2>/dev/null | sed -e 's/ nhid [0-9]*//' -e 's/ scope link//' -e 's/ src [0-9.]*//' -e 's/ weight [0-9]*//' -e 's/^[[:space:]][[:space:]]*nexthop/ nexthop/' -e 's/ *$//' | head -100\n"
     };
 }
 
@@ -620,7 +621,7 @@ blackhole 10.9.0.0/16 proto static metric 20\n\
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         assert_eq!(
             text,
-            "@@route\ndefault proto ospf\n nexthop via 10.0.0.69 dev eth6\n nexthop via 10.0.0.53 dev eth5\n10.0.0.52/30 dev eth5 proto kernel\n10.0.0.60/30 via 10.0.0.69 dev eth6 proto ospf\n@@end\n"
+            "@@route\ndefault proto ospf metric 20\n nexthop via 10.0.0.69 dev eth6\n nexthop via 10.0.0.53 dev eth5\n10.0.0.52/30 dev eth5 proto kernel\n10.0.0.60/30 via 10.0.0.69 dev eth6 proto ospf metric 20\n@@end\n"
         );
         let compact = parse_routes(&text);
         let full = routes(&table.lines().map(str::to_string).collect::<Vec<_>>());
