@@ -121,6 +121,20 @@ async fn ospf_bgp_lab_converges_serves_breaks_heals_and_leaves_nothing() {
         bgp.contains("1.1.1.1") && bgp.contains("10.0.23.2"),
         "{bgp}"
     );
+    // The readiness wait reads bgpd's running configuration over the vty socket (for the
+    // coalesce time); that needs enable mode, which a raw vty session does not start in.
+    let sock = PathBuf::from(format!(
+        "/proc/{}/root/run/frr/bgpd.vty",
+        lab.device_pid("r2").unwrap()
+    ));
+    let view = faultbench_emu::netns::vty_command(&sock, "show running-config", T)
+        .await
+        .unwrap();
+    assert!(view.contains("Unknown command"), "{view}");
+    let conf = faultbench_emu::netns::vty_enable_command(&sock, "show running-config", T)
+        .await
+        .unwrap();
+    assert!(conf.contains("router bgp"), "{conf}");
     let r3 = sh(&lab, "r3", "ip route").await;
     assert!(
         r3.lines()

@@ -38,32 +38,56 @@ pub struct Readiness {
     pub pending: Vec<String>,
 }
 
-/// Sends one command to an FRR daemon's vty socket and returns its output.
+/// Sends one command to an FRR daemon's vty socket and returns its output. The session
+/// starts in FRR's view mode, where `show running-config` is unknown: use
+/// [`vty_enable_command`] for that.
 pub async fn vty_command(
     socket: &Path,
     command: &str,
     timeout: Duration,
 ) -> std::io::Result<String> {
+    vty_session(socket, &[command], timeout).await
+}
+
+/// Like [`vty_command`], after `enable` on the same session (what `vtysh` does first).
+pub async fn vty_enable_command(
+    socket: &Path,
+    command: &str,
+    timeout: Duration,
+) -> std::io::Result<String> {
+    vty_session(socket, &["enable", command], timeout).await
+}
+
+/// Runs `commands` in order on one vty session; returns the last one's output.
+async fn vty_session(
+    socket: &Path,
+    commands: &[&str],
+    timeout: Duration,
+) -> std::io::Result<String> {
     let work = async {
         let mut s = tokio::net::UnixStream::connect(socket).await?;
-        let mut msg = command.as_bytes().to_vec();
-        msg.push(0);
-        s.write_all(&msg).await?;
-        let mut out = Vec::new();
-        let mut buf = [0u8; 16 * 1024];
-        loop {
-            let n = s.read(&mut buf).await?;
-            if n == 0 {
-                break;
+        let mut last = String::new();
+        for command in commands {
+            let mut msg = command.as_bytes().to_vec();
+            msg.push(0);
+            s.write_all(&msg).await?;
+            let mut out = Vec::new();
+            let mut buf = [0u8; 16 * 1024];
+            loop {
+                let n = s.read(&mut buf).await?;
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&buf[..n]);
+                let l = out.len();
+                if l >= 4 && out[l - 4..l - 1] == [0, 0, 0] {
+                    out.truncate(l - 4);
+                    break;
+                }
             }
-            out.extend_from_slice(&buf[..n]);
-            let l = out.len();
-            if l >= 4 && out[l - 4..l - 1] == [0, 0, 0] {
-                out.truncate(l - 4);
-                break;
-            }
+            last = String::from_utf8_lossy(&out).into_owned();
         }
-        Ok(String::from_utf8_lossy(&out).into_owned())
+        Ok(last)
     };
     tokio::time::timeout(timeout, work)
         .await
@@ -262,8 +286,21 @@ async fn sample(w: &Watched) -> Sample {
             s.ospf_delay = d;
         }
     }
+    // `show running-config` needs enable mode; in view mode it is an unknown command, and
+    // the quiet period silently stayed at FRR's default 1.5 s.
+    let bgpd_config = || {
+        let p = sock("bgpd");
+        async move {
+            if !p.exists() {
+                return None;
+            }
+            vty_enable_command(&p, "show running-config", QUERY_TIMEOUT)
+                .await
+                .ok()
+        }
+    };
     if w.bgp_quiet.get().is_none()
-        && let Some(config) = q("bgpd", "show running-config").await
+        && let Some(config) = bgpd_config().await
         && config.contains("router bgp")
     {
         let _ = w.bgp_quiet.set(bgp_quiet(&config));
@@ -331,6 +368,14 @@ pub(crate) async fn wait_settled(
             .unwrap_or_default()
             .max(base_quiet);
         if last_fp.as_deref() != Some(fp.as_str()) {
+            if std::env::var_os("FAULTBENCH_TIMING").is_some() {
+                eprintln!(
+                    "[faultbench timing] routing changed at {} ms (quiet needed {} ms, pending {}): {fp}",
+                    started.elapsed().as_millis(),
+                    quiet.as_millis(),
+                    pending.len()
+                );
+            }
             last_fp = Some(fp);
             stable_since = Instant::now();
         }
