@@ -592,34 +592,43 @@ pub async fn claim_pings(p: &mut Prober, obs: &mut Observations, model: &Model, 
         if obs.pings.iter().any(|x| x.dst == addr) {
             continue;
         }
-        let Some(a) = p
-            .call(
-                "ping_pair",
-                json!({"host_a": src, "host_b": ip, "count": 3}),
-            )
-            .await
-        else {
+        let Some(outcome) = ping_and_record(p, obs, &src, addr).await else {
             return;
         };
-        let loss = read::ping_loss(&a.text);
-        obs.checked.push(format!(
-            "ping {src} -> {ip} ({})",
-            match loss {
-                Some(l) => format!("{l}% loss"),
-                None => "no answer".into(),
-            }
-        ));
-        let received = match loss {
-            Some(l) => ((100.0 - l) / 100.0 * 3.0).round() as u32,
-            None => 0,
-        };
-        obs.pings.push(Ping {
-            src: src.clone(),
-            dst: addr,
-            received,
-            sent: 3,
-        });
+        obs.checked.push(format!("ping {src} -> {ip} ({outcome})"));
     }
+}
+
+/// Pings `dst` from `src` with three echoes through `ping_pair` and records the result in
+/// `obs.pings`; returns the outcome in words (`0% loss`, `no answer`), or `None` when the
+/// budget is spent.
+pub async fn ping_and_record(
+    p: &mut Prober,
+    obs: &mut Observations,
+    src: &str,
+    dst: Ipv4Addr,
+) -> Option<String> {
+    let a = p
+        .call(
+            "ping_pair",
+            json!({"host_a": src, "host_b": dst.to_string(), "count": 3}),
+        )
+        .await?;
+    let loss = read::ping_loss(&a.text);
+    let received = match loss {
+        Some(l) => ((100.0 - l) / 100.0 * 3.0).round() as u32,
+        None => 0,
+    };
+    obs.pings.push(Ping {
+        src: src.to_string(),
+        dst,
+        received,
+        sent: 3,
+    });
+    Some(match loss {
+        Some(l) => format!("{l}% loss"),
+        None => "no answer".into(),
+    })
 }
 
 /// End hosts' addresses and default gateways, routers' addresses on LANs with end hosts,

@@ -7,10 +7,8 @@
 //! failure there is explained by [`crate::baseline::rules::nat`].
 
 use super::claims::{Claims, Symptom};
-use super::gather::{Observations, Ping, Prober};
+use super::gather::{Observations, Prober, ping_and_record};
 use super::lan::Model;
-use super::read;
-use serde_json::json;
 use std::net::Ipv4Addr;
 
 /// RFC 1918 space, shared address space (RFC 6598), loopback and link-local: addresses
@@ -118,33 +116,12 @@ pub async fn pings(p: &mut Prober, obs: &mut Observations, model: &Model, claims
     for src in sources(model, claims) {
         for &ip in &targets {
             let owner = outside_owner(model, ip).unwrap_or("?").to_string();
-            let Some(a) = p
-                .call(
-                    "ping_pair",
-                    json!({"host_a": src, "host_b": ip.to_string(), "count": 3}),
-                )
-                .await
-            else {
+            let Some(outcome) = ping_and_record(p, obs, &src, ip).await else {
                 return;
             };
-            let loss = read::ping_loss(&a.text);
             obs.checked.push(format!(
-                "Internet ping {src} -> {ip} (on {owner}): {}",
-                match loss {
-                    Some(l) => format!("{l}% loss"),
-                    None => "no answer".into(),
-                }
+                "Internet ping {src} -> {ip} (on {owner}): {outcome}"
             ));
-            let received = match loss {
-                Some(l) => ((100.0 - l) / 100.0 * 3.0).round() as u32,
-                None => 0,
-            };
-            obs.pings.push(Ping {
-                src: src.clone(),
-                dst: ip,
-                received,
-                sent: 3,
-            });
         }
     }
 }
