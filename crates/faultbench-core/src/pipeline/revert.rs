@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn finds_commands_and_their_devices() {
         let devs = vec!["router1".to_string(), "pc1".to_string()];
-        let fix = "`iptables -D FORWARD -j DROP` on router1 (re-enable forwarding); then check `the gateway`.";
+        let fix = "`iptables -D FORWARD -j DROP` on router1 (lets transit traffic through again); then check `the gateway`.";
         let cmds = revert_commands(fix, &devs, &["pc1".into()]);
         assert_eq!(
             cmds,
