@@ -166,6 +166,7 @@ impl NetnsEmulator {
                     shell: String::new(),
                 })
                 .collect(),
+            deviations: Vec::new(),
         };
         let guard = DeployGuard(Some(st));
         guard

@@ -35,6 +35,7 @@
 
 mod emulator;
 mod exec;
+pub mod fast_timers;
 mod gc;
 pub mod init;
 mod lab;

@@ -104,6 +104,10 @@ pub(super) fn parse(neighbors: &Value, summary: &Value) -> BgpState {
                 || p["state"].as_str().is_some_and(|s| s.contains("Admin"));
             match st.peers.iter_mut().find(|x| &x.key == key) {
                 Some(x) => {
+                    // The summary is the fresher answer (the neighbour list may be cached).
+                    if let Some(state) = p["state"].as_str() {
+                        x.state = state.split(' ').next().unwrap_or(state).to_string();
+                    }
                     x.inq += p["inq"].as_u64().unwrap_or(0);
                     x.outq += p["outq"].as_u64().unwrap_or(0);
                     x.admin_down |= admin;

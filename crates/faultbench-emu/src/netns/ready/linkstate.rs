@@ -5,11 +5,17 @@
 //!   as a neighbour, and is past `Waiting` (its DR election is done);
 //! - every neighbour is in a final state: `Full`, or `2-Way` between two DROthers (they never
 //!   form an adjacency);
-//! - no database exchange is under way (request and summary lists empty), and no
-//!   retransmission is pending that matters: a retransmission-list entry for an LSA instance the
-//!   neighbour already holds (its database equals ours) is only an unacknowledged duplicate;
-//! - adjacent routers hold the same database for the area they share (flooding is done);
+//! - no database exchange is under way (request and summary lists empty), and no LSA
+//!   retransmission is pending that matters — flooding is done: an LSA a router has not passed
+//!   on to a neighbour sits on that neighbour's retransmission list until acknowledged (also
+//!   when the neighbour discarded it for arriving within MinLSArrival, to be sent again after
+//!   the retransmit interval). An entry for an LSA instance the neighbour already holds (its
+//!   database digest equals ours) is only an unacknowledged duplicate and does not count;
 //! - no SPF run is scheduled (the last one ran after the last change).
+//!
+//! Adjacent routers' databases are not required to be equal on their own: FRR can keep them
+//! apart for good with nothing left to send (over a virtual link, ASBR-summary LSAs of the
+//! backbone are not passed on), and flooding still in progress always shows as a retransmission.
 //!
 //! An interface in `Waiting` with nobody else on its segment is no obstacle: it is advertised
 //! as a stub network either way (RFC 2328, 12.4.1.2), so a host LAN that is not passive does
@@ -76,7 +82,7 @@ pub(super) struct LinkState {
     pub spf_due_ms: Option<u64>,
     pub ifaces: Vec<LsIface>,
     pub neighbours: Vec<LsNeighbour>,
-    /// Digest of each area's database (LSA headers without their ages).
+    /// Digest of each area's database (which LSA instances it holds, not their ages).
     pub area_db: BTreeMap<String, u64>,
     /// Digest of the AS-scoped LSAs (externals).
     pub as_db: u64,
@@ -160,18 +166,6 @@ pub(super) fn assess(daemon: &str, routers: &[(&DeviceNet, &LinkState)], a: &mut
                     daemon,
                     subject,
                     format!("{shown}, {} LSAs awaiting acknowledgement", n.retransmit),
-                ));
-                continue;
-            }
-            if n.state == "Full"
-                && let Some((pnet, p)) = peer
-                && st.area_db.get(area) != p.area_db.get(area)
-            {
-                a.block(ProtocolItem::new(
-                    dev,
-                    daemon,
-                    format!("area {area} database"),
-                    format!("differs from {}'s (flooding in progress)", pnet.device),
                 ));
                 continue;
             }

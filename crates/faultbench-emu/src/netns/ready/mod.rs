@@ -91,8 +91,11 @@ pub(crate) async fn wait_settled(
     let mut last_fib: Option<Vec<u64>> = None;
     let mut last_states: BTreeMap<String, String> = BTreeMap::new();
     let mut stable_since = Instant::now();
+    let mut polls: Vec<Duration> = Vec::new();
     loop {
+        let poll_started = Instant::now();
         let snaps = futures::future::join_all(watched.iter().map(snapshot::take)).await;
+        polls.push(poll_started.elapsed());
         let a = assess::assess(&snaps, base_quiet);
         let fib: Vec<u64> = snaps.iter().map(|s| s.fib).collect();
         if last_fib.as_ref() != Some(&fib) {
@@ -117,7 +120,23 @@ pub(crate) async fn wait_settled(
         }
         let stable_for = stable_since.elapsed();
         let blocking = a.still_blocking(stable_for);
-        if blocking.is_empty() && stable_for >= a.quiet {
+        let done = blocking.is_empty() && stable_for >= a.quiet;
+        if timing && (done || started.elapsed() >= cap) {
+            let mut sorted = polls.clone();
+            sorted.sort();
+            log(
+                started,
+                &format!(
+                    "{} polls of {} devices, median {} ms, longest {} ms; quiet needed {} ms",
+                    sorted.len(),
+                    watched.len(),
+                    sorted[sorted.len() / 2].as_millis(),
+                    sorted.last().map_or(0, |d| d.as_millis()),
+                    a.quiet.as_millis()
+                ),
+            );
+        }
+        if done {
             let waived = a.blockers.iter().map(|b| b.item.clone()).collect();
             return Readiness {
                 converged: true,

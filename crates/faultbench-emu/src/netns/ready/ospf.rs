@@ -1,32 +1,27 @@
 //! OSPFv2 (ospfd): reading FRR's JSON into the link-state model of [`super::linkstate`].
 //!
-//! Four commands, as FRR 8.4 answers them: `show ip ospf json` (router id; `spfTimerDueInMsecs`
-//! only while an SPF run is scheduled), `show ip ospf interface json` (`interfaces` → name →
+//! Three commands, as FRR 8.4 answers them: `show ip ospf json` (router id; `spfTimerDueInMsecs`
+//! only while an SPF run is scheduled; per area the number of LSAs of each type and the sum of
+//! their checksums — a digest of the database, since a checksum covers the sequence number —
+//! and the same for AS-external LSAs), `show ip ospf interface json` (`interfaces` → name →
 //! `state`, `area`, `ipAddress`/`ipAddressPrefixlen`, `networkType`, `timerMsecs` (hello),
 //! `timerDeadSecs`, `timerPassiveIface`, `nbrCount`, `vlinkPeer`), `show ip ospf neighbor json`
 //! (`neighbors` → router id → list of `nbrState` = `State/Role`, `ifaceName` = `eth0:10.0.12.1`,
-//! `retransmitCounter`, `requestCounter`, `dbSummaryCounter`) and `show ip ospf database json`
-//! (`areas` → area → LSA type → list of headers; AS-scoped types at the top level).
+//! `retransmitCounter`, `requestCounter`, `dbSummaryCounter`).
 
 use super::linkstate::{LinkState, LsIface, LsNeighbour, digest};
 use super::net::IpNet;
 use serde_json::Value;
 
 /// The commands to send, in the order [`parse`] takes their answers.
-pub(super) const COMMANDS: [&str; 4] = [
+pub(super) const COMMANDS: [&str; 3] = [
     "show ip ospf json",
     "show ip ospf interface json",
     "show ip ospf neighbor json",
-    "show ip ospf database json",
 ];
 
 /// Builds the model from the four answers; `None` when no OSPF instance is configured.
-pub(super) fn parse(
-    instance: &Value,
-    interfaces: &Value,
-    neighbours: &Value,
-    db: &Value,
-) -> Option<LinkState> {
+pub(super) fn parse(instance: &Value, interfaces: &Value, neighbours: &Value) -> Option<LinkState> {
     let router_id = instance["routerId"].as_str()?.to_string();
     let mut st = LinkState {
         router_id,
@@ -77,33 +72,25 @@ pub(super) fn parse(
             }
         }
     }
-    if let Some(areas) = db["areas"].as_object() {
-        for (area, types) in areas {
-            st.area_db.insert(area.clone(), headers_digest(types));
-        }
+    for (area, body) in instance["areas"].as_object().into_iter().flatten() {
+        st.area_db
+            .insert(area.clone(), counters_digest(body, "lsa"));
     }
-    st.as_db = headers_digest(db);
+    st.as_db = counters_digest(instance, "lsaAs") ^ counters_digest(instance, "lsaExternal");
     Some(st)
 }
 
-/// Digest of every LSA header list directly under `v` (link-local opaque LSAs excluded: they
-/// differ between the links of one router by design).
-fn headers_digest(v: &Value) -> u64 {
-    let mut headers = Vec::new();
-    for (kind, list) in v.as_object().into_iter().flatten() {
-        if kind == "linkLocalOpaqueLsa" {
-            continue;
-        }
-        for h in list.as_array().into_iter().flatten() {
-            headers.push(format!(
-                "{kind} {} {} {}",
-                h["lsId"].as_str().unwrap_or(""),
-                h["advertisedRouter"].as_str().unwrap_or(""),
-                h["sequenceNumber"].as_str().unwrap_or(""),
-            ));
-        }
-    }
-    digest(&mut headers)
+/// Digest of the LSA counters and checksum sums whose names start with `prefix` (link-local
+/// opaque LSAs excluded: they differ between the links of one router by design).
+fn counters_digest(v: &Value, prefix: &str) -> u64 {
+    let mut fields: Vec<String> = v
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| k.starts_with(prefix) && !k.starts_with("lsaOpaqueLink"))
+        .map(|(k, x)| format!("{k}={x}"))
+        .collect();
+    digest(&mut fields)
 }
 
 #[cfg(test)]
@@ -121,13 +108,7 @@ mod tests {
             );
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
         };
-        parse(
-            &f("instance"),
-            &f("interface"),
-            &f("neighbor"),
-            &f("database"),
-        )
-        .unwrap()
+        parse(&f("instance"), &f("interface"), &f("neighbor")).unwrap()
     }
 
     /// The readiness test lab `ospf_broadcast`: r1, r2, r3 in a triangle of /30 veths.
@@ -284,7 +265,6 @@ mod tests {
             &serde_json::json!({"routerId": "14.1.4.1"}),
             &v("ospf_vlink_interface.json"),
             &v("ospf_vlink_neighbor.json"),
-            &Value::Null,
         )
         .unwrap();
         let vl = st

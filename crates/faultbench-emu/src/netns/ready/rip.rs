@@ -57,6 +57,23 @@ pub(super) struct RipState {
     pub ifaces: Vec<RipIface>,
     /// Neighbours heard from.
     pub sources: Vec<IpAddr>,
+    /// `Routing for Networks`: prefixes and interface names RIP is configured on.
+    pub networks: Vec<String>,
+}
+
+impl RipState {
+    /// RIP is configured on this device (its interfaces may not be enabled yet).
+    pub fn configured(&self) -> bool {
+        !self.networks.is_empty() || !self.ifaces.is_empty()
+    }
+
+    /// `ifname` (with addresses `addrs`) falls under a `network` statement.
+    fn covers(&self, ifname: &str, addrs: &[IpNet]) -> bool {
+        self.networks.iter().any(|n| {
+            n == ifname
+                || IpNet::parse(n).is_some_and(|net| addrs.iter().any(|a| net.contains(a.addr)))
+        })
+    }
 }
 
 /// Reads `show ip rip` or `show ipv6 ripng`.
@@ -118,18 +135,31 @@ fn route(w: &[String]) -> Option<RipRoute> {
     }
 }
 
-/// Reads `show ip rip status` or `show ipv6 ripng status`.
-pub(super) fn parse_status(text: &str) -> (Vec<RipIface>, Vec<IpAddr>) {
+/// Reads `show ip rip` / `show ipv6 ripng` and the matching `status`.
+pub(super) fn parse(routes: &str, status: &str) -> RipState {
+    let (ifaces, sources, networks) = parse_status(status);
+    RipState {
+        routes: parse_routes(routes),
+        ifaces,
+        sources,
+        networks,
+    }
+}
+
+/// Reads `show ip rip status` or `show ipv6 ripng status`: interfaces, sources, networks.
+fn parse_status(text: &str) -> (Vec<RipIface>, Vec<IpAddr>, Vec<String>) {
     #[derive(PartialEq)]
     enum Part {
         Other,
         Interfaces,
         Passive,
         Sources,
+        Networks,
     }
     let mut part = Part::Other;
     let mut ifaces: Vec<RipIface> = Vec::new();
     let mut sources = Vec::new();
+    let mut networks = Vec::new();
     for line in text.lines() {
         let t = line.trim();
         if t.starts_with("Interface") && t.contains("Send") {
@@ -144,7 +174,11 @@ pub(super) fn parse_status(text: &str) -> (Vec<RipIface>, Vec<IpAddr>) {
             part = Part::Sources;
             continue;
         }
-        if t.starts_with("Routing for Networks") || t.starts_with("Distance:") {
+        if t.starts_with("Routing for Networks") {
+            part = Part::Networks;
+            continue;
+        }
+        if t.starts_with("Distance:") {
             part = Part::Other;
             continue;
         }
@@ -181,10 +215,11 @@ pub(super) fn parse_status(text: &str) -> (Vec<RipIface>, Vec<IpAddr>) {
                     sources.push(a);
                 }
             }
+            Part::Networks if !words.is_empty() => networks.push(words[0].to_string()),
             _ => {}
         }
     }
-    (ifaces, sources)
+    (ifaces, sources, networks)
 }
 
 /// Judges every ripd (`daemon` = `ripd`) or ripngd (`ripngd`) of the lab.
@@ -192,6 +227,21 @@ pub(super) fn assess(daemon: &str, routers: &[(&DeviceNet, &RipState)], a: &mut 
     let v4 = daemon == "ripd";
     for (i, (net, st)) in routers.iter().enumerate() {
         let dev = net.device.as_str();
+        // ripd enables its interfaces a moment after it starts: until then its tables mean
+        // nothing. (Soft: an interface a network statement covers may stay disabled for
+        // reasons not shown here.)
+        let mut names: Vec<&String> = net.ifaces.keys().collect();
+        names.sort();
+        for name in names {
+            let addrs = net.addrs(name, v4);
+            if name != "lo" && st.covers(name, &addrs) && !st.ifaces.iter().any(|x| &x.name == name)
+            {
+                a.block_soft(
+                    ProtocolItem::new(dev, daemon, format!("interface {name}"), "not enabled yet"),
+                    QUIET,
+                );
+            }
+        }
         for iface in &st.ifaces {
             let my_addr = net.addrs(&iface.name, v4).first().copied();
             for (j, (pnet, p)) in routers.iter().enumerate() {
@@ -325,12 +375,10 @@ mod tests {
     }
 
     fn state(prefix: &str) -> RipState {
-        let (ifaces, sources) = parse_status(&data(&format!("{prefix}_status.txt")));
-        RipState {
-            routes: parse_routes(&data(&format!("{prefix}_routes.txt"))),
-            ifaces,
-            sources,
-        }
+        parse(
+            &data(&format!("{prefix}_routes.txt")),
+            &data(&format!("{prefix}_status.txt")),
+        )
     }
 
     /// The readiness test lab `rip`: h1 - r1 - r2 - r3 - h2 (r1's LAN passive).
@@ -448,6 +496,36 @@ mod tests {
     }
 
     #[test]
+    fn interfaces_not_enabled_yet_block_softly() {
+        // Right after it started, ripd lists its networks but no interface yet.
+        let status = data("rip_t09_r2_status.txt");
+        let early: String = status
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("eth"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let mut states: Vec<RipState> = ["r1", "r2", "r3"]
+            .iter()
+            .map(|r| state(&format!("rip_t09_{r}")))
+            .collect();
+        states[1] = parse("", &early);
+        assert!(states[1].configured() && states[1].ifaces.is_empty());
+        let nets = nets();
+        let pairs: Vec<(&DeviceNet, &RipState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ripd", &pairs, &mut a);
+        let b: Vec<String> = a.blockers.iter().map(|b| b.item.to_string()).collect();
+        assert!(
+            b.contains(&"r2 ripd interface eth0: not enabled yet".to_string()),
+            "{b:#?}"
+        );
+        assert!(
+            b.contains(&"r2 ripd interface eth1: not enabled yet".to_string()),
+            "{b:#?}"
+        );
+    }
+
+    #[test]
     fn ripng_next_hops_on_their_own_line() {
         let r1 = RipState {
             routes: parse_routes(&data("ripng_r1_routes.txt")),
@@ -457,7 +535,8 @@ mod tests {
         assert_eq!(learned.prefix.to_string(), "2001:db8:ff::2/128");
         assert_eq!(learned.metric, 2);
         assert_eq!(r1.routes.len(), 5);
-        let (ifaces, sources) = parse_status(&data("ripng_r1_status.txt"));
+        let (ifaces, sources, networks) = parse_status(&data("ripng_r1_status.txt"));
+        assert_eq!(networks, vec!["eth1".to_string()]);
         assert_eq!(ifaces.len(), 1);
         assert_eq!(
             (ifaces[0].send.clone(), ifaces[0].recv.clone()),
@@ -484,14 +563,12 @@ mod tests {
                 local,
                 link_local,
             };
-            let (ifaces, sources) = parse_status(&data(&format!("ripng_{r}_status.txt")));
             (
                 net,
-                RipState {
-                    routes: parse_routes(&data(&format!("ripng_{r}_routes.txt"))),
-                    ifaces,
-                    sources,
-                },
+                parse(
+                    &data(&format!("ripng_{r}_routes.txt")),
+                    &data(&format!("ripng_{r}_status.txt")),
+                ),
             )
         };
         let (n1, s1) = mk("r1");

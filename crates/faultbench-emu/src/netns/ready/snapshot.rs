@@ -5,7 +5,7 @@ use super::eigrp::{self, EigrpState};
 use super::isis::{self, Adjacency};
 use super::linkstate::LinkState;
 use super::model::ProtocolItem;
-use super::net::{self, DeviceNet};
+use super::net::{self, DeviceNet, IpNet};
 use super::rip::{self, RipState};
 use super::vty::{vty_command, vty_enable_command};
 use super::{ospf, ospf6};
@@ -30,6 +30,12 @@ pub(crate) struct Watched {
     pub vrrp_wait: Option<Duration>,
     /// Running configurations read once (daemon → text): what the JSON does not show.
     configs: std::sync::Mutex<HashMap<&'static str, std::sync::Arc<OnceLock<Option<String>>>>>,
+    /// zebra's interfaces with their addresses, once they have some: the startup files have
+    /// run when readiness starts, and re-reading them costs a query per device and poll.
+    ifaces: OnceLock<HashMap<String, Vec<IpNet>>>,
+    /// bgpd's `show bgp neighbors json`, kept while `show bgp summary json` lists every
+    /// neighbour it names (the summary then has their fresh state).
+    bgp_neighbours: std::sync::Mutex<Option<Value>>,
 }
 
 impl Watched {
@@ -46,6 +52,8 @@ impl Watched {
             domains,
             vrrp_wait,
             configs: Default::default(),
+            ifaces: OnceLock::new(),
+            bgp_neighbours: Default::default(),
         }
     }
 
@@ -132,35 +140,51 @@ pub(super) async fn take(w: &Watched) -> Snapshot {
         vrrp_wait: w.vrrp_wait,
         ..Snapshot::default()
     };
+    s.daemons = DAEMONS
+        .into_iter()
+        .filter(|d| w.socket(d).exists())
+        .collect();
+    if !s.daemons.is_empty() {
+        daemons(w, &mut s).await;
+    }
+    // The kernel's routes are read after the daemons answered: routes a daemon installs after
+    // its state looked final still show as a change, and restart the quiet period.
+    let trie = if w.vrrp_wait.is_some() {
+        proc_net("fib_trie")
+    } else {
+        trie
+    };
     s.fib = fib_digest(
         &proc_net("route"),
         &proc_net("ipv6_route"),
         w.vrrp_wait.map(|_| trie.as_str()),
     );
-    s.daemons = DAEMONS
-        .into_iter()
-        .filter(|d| w.socket(d).exists())
-        .collect();
-    if s.daemons.is_empty() {
-        return s;
-    }
+    s
+}
+
+/// Asks every daemon of the device for its state.
+async fn daemons(w: &Watched, s: &mut Snapshot) {
     let mut q = Querier {
         w,
         silent: Vec::new(),
     };
-    if let Some(v) = q.json("zebra", "show interface brief json").await {
+    if let Some(cached) = w.ifaces.get() {
+        s.net.ifaces = cached.clone();
+    } else if let Some(v) = q.json("zebra", "show interface brief json").await {
         s.net.ifaces = net::parse_interface_brief(&v);
+        if s.net.ifaces.values().any(|a| !a.is_empty()) {
+            let _ = w.ifaces.set(s.net.ifaces.clone());
+        }
     }
     if s.daemons.contains(&"ospfd") {
-        let [a, b, c, d] = ospf::COMMANDS;
-        let (i, f, n, db) = (
+        let [a, b, c] = ospf::COMMANDS;
+        let (i, f, n) = (
             q.json("ospfd", a).await,
             q.json("ospfd", b).await,
             q.json("ospfd", c).await,
-            q.json("ospfd", d).await,
         );
-        if let (Some(i), Some(f), Some(n), Some(db)) = (i, f, n, db) {
-            s.ospf = ospf::parse(&i, &f, &n, &db);
+        if let (Some(i), Some(f), Some(n)) = (i, f, n) {
+            s.ospf = ospf::parse(&i, &f, &n);
         }
     }
     if s.daemons.contains(&"ospf6d") {
@@ -187,12 +211,7 @@ pub(super) async fn take(w: &Watched) -> Snapshot {
             continue;
         }
         if let (Some(r), Some(st)) = (q.text(daemon, routes).await, q.text(daemon, status).await) {
-            let (ifaces, sources) = rip::parse_status(&st);
-            let state = (!ifaces.is_empty()).then(|| RipState {
-                routes: rip::parse_routes(&r),
-                ifaces,
-                sources,
-            });
+            let state = Some(rip::parse(&r, &st)).filter(RipState::configured);
             if daemon == "ripd" {
                 s.rip = state;
             } else {
@@ -225,14 +244,36 @@ pub(super) async fn take(w: &Watched) -> Snapshot {
             .then_some(adj);
     }
     s.silent = q.silent;
-    s
 }
 
 /// bgpd's neighbours, sessions and update groups; for each peer that is not up, whether the
 /// device has a route to it.
 async fn bgp_state(q: &mut Querier<'_>) -> Option<BgpState> {
-    let neighbours = q.json("bgpd", "show bgp neighbors json").await?;
     let summary = q.json("bgpd", "show bgp summary json").await?;
+    let listed = |n: &Value| {
+        n.as_object().is_some_and(|m| {
+            m.keys().all(|k| {
+                summary
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .any(|(_, af)| af["peers"].get(k).is_some())
+            })
+        })
+    };
+    let cached =
+        q.w.bgp_neighbours
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+    let neighbours = match cached {
+        Some(n) if listed(&n) => n,
+        _ => {
+            let n = q.json("bgpd", "show bgp neighbors json").await?;
+            *q.w.bgp_neighbours.lock().unwrap_or_else(|e| e.into_inner()) = Some(n.clone());
+            n
+        }
+    };
     let mut st = bgp::parse(&neighbours, &summary);
     if st.peers.is_empty() {
         return None;
