@@ -71,7 +71,7 @@ pub struct Readiness {
 }
 
 /// Polls `watched` until converged or `cap`; `base_quiet` is the minimum quiet period of the
-/// kernel routes. A `cap` of zero polls once and reports.
+/// kernel routes. A `cap` of zero polls once and reports what is not converged yet.
 pub(crate) async fn wait_settled(
     watched: &[Watched],
     cap: Duration,
@@ -148,7 +148,8 @@ pub(crate) async fn wait_settled(
         }
         if started.elapsed() >= cap {
             let mut pending: Vec<ProtocolItem> = blocking.iter().map(|b| b.item.clone()).collect();
-            if pending.is_empty() {
+            // A single look (no cap) says nothing about how long routes have been quiet.
+            if pending.is_empty() && !cap.is_zero() {
                 pending.push(ProtocolItem::new(
                     "lab",
                     "kernel",
