@@ -56,7 +56,8 @@ def one_run(topology, name, fb=FB):
     t1 = time.monotonic()
     if up.returncode:
         subprocess.run([fb, "lab", "down", name], capture_output=True)
-        sys.exit(f"{topology}: lab up failed:\n{up.stdout}{up.stderr}")
+        print(f"{topology}: lab up failed:\n{up.stdout}{up.stderr}", flush=True)
+        return None
     said = up.stdout + up.stderr
     settled = re.search(r"(?:settled|converged) after (\d+) ms", said)
     verified_by_up = "baseline probes held" in said
@@ -69,7 +70,9 @@ def one_run(topology, name, fb=FB):
     memory = lab_memory(name)
     subprocess.run([fb, "lab", "down", name], capture_output=True)
     if verify.returncode:
-        sys.exit(f"{topology}: baseline did not pass:\n{verify.stdout}")
+        failed = [l for l in verify.stdout.splitlines() if l.startswith("FAIL")]
+        print(f"{topology}: baseline did not pass within 5 s after lab up:\n" + "\n".join(failed), flush=True)
+        return None
     total = (t1 - t0) if verified_by_up else (t2 - t0)
     return total, t1 - t0, t2 - t1, int(settled.group(1)) if settled else None, memory
 
@@ -88,22 +91,31 @@ def main():
     print(f"load average: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} CPUs")
     for topology in args:
         rows = {fb: [] for fb in binaries}
+        failures = {fb: 0 for fb in binaries}
         devices = 0
         for i in range(runs):
             for fb in binaries:
-                total, up, verify, settled, (mib, procs, devices) = one_run(topology, f"timing-{os.getpid()}-{i}", fb)
+                run = one_run(topology, f"timing-{os.getpid()}-{i}", fb)
+                if run is None:
+                    failures[fb] += 1
+                    print(f"  {topology} #{i + 1} [{fb}]: FAILED", flush=True)
+                    continue
+                total, up, verify, settled, (mib, procs, devices) = run
                 rows[fb].append((total, up, settled, mib))
                 print(f"  {topology} #{i + 1} [{fb}]: up {up:.2f} s (routing settled after {settled} ms), "
                       f"verify {verify:.2f} s, up+converged+verified {total:.2f} s, {mib:.0f} MiB in {procs} processes, "
                       f"load {os.getloadavg()[0]:.1f}", flush=True)
         for fb in binaries:
             r = rows[fb]
+            if not r:
+                print(f"{topology} [{fb}]: every run failed", flush=True)
+                continue
             totals = [x[0] for x in r]
             print(f"{topology} [{fb}]: {devices} devices; median of {runs}: up+converged+verified "
                   f"{statistics.median(totals):.2f} s (min {min(totals):.2f}, max {max(totals):.2f}), "
                   f"lab up {statistics.median(x[1] for x in r):.2f} s, "
                   f"routing settled after {statistics.median(x[2] or 0 for x in r):.0f} ms, "
-                  f"memory {statistics.median(x[3] for x in r):.0f} MiB", flush=True)
+                  f"memory {statistics.median(x[3] for x in r):.0f} MiB, {failures[fb]} failed runs", flush=True)
     print(f"load average: {os.getloadavg()[0]:.1f} (1 min)")
 
 

@@ -86,6 +86,8 @@ pub(super) struct LinkState {
     pub area_db: BTreeMap<String, u64>,
     /// Digest of the AS-scoped LSAs (externals).
     pub as_db: u64,
+    /// How many AS-scoped LSAs it holds (none in a stub area, whatever the ABR holds).
+    pub as_lsas: u64,
 }
 
 impl LinkState {
@@ -158,7 +160,8 @@ pub(super) fn assess(daemon: &str, routers: &[(&DeviceNet, &LinkState)], a: &mut
             let peer = by_rid.get(n.router_id.as_str()).map(|&j| routers[j]);
             let area = st.area_towards(n).unwrap_or("");
             let same_db = |other: &LinkState| {
-                st.area_db.get(area) == other.area_db.get(area) && st.as_db == other.as_db
+                st.area_db.get(area) == other.area_db.get(area)
+                    && (st.as_db == other.as_db || st.as_lsas == 0 || other.as_lsas == 0)
             };
             if n.retransmit > 0 && !peer.is_some_and(|(_, p)| same_db(p)) {
                 a.block(ProtocolItem::new(

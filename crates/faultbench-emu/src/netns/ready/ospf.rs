@@ -77,6 +77,8 @@ pub(super) fn parse(instance: &Value, interfaces: &Value, neighbours: &Value) ->
             .insert(area.clone(), counters_digest(body, "lsa"));
     }
     st.as_db = counters_digest(instance, "lsaAs") ^ counters_digest(instance, "lsaExternal");
+    st.as_lsas = instance["lsaExternalCounter"].as_u64().unwrap_or(0)
+        + instance["lsaAsopaqueCounter"].as_u64().unwrap_or(0);
     Some(st)
 }
 

@@ -121,6 +121,7 @@ pub(super) fn parse(
             lsa_digest(&area["lsa"]),
         );
     }
+    st.as_lsas = instance["numberOfAsScopedLsa"].as_u64().unwrap_or(0);
     st.as_db = db["asScopedLinkStateDb"]
         .as_array()
         .map(|a| {
