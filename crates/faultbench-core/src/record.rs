@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! RUNS/
+//!   identity.json                                  the root's configuration (crate::identity)
 //!   MANIFEST.csv                                   one synced line per finished run
 //!   <topology>/<layer>__<scenario>/<agent>/p<pass>/
 //!       result.json                                a RunRecord (schema below)
@@ -12,8 +13,9 @@
 //!
 //! `result.json` holds everything needed to re-judge or re-report a run without re-running it:
 //! the scenario's full text, the exact prompt the agent received, every phase with its duration,
-//! the agent's turns, tool calls, tokens and cost, the diagnosis, and the judge's breakdown.
-//! `MANIFEST.csv` has the public release's columns, so reports read both.
+//! the agent's turns, tool calls, tokens and cost, the diagnosis, and the judge's breakdown
+//! with its own tokens and cost. `MANIFEST.csv` has the public release's 19 columns first (so
+//! reports read both), then the judge's spend ([`MANIFEST_EXTRA_COLUMNS`]).
 
 use crate::agent::{AgentOutcome, Usage};
 use crate::category::{Category, Layer};
@@ -260,11 +262,13 @@ pub struct JudgePhase {
     pub error: Option<String>,
     /// Duration in milliseconds.
     pub duration_ms: u64,
-    /// Tokens the judge spent on this run (zero for the rubric judge and for cached verdicts;
-    /// `None` when unknown: a failed judgement, or a record made before judges reported spend).
+    /// Tokens spent judging this run, re-judgings included (zero for the rubric judge and for
+    /// cached verdicts; `None` when unknown: a failed judgement, or a record made before judges
+    /// reported spend).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
-    /// What the judge spent on this run in USD (`None` when unknown or unpriced).
+    /// What judging this run cost in USD, re-judgings included (`None` when unknown or
+    /// unpriced).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
 }
