@@ -94,11 +94,15 @@ pub fn agents(
         let agent = match build_agent(name, &opts) {
             Ok(a) => a,
             Err(e) if dry_run && matches!(name, "react" | "sade") => {
-                let m = model.unwrap_or(if name == "react" {
-                    "gpt-5"
-                } else {
-                    "claude-sonnet-4-6"
-                });
+                // The model the real build would use: --model, the config's default, the
+                // agent's own default.
+                let m = model
+                    .or(llm.default_model.as_deref())
+                    .unwrap_or(if name == "react" {
+                        "gpt-5"
+                    } else {
+                        "claude-sonnet-4-6"
+                    });
                 eprintln!("note: {e} (ignored for --dry-run)");
                 let offline = Arc::new(faultbench_llm::ScriptedModel::new(m, Vec::new()));
                 if name == "react" {
