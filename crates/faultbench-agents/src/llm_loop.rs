@@ -18,6 +18,11 @@ use std::time::Instant;
 /// Longest tool result the model sees, in characters (as the release's ReAct runner).
 pub const RESULT_CAP: usize = 8000;
 
+/// The one reminder sent (when [`LoopSettings::nudge_missing_block`] is on) to a model that
+/// stopped without a parsable diagnosis block while turns remain.
+pub const MISSING_BLOCK_NUDGE: &str = "Your reply has no complete `=== DIAGNOSIS ===` block with \
+an `is_anomaly:` line. Reply now with only the final block in the required format.";
+
 /// How a loop runs.
 #[derive(Debug, Clone)]
 pub struct LoopSettings {
@@ -93,10 +98,7 @@ pub async fn run_tool_loop(
             if !parsed && settings.nudge_missing_block && !nudged && index < input.budget.max_turns
             {
                 nudged = true;
-                req.messages.push(Message::user(
-                    "Your reply has no complete `=== DIAGNOSIS ===` block with an `is_anomaly:` \
-                     line. Reply now with only the final block in the required format.",
-                ));
+                req.messages.push(Message::user(MISSING_BLOCK_NUDGE));
                 continue;
             }
             out.final_text = reply.text;

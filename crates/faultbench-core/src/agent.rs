@@ -220,6 +220,65 @@ pub trait Agent: Send + Sync {
         None
     }
 
+    /// A short version of the prompt texts the agent sends (e.g. a content hash of its system
+    /// prompt and instructions), recorded in a runs root's identity so that a changed prompt is
+    /// a changed configuration. `None` for agents without prompts (the deterministic baseline).
+    fn prompt_version(&self) -> Option<String> {
+        None
+    }
+
     /// Investigates through `tools` and answers. Must respect `input.budget`.
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome;
+}
+
+/// Whether LLM agents are told that the ticket may be inaccurate — an experiment arm of its own.
+///
+/// The paper's agents were told nothing about the ticket's reliability (trust in a wrong ticket
+/// is what the benchmark measures), so [`TicketHint::None`] is the default and the faithful
+/// setting. [`TicketHint::Skeptical`] adds one sentence saying the ticket may be inaccurate to
+/// each LLM or external agent's instructions.
+///
+/// ```
+/// use faultbench_core::agent::TicketHint;
+/// assert_eq!("skeptical".parse::<TicketHint>().unwrap(), TicketHint::Skeptical);
+/// assert_eq!(TicketHint::default().to_string(), "none");
+/// assert!("maybe".parse::<TicketHint>().unwrap_err().contains("none, skeptical"));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TicketHint {
+    /// No statement about the ticket (the paper's prompts).
+    #[default]
+    None,
+    /// One added sentence: the ticket may be inaccurate.
+    Skeptical,
+}
+
+impl TicketHint {
+    /// Every hint, in order.
+    pub const ALL: [TicketHint; 2] = [TicketHint::None, TicketHint::Skeptical];
+
+    /// The name used on the command line and in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TicketHint::None => "none",
+            TicketHint::Skeptical => "skeptical",
+        }
+    }
+}
+
+impl std::fmt::Display for TicketHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for TicketHint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        TicketHint::ALL
+            .into_iter()
+            .find(|h| h.as_str() == s.trim())
+            .ok_or_else(|| format!("unknown ticket hint `{s}` (expected one of: none, skeptical)"))
+    }
 }
