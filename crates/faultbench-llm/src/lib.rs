@@ -43,6 +43,8 @@ pub mod price;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
+#[cfg(feature = "test-support")]
+pub mod testserver;
 pub mod types;
 
 /// The output-token cap of one model call when neither the request nor the LLM configuration
