@@ -60,7 +60,7 @@ impl ReactAgent {
         self
     }
 
-    /// Caps each reply's output tokens.
+    /// Caps each reply's output tokens (default: the model client's configured cap).
     pub fn with_max_output_tokens(mut self, max: u32) -> Self {
         self.max_output_tokens = Some(max);
         self
@@ -75,6 +75,13 @@ impl Agent for ReactAgent {
 
     fn model(&self) -> Option<&str> {
         Some(self.model.model())
+    }
+
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(crate::llm_loop::effective_cap(
+            self.model.as_ref(),
+            self.max_output_tokens,
+        ))
     }
 
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {

@@ -59,11 +59,13 @@ pub fn agents(
     names: &[String],
     llm: &LlmConfig,
     model: Option<&str>,
+    max_output_tokens: Option<u32>,
     dry_run: bool,
 ) -> anyhow::Result<Vec<AgentChoice>> {
     let opts = AgentOptions {
         model: model.map(str::to_string),
         llm: llm.clone(),
+        max_output_tokens,
         ..Default::default()
     };
     let mut out = Vec::new();
