@@ -18,10 +18,8 @@ use crate::DEFAULT_MAX_OUTPUT_TOKENS;
 use crate::anthropic_stream::{apply_event, stop_reason, usage_of};
 use crate::model::ChatModel;
 use crate::partial::{Partial, Progress};
-use crate::retry::{
-    Attempt, RetryPolicy, excerpt, http_client, is_event_stream, read_events, read_json, send,
-    with_retries,
-};
+use crate::retry::{RetryPolicy, excerpt, http_client};
+use crate::streaming::{Applied, HttpCall, call};
 use crate::types::{ChatRequest, ChatResponse, LlmError, Message};
 use serde_json::{Value, json};
 
@@ -294,54 +292,32 @@ impl ChatModel for AnthropicClient {
         headers.push(("x-api-key".into(), self.api_key.clone()));
         headers.push(("anthropic-version".into(), ANTHROPIC_VERSION.into()));
         let body = self.request_body(req);
-        let provider = self.provider.as_str();
         let endpoint = self.endpoint();
-        let (mut reply, elapsed) = with_retries(provider, &self.policy, || async {
-            progress.reset();
-            let resp = send(&self.http, provider, &endpoint, &headers, &body).await?;
-            if !is_event_stream(&resp) {
-                let json = read_json(provider, resp).await?;
-                let p = self.parse_partial(&json).map_err(Attempt::Fatal)?;
-                return Ok(p.to_response(req, None));
-            }
-            let mut started = false;
-            let finished = read_events(resp, |ev| {
-                let data: Value = serde_json::from_str(&ev.data).map_err(|e| {
-                    Attempt::Fatal(LlmError::Malformed {
-                        provider: provider.to_string(),
-                        detail: format!(
-                            "a streamed event is not JSON ({e}): {}",
-                            excerpt(&ev.data)
-                        ),
-                    })
-                })?;
-                let kind = ev
-                    .event
-                    .as_deref()
-                    .or_else(|| data.get("type").and_then(Value::as_str))
-                    .unwrap_or_default()
-                    .to_string();
-                started |= kind == "message_start";
-                progress
-                    .update(|p| apply_event(p, &kind, &data))
-                    .map_err(|why| Attempt::Retry { why, wait: None })
+        let c = HttpCall {
+            http: &self.http,
+            provider: &self.provider,
+            endpoint: &endpoint,
+            headers: &headers,
+            body: &body,
+            policy: &self.policy,
+        };
+        let apply = |event: Option<&str>, data: &Value, p: &mut Partial| {
+            let kind = event
+                .or_else(|| data.get("type").and_then(Value::as_str))
+                .unwrap_or_default();
+            Ok(Applied {
+                done: apply_event(p, kind, data)?,
+                answered: kind == "message_start",
             })
-            .await?;
-            if !started {
-                return Err(Attempt::Fatal(LlmError::Malformed {
-                    provider: provider.to_string(),
-                    detail: "the stream carried no `message_start`".into(),
-                }));
-            }
-            Ok(progress.update(|p| {
-                if !finished && p.stop.is_none() {
-                    p.stop = Some(crate::StopReason::Other("incomplete_stream".into()));
-                }
-                p.to_response(req, None)
-            }))
-        })
-        .await?;
-        reply.latency_ms = elapsed.as_millis() as u64;
-        Ok(reply)
+        };
+        call(
+            &c,
+            req,
+            progress,
+            |j| self.parse_partial(j),
+            apply,
+            "`message_start`",
+        )
+        .await
     }
 }

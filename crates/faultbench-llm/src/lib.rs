@@ -43,6 +43,7 @@ pub mod price;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
+mod streaming;
 #[cfg(feature = "test-support")]
 pub mod testserver;
 pub mod types;

@@ -18,10 +18,8 @@ use crate::DEFAULT_MAX_OUTPUT_TOKENS;
 use crate::model::ChatModel;
 use crate::openai_stream::{apply_chunk, finish_reason, usage_of};
 use crate::partial::{Partial, Progress};
-use crate::retry::{
-    Attempt, RetryPolicy, excerpt, http_client, is_event_stream, read_events, read_json, send,
-    with_retries,
-};
+use crate::retry::{RetryPolicy, excerpt, http_client};
+use crate::streaming::{Applied, HttpCall, call};
 use crate::types::{ChatRequest, ChatResponse, LlmError, Message};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -304,52 +302,31 @@ impl ChatModel for OpenAiClient {
     ) -> Result<ChatResponse, LlmError> {
         let headers = self.all_headers();
         let body = self.request_body(req);
-        let provider = self.provider.as_str();
         let endpoint = self.endpoint();
-        let (mut reply, elapsed) = with_retries(provider, &self.policy, || async {
-            progress.reset();
-            let resp = send(&self.http, provider, &endpoint, &headers, &body).await?;
-            if !is_event_stream(&resp) {
-                let json = read_json(provider, resp).await?;
-                let p = self.parse_partial(&json).map_err(Attempt::Fatal)?;
-                return Ok(p.to_response(req, None));
-            }
-            let mut saw_choice = false;
-            let finished = read_events(resp, |ev| {
-                if ev.data.trim() == "[DONE]" {
-                    return Ok(true);
-                }
-                let chunk: Value = serde_json::from_str(&ev.data).map_err(|e| {
-                    Attempt::Fatal(LlmError::Malformed {
-                        provider: provider.to_string(),
-                        detail: format!(
-                            "a streamed chunk is not JSON ({e}): {}",
-                            excerpt(&ev.data)
-                        ),
-                    })
-                })?;
-                saw_choice |= chunk.pointer("/choices/0").is_some();
-                let room = progress
-                    .update(|p| apply_chunk(p, &chunk))
-                    .map_err(|why| Attempt::Retry { why, wait: None })?;
-                Ok(!room)
+        let c = HttpCall {
+            http: &self.http,
+            provider: &self.provider,
+            endpoint: &endpoint,
+            headers: &headers,
+            body: &body,
+            policy: &self.policy,
+        };
+        let apply = |_: Option<&str>, chunk: &Value, p: &mut Partial| {
+            let room = apply_chunk(p, chunk)?;
+            Ok(Applied {
+                done: !room,
+                answered: chunk.pointer("/choices/0").is_some(),
             })
-            .await?;
-            if !saw_choice {
-                return Err(Attempt::Fatal(LlmError::Malformed {
-                    provider: provider.to_string(),
-                    detail: "the stream carried no `choices`".into(),
-                }));
-            }
-            Ok(progress.update(|p| {
-                if !finished && p.stop.is_none() {
-                    p.stop = Some(crate::StopReason::Other("incomplete_stream".into()));
-                }
-                p.to_response(req, None)
-            }))
-        })
+        };
+        let mut reply = call(
+            &c,
+            req,
+            progress,
+            |j| self.parse_partial(j),
+            apply,
+            "`choices`",
+        )
         .await?;
-        reply.latency_ms = elapsed.as_millis() as u64;
         if reply.model.is_empty() {
             reply.model = self.model.clone();
         }
