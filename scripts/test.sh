@@ -22,4 +22,13 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+
+# --- real-model stage (issue 20) ---------------------------------------------------------
+# A real local model (Gemma 3 270M) behind llama.cpp's OpenAI-compatible server drives react,
+# sade and the LLM judge on a live lab. Builds and caches the server and the model under
+# /opt/faultbench on first use; fails (never skips) when the server cannot be started.
+echo "== real-model stage"
+./scripts/real-llm.sh
+# --- end of the real-model stage -----------------------------------------------------------
+
 echo "== all tests passed"

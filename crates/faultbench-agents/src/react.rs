@@ -70,7 +70,7 @@ impl ReactAgent {
         self
     }
 
-    /// Caps each reply's output tokens.
+    /// Caps each reply's output tokens (default: the model client's configured cap).
     pub fn with_max_output_tokens(mut self, max: u32) -> Self {
         self.max_output_tokens = Some(max);
         self
@@ -92,6 +92,13 @@ impl Agent for ReactAgent {
     fn prompt_version(&self) -> Option<String> {
         let system = react_system(&[TOOLS_PLACEHOLDER.to_string()], self.ticket_hint);
         Some(prompt_version(&[&system]))
+    }
+
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(crate::llm_loop::effective_cap(
+            self.model.as_ref(),
+            self.max_output_tokens,
+        ))
     }
 
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {

@@ -139,7 +139,7 @@ impl SadeAgent {
         self
     }
 
-    /// Caps each reply's output tokens.
+    /// Caps each reply's output tokens (default: the model client's configured cap).
     pub fn with_max_output_tokens(mut self, max: u32) -> Self {
         self.max_output_tokens = Some(max);
         self
@@ -160,6 +160,13 @@ impl Agent for SadeAgent {
         let texts = sade_prompt_texts(self.ticket_hint);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         Some(prompt_version(&refs))
+    }
+
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(crate::llm_loop::effective_cap(
+            self.model.as_ref(),
+            self.max_output_tokens,
+        ))
     }
 
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {

@@ -148,6 +148,18 @@ pub struct Turn {
     pub usage: Usage,
     /// Model latency in milliseconds.
     pub latency_ms: u64,
+    /// The wall-clock cap cut this turn while the model was still answering: `text`, the tool
+    /// calls and `usage` are what it had produced by then (none of its calls were executed).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cut: bool,
+    /// Some of `usage` is estimated from the text (the server reported none, or the turn was
+    /// cut before its usage arrived).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub usage_estimated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A tool call as the model requested it.
@@ -181,6 +193,9 @@ pub struct AgentOutcome {
     pub tool_calls: u32,
     /// Model name, when a model was used.
     pub model: Option<String>,
+    /// The output-token cap every model call of the run was sent with (LLM agents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
     /// Tool calls recorded by the agent itself (external agents report them from the MCP log).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_log: Vec<ToolCallRecord>,
@@ -224,6 +239,12 @@ pub trait Agent: Send + Sync {
     /// prompt and instructions), recorded in a runs root's identity so that a changed prompt is
     /// a changed configuration. `None` for agents without prompts (the deterministic baseline).
     fn prompt_version(&self) -> Option<String> {
+        None
+    }
+
+    /// The output-token cap each of its model calls is sent with, if it calls a model (part of
+    /// a runs root's configuration, like the model).
+    fn max_output_tokens(&self) -> Option<u32> {
         None
     }
 

@@ -87,6 +87,10 @@ pub struct AgentIdentity {
     pub model: Option<String>,
     /// [`Agent::prompt_version`](crate::agent::Agent::prompt_version).
     pub prompt_version: Option<String>,
+    /// [`Agent::max_output_tokens`](crate::agent::Agent::max_output_tokens): the per-turn
+    /// output cap its model calls are sent with (absent for agents that call no model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
     /// Fields of newer versions, kept as they are.
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
@@ -99,8 +103,15 @@ impl AgentIdentity {
             kind: kind.to_string(),
             model: model.map(str::to_string),
             prompt_version: prompt_version.map(str::to_string),
+            max_output_tokens: None,
             extra: BTreeMap::new(),
         }
+    }
+
+    /// With the agent's per-turn output cap.
+    pub fn with_max_output_tokens(mut self, cap: Option<u32>) -> Self {
+        self.max_output_tokens = cap;
+        self
     }
 }
 

@@ -80,6 +80,7 @@ pub fn agents(
     names: &[String],
     llm: &LlmConfig,
     model: Option<&str>,
+    max_output_tokens: Option<u32>,
     dry_run: bool,
     ticket_hint: TicketHint,
 ) -> anyhow::Result<Vec<AgentChoice>> {
@@ -87,6 +88,7 @@ pub fn agents(
         model: model.map(str::to_string),
         llm: llm.clone(),
         ticket_hint,
+        max_output_tokens,
         ..Default::default()
     };
     let mut out = Vec::new();

@@ -35,7 +35,8 @@ pub fn build(s: &Settings<'_>) -> RunIdentity {
             let pv = a.agent.prompt_version();
             (
                 a.label.clone(),
-                AgentIdentity::new(&a.label, a.model.as_deref(), pv.as_deref()),
+                AgentIdentity::new(&a.label, a.model.as_deref(), pv.as_deref())
+                    .with_max_output_tokens(a.agent.max_output_tokens()),
             )
         })
         .collect();

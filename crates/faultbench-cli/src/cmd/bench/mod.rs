@@ -44,6 +44,10 @@ pub struct Args {
     /// Model for the LLM agents (default: gpt-5 for react, claude-sonnet-4-6 otherwise).
     #[arg(long)]
     model: Option<String>,
+    /// Output-token cap of each model call of the LLM agents (default: the model's
+    /// `max_output_tokens` in the LLM config, else 4096).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    max_output_tokens: Option<u32>,
     /// Judge: rubric (deterministic) or llm.
     #[arg(long, default_value = "rubric")]
     judge: String,
@@ -130,6 +134,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         &args.agents,
         &llm,
         args.model.as_deref(),
+        args.max_output_tokens,
         args.dry_run,
         args.ticket_hint,
     )?;
