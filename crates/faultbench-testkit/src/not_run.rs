@@ -60,14 +60,14 @@ pub fn release_for_test() -> Option<Release> {
     }
 }
 
-/// Writes the marker of the current test into `dir` and returns its path. Its one line reads
-/// `<test binary> <test name>: <why>`.
+/// Writes the marker of the current test into `dir` and returns its path. Its first line reads
+/// `<test binary> <test name>`, its second why the test did not run.
 pub fn record_not_run(dir: &Path, why: &LocateError) -> std::io::Result<PathBuf> {
     let binary = test_binary();
     let test = current_test();
     std::fs::create_dir_all(dir)?;
     let marker = dir.join(format!("{}--{}", file_safe(&binary), file_safe(&test)));
-    std::fs::write(&marker, format!("{binary} {test}: {why}\n"))?;
+    std::fs::write(&marker, format!("{binary} {test}\n{why}\n"))?;
     Ok(marker)
 }
 
@@ -162,7 +162,7 @@ mod tests {
         let line = std::fs::read_to_string(&a).unwrap();
         assert!(
             line.starts_with(&format!(
-                "{bin} not_run::tests::each_test_leaves_one_marker_whatever_the_number_of_calls: \
+                "{bin} not_run::tests::each_test_leaves_one_marker_whatever_the_number_of_calls\n\
                  the FaulT-Bench release was not found"
             )),
             "{line}"
