@@ -3,7 +3,7 @@
 //! release's own index (`dataset/dataset_index.csv`). A full checkout of the release has all
 //! 560 files (200 core + 5 × 72 persona rewrites); a partial copy has a subset of them.
 //!
-//! The release is found by `faultbench-testkit` (`FAULTBENCH_RELEASE`, then `../shared/release`).
+//! The release is found by `faultbench-testkit` (`FAULTBENCH_RELEASE`, see its docs).
 
 use faultbench_core::scenario::{Scenario, ScenarioFile};
 use faultbench_core::{Category, Layer};
