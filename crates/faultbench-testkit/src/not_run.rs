@@ -28,6 +28,7 @@ pub const CI_ENV: &str = "CI";
 ///   not run and returns `None` — the caller returns at once; the script reports the count and
 ///   fails unless `FAULTBENCH_SKIP_RELEASE=1`.
 /// - Missing otherwise (a plain `cargo test`): panics with how to get the release.
+#[track_caller] // a panic points at the test, not at this function
 pub fn release_for_test() -> Option<Release> {
     let err = match locate() {
         Ok(release) => return Some(release),
