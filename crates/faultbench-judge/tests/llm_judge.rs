@@ -10,19 +10,21 @@ use faultbench_judge::release::ReleaseRun;
 use faultbench_llm::{
     ChatRequest, ChatResponse, LlmError, OpenAiClient, RetryPolicy, ScriptedModel,
 };
+use faultbench_testkit::release_for_test;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-const SAMPLE: &str = "/work/shared/upstream-sample/kath2_Q";
-const RUNS: &str = "/work/shared/upstream/runs";
-
 /// kath2-router0-ripd-down: assert-identifies, must-identify-device, must-identify-component,
 /// one bonus; it has a [FIX].
-fn ripd_scenario() -> ScenarioFile {
-    ScenarioFile::load(format!("{SAMPLE}/base/kath2-router0-ripd-down.txt")).unwrap()
+/// The release's file (through `faultbench-testkit`); `None` when the release is missing.
+fn ripd_scenario() -> Option<ScenarioFile> {
+    let release = release_for_test()?;
+    Some(
+        ScenarioFile::load(release.scenario("kath2_Q", "base", "kath2-router0-ripd-down")).unwrap(),
+    )
 }
 
 fn good_diagnosis() -> Diagnosis {
@@ -68,7 +70,9 @@ fn answer(req: &ChatRequest) -> ChatResponse {
 
 #[tokio::test]
 async fn valid_answers_combine_with_the_release_formula() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let model = Arc::new(ScriptedModel::from_fn("gpt-5-mini", |r| Ok(answer(r))));
     let judge = LlmJudge::new(model.clone());
@@ -115,7 +119,9 @@ async fn valid_answers_combine_with_the_release_formula() {
 
 #[tokio::test]
 async fn a_trace_digest_switches_reasoning_to_trace_mode() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let events = vec![
         TraceEvent::ToolCall {
@@ -153,7 +159,9 @@ async fn a_trace_digest_switches_reasoning_to_trace_mode() {
 
 #[tokio::test]
 async fn malformed_json_gets_one_repair_request() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let outcome_calls = Arc::new(AtomicUsize::new(0));
     let seen = outcome_calls.clone();
@@ -185,7 +193,9 @@ async fn malformed_json_gets_one_repair_request() {
 
 #[tokio::test]
 async fn repeated_garbage_is_a_judge_error() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let model = Arc::new(ScriptedModel::from_fn("m", |r| {
         Ok(match kind(r) {
@@ -212,7 +222,9 @@ async fn repeated_garbage_is_a_judge_error() {
 
 #[tokio::test]
 async fn an_unreachable_model_is_unavailable() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let model = Arc::new(ScriptedModel::from_fn("m", |_| {
         Err(LlmError::GaveUp {
@@ -235,7 +247,9 @@ async fn an_unreachable_model_is_unavailable() {
 #[tokio::test]
 async fn the_second_judgement_comes_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let first_model = Arc::new(ScriptedModel::from_fn("gpt-5-mini", |r| Ok(answer(r))));
     let first =
@@ -281,7 +295,9 @@ async fn the_second_judgement_comes_from_the_cache() {
 
 #[tokio::test]
 async fn an_empty_diagnosis_costs_nothing() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = Diagnosis {
         is_anomaly: Some(true),
         faulty_devices: vec!["router0".into()],
@@ -407,8 +423,15 @@ fn wire_judge(req: &Request) -> ResponseTemplate {
 
 #[tokio::test]
 async fn a_release_run_is_judged_over_the_openai_wire_format() {
-    let run = ReleaseRun::read(format!(
-        "{RUNS}/base80/ospf_enterprise_static/ospf-enterprise-dns-named-down/cc-baseline/p1/result.json"
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let run = ReleaseRun::read(release.run_record(
+        "base80",
+        "ospf_enterprise_static",
+        "ospf-enterprise-dns-named-down",
+        "cc-baseline",
+        "p1",
     ))
     .unwrap();
     let server = MockServer::start().await;

@@ -4,9 +4,11 @@
 //! runs root. Output: Markdown, CSV and JSON tables, SVG charts, and one self-contained HTML
 //! file holding all of it. Definitions are in [`metrics`].
 //!
-//! ```
+//! ```no_run
 //! use faultbench_core::report::{Registry, Report};
-//! # let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/upstream/MANIFEST.csv"));
+//! // In a checkout of the public release (`scripts/fetch-release.sh`); the same numbers are
+//! // asserted by `tests/report_release.rs`.
+//! let path = std::path::Path::new("final_results/MANIFEST.csv");
 //! let report = Report::new(&Registry::load(path).unwrap(), None);
 //! let cf_all = report.tables.outcome_by_category.cells[0].last().unwrap().stat.rounded();
 //! assert_eq!(cf_all, Some(0.932)); // the paper's Correct-Fault outcome, all agents
