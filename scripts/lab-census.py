@@ -83,6 +83,13 @@ def census(lab, label, extra):
     row["pairs"] = tried
     row["unreachable"] = len(failed)
     row["unreachable_sample"] = [f"{d}->{a}" for d, a in failed[:8]]
+    by_source = {}
+    for d, _ in failed:
+        by_source[d] = by_source.get(d, 0) + 1
+    # Which devices the failures start from: a device without an IPv4 route back (e.g. a
+    # BGP-unnumbered fabric switch) shows up as one source failing towards everything.
+    row["unreachable_from"] = by_source
+    row["addressless"] = [d for d, l in addrs.items() if not l]
     fb("lab", "down", name)
     print(f"{label}: exit {up.returncode}, lab up {took:.2f} s, converged after {row['converged_after_ms']} ms, "
           f"{len(devices)} devices, {tried - len(failed)}/{tried} address pairs reachable", file=sys.stderr)
