@@ -289,6 +289,21 @@ async fn check_lab(
         states.len(),
         rec.pings.len(),
     );
+    // What the last change was, so a failure says which router and which table moved.
+    let last_change = first
+        .checked_sub(1)
+        .map(|i| {
+            states[i]
+                .2
+                .split('|')
+                .zip(states[first].2.split('|'))
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| format!("  was: {a}\n  now: {b}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    let measure = format!("{measure}\nlast change:\n{last_change}");
     eprintln!("{measure}\n{stderr}");
     assert!(
         ready >= t_prev,

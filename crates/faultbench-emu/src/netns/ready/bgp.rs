@@ -5,6 +5,9 @@
 //! (a new session's first UPDATE waits for it, 1 s by default), an empty packet queue and
 //! advertise list, and a subgroup version that caught up with the table version (FRR bumps the
 //! table version for each prefix it processes and the subgroup's when it has dealt with it).
+//! Received prefixes first wait in bgpd's route-processing work queue (held 50 ms, longer under
+//! load) before best-path selection bumps the table version; while any wait there, a router
+//! may still have routes to pass on although every subgroup looks caught up.
 //!
 //! A neighbour that provably cannot come up is reported instead of waited for: its address has
 //! no route (neither connected nor learned), no device of the lab owns it, or the device that
@@ -15,7 +18,8 @@
 //! FRR 8.4 answers `show bgp neighbors json` (address → `bgpState`, `remoteAs`),
 //! `show bgp summary json` (address family → `tableVersion`, `peers` → `state`, `peerState`,
 //! `inq`, `outq`) and, as text only, `show bgp <afi> <safi> update-groups` (`Coalesce Time: N`
-//! with `(Running)`, `Version: N`, `Packet queue length: N`, `Advertise list: empty`).
+//! with `(Running)`, `Version: N`, `Packet queue length: N`, `Advertise list: empty`) and
+//! `show work-queues` (items waiting per queue; the route-processing one is `process_queue`).
 
 use super::model::{Assessment, ProtocolItem};
 use super::net::DeviceNet;
@@ -62,6 +66,8 @@ pub(super) struct BgpState {
     /// Address family (summary key, e.g. `ipv4Unicast`) → table version.
     pub table_version: BTreeMap<String, u64>,
     pub subgroups: Vec<Subgroup>,
+    /// Prefixes waiting in the route-processing work queue.
+    pub processing: u64,
 }
 
 /// The update-groups command of a summary address family (`ipv4Unicast` →
@@ -157,6 +163,22 @@ pub(super) fn parse_update_groups(family: &str, text: &str) -> Vec<Subgroup> {
 
 /// Judges every bgpd of the lab. `nets` holds every device (hosts too: they may own a peer's
 /// address); `speakers` the names of devices running bgpd.
+/// Items waiting in bgpd's route-processing queue, from `show work-queues` (columns: an
+/// optional `P` for a plugged queue, items, hold ms, runs, yields, three cycle counts, name).
+pub(super) fn parse_work_queues(text: &str) -> u64 {
+    text.lines()
+        .filter_map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let numbers = usize::from(words.first() == Some(&"P"));
+            let name = words.get(numbers + 8..)?.join(" ");
+            if !name.starts_with("process_queue") {
+                return None;
+            }
+            words.get(numbers)?.parse::<u64>().ok()
+        })
+        .sum()
+}
+
 pub(super) fn assess(
     routers: &[(&DeviceNet, &BgpState)],
     nets: &[DeviceNet],
@@ -198,6 +220,14 @@ pub(super) fn assess(
                 )),
                 None => a.block(ProtocolItem::new(dev, "bgpd", subject, &p.state)),
             }
+        }
+        if st.processing > 0 {
+            a.block(ProtocolItem::new(
+                dev,
+                "bgpd",
+                "route processing",
+                format!("{} prefixes waiting for best-path selection", st.processing),
+            ));
         }
         for sg in &st.subgroups {
             let table = st.table_version.get(&sg.family).copied().unwrap_or(0);
@@ -333,6 +363,27 @@ mod tests {
         );
         // An unnumbered neighbour cannot be proven unable.
         assert_eq!(why_unable(&peer("eth0", None), &nets, &["r3"]), None);
+    }
+
+    #[test]
+    fn prefixes_waiting_for_best_path_selection_hold_convergence_back() {
+        let idle = data("bgp_work_queues.txt");
+        assert_eq!(parse_work_queues(&idle), 0);
+        let busy = idle.replace(
+            "         0    50        1        0       1      1        1      1 process_queue",
+            "P        3    50        1        0       1      1        1      1 process_queue",
+        );
+        assert_eq!(parse_work_queues(&busy), 3);
+        let mut st = state("t07");
+        st.processing = 3;
+        let nets = nets();
+        let mut a = Assessment::default();
+        assess(&[(&nets[1], &st)], &nets, &["r2", "r3"], &mut a);
+        let b: Vec<String> = a.blockers.iter().map(|b| b.item.to_string()).collect();
+        assert_eq!(
+            b,
+            vec!["r3 bgpd route processing: 3 prefixes waiting for best-path selection"]
+        );
     }
 
     #[test]

@@ -23,8 +23,9 @@
 //! - **keepalived**: no address moved for a VRRP takeover time (3 × `advert_int` + 2 s).
 //!
 //! Static-only devices and devices without routing add nothing. On top of the protocol checks
-//! the kernel routes of every device must have been unchanged for a short quiet period (200 ms
-//! by default), which covers the installation of the last routes. The wait is capped: a lab
+//! the kernel routes of every device and every item's state must have been unchanged for a
+//! short quiet period (200 ms by default), which covers the installation of the last routes
+//! and messages still in flight between routers (a BGP UPDATE just sent is in no state yet). The wait is capped: a lab
 //! that does not converge in time is returned with every item still not converged
 //! ([`Readiness::pending`]). With `FAULTBENCH_TIMING` set, every state change of every item is
 //! printed as it is seen.
@@ -116,7 +117,13 @@ pub(crate) async fn wait_settled(
         }
         if timing {
             print_changes(started, &last_states, &a.states);
+        }
+        // A protocol state that just changed (an update group that has just sent, a session
+        // that has just come up) may have set off messages still in flight to another router,
+        // where no state shows them yet: the states, too, must hold for the quiet period.
+        if a.states != last_states {
             last_states = a.states.clone();
+            stable_since = Instant::now();
         }
         let stable_for = stable_since.elapsed();
         let blocking = a.still_blocking(stable_for);

@@ -287,6 +287,9 @@ async fn bgp_state(q: &mut Querier<'_>) -> Option<BgpState> {
                 .extend(bgp::parse_update_groups(&family, &text));
         }
     }
+    if let Some(text) = q.text("bgpd", "show work-queues").await {
+        st.processing = bgp::parse_work_queues(&text);
+    }
     for p in st.peers.iter_mut().filter(|p| p.state != "Established") {
         let Some(addr) = p.addr() else { continue };
         let cmd = if addr.is_ipv4() {
