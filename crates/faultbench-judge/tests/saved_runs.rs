@@ -53,6 +53,8 @@ fn judge_failed_record() -> RunRecord {
         wall_seconds: 300.0,
         scenario: ScenarioSnapshot::of(&sc),
         agent_input_prompt: None,
+        telemetry: true,
+        agent_changes: Vec::new(),
         diagnosis: Some(outcome.diagnosis()),
         phases: Phases {
             agent: Some(AgentPhase {
