@@ -379,7 +379,9 @@ pub async fn revert(
             .await;
         let issue = match out {
             Err(e) => Some(format!("[FIX] `{}` on {}: {e}", c.command, c.device)),
-            Ok(o) if o.timed_out => Some(format!("[FIX] `{}` on {} timed out", c.command, c.device)),
+            Ok(o) if o.timed_out => {
+                Some(format!("[FIX] `{}` on {} timed out", c.command, c.device))
+            }
             Ok(_) => None,
         };
         if problem.is_none() {

@@ -427,7 +427,10 @@ async fn presence_watch_marks_vanished_faults_and_broken_baselines() {
     assert!(r.scores.is_none(), "never scored");
     assert!(r.phases.judge.is_none());
     let w = r.phases.presence.as_ref().unwrap();
-    assert!(!w.held && w.attempts >= 2, "retried before concluding: {w:?}");
+    assert!(
+        !w.held && w.attempts >= 2,
+        "retried before concluding: {w:?}"
+    );
     assert!(r.error.unwrap().contains("changed nothing"));
     assert!(RunStatus::FaultVanished.needs_rerun());
 

@@ -164,7 +164,10 @@ mod tests {
         let l = prestart_limit(4, 2, 200 * MIB, budget);
         assert_eq!((l.prestart, l.labs_in_flight), (1, 4));
         let m = l.message.unwrap();
-        assert!(m.contains("--prestart 4") && m.contains("prestarting 1"), "{m}");
+        assert!(
+            m.contains("--prestart 4") && m.contains("prestarting 1"),
+            "{m}"
+        );
         let l = prestart_limit(1, 2, 200 * MIB, budget);
         assert_eq!((l.prestart, l.message), (1, None));
         let l = prestart_limit(1, 8, 200 * MIB, budget);

@@ -109,7 +109,12 @@ impl PreparedLab {
     }
 
     /// A lab kept after a verified revert, for the next run of its topology.
-    pub(crate) fn kept(plan: Arc<LabPlan>, topology: String, ready: ReadyLab, emulator: &str) -> Self {
+    pub(crate) fn kept(
+        plan: Arc<LabPlan>,
+        topology: String,
+        ready: ReadyLab,
+        emulator: &str,
+    ) -> Self {
         PreparedLab {
             deploy: DeployPhase {
                 emulator: emulator.to_string(),
@@ -223,7 +228,8 @@ impl LabPreparer {
         };
         let tools = self.tools.toolbox_with(lab.clone(), &settings);
         let bt = Instant::now();
-        let base = crate::phases::wait_for_healthy(lab.as_ref(), &plan.baseline, &self.phases).await;
+        let base =
+            crate::phases::wait_for_healthy(lab.as_ref(), &plan.baseline, &self.phases).await;
         let ok = base.passed();
         out.baseline = Some(BaselinePhase {
             ok,

@@ -8,8 +8,7 @@ use crate::judge::JudgeInput;
 use crate::phases::{FaultVerdict, PresenceReport};
 use crate::record::{
     AgentPhase, CheckPhase, CleanupPhase, InjectionPhase, InjectionStepResult, JudgePhase, Phases,
-    PresencePhase, RECORD_SCHEMA, RunKey, RunRecord, ScenarioSnapshot, SnapshotPhase,
-    now_rfc3339,
+    PresencePhase, RECORD_SCHEMA, RunKey, RunRecord, ScenarioSnapshot, SnapshotPhase, now_rfc3339,
 };
 use crate::scenario::{CheckVerdict, Scenario};
 use crate::snapshot::Snapshot;

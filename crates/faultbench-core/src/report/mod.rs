@@ -15,10 +15,12 @@
 mod html;
 mod markdown;
 pub mod metrics;
+mod protocol;
 mod registry;
 mod svg;
 pub mod tables;
 
+pub use protocol::{PresenceRow, RunNotes, presence_markdown, presence_rows};
 pub use registry::{Registry, RegistryError, parse_row};
 pub use tables::Tables;
 
@@ -36,6 +38,9 @@ pub struct Report {
     pub tables: Tables,
     /// Table 2, when a dataset was given.
     pub dataset: Option<DatasetStats>,
+    /// How the runs were made (reused labs, telemetry off), from their `result.json` files
+    /// when the registry came from a runs root.
+    pub notes: Option<RunNotes>,
 }
 
 impl Report {
@@ -46,12 +51,22 @@ impl Report {
             warnings: registry.warnings.clone(),
             tables: tables::build(&registry.rows),
             dataset,
+            notes: registry.notes.clone(),
         }
     }
 
-    /// All tables in Markdown.
+    /// All tables in Markdown, after the notes on how the runs were made (reused labs say so
+    /// at the top).
     pub fn markdown(&self) -> String {
-        markdown::all(&self.tables, self.dataset.as_ref())
+        let notes = self
+            .notes
+            .as_ref()
+            .map(RunNotes::markdown)
+            .unwrap_or_default();
+        format!(
+            "{notes}{}",
+            markdown::all(&self.tables, self.dataset.as_ref())
+        )
     }
 
     /// All tables as one CSV.
@@ -65,6 +80,7 @@ impl Report {
             "source": self.source,
             "warnings": self.warnings,
             "dataset": self.dataset,
+            "notes": self.notes,
             "tables": self.tables,
         });
         serde_json::to_string_pretty(&v).unwrap_or_default()

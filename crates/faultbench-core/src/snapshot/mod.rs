@@ -32,9 +32,10 @@
 //!     fn devices(&self) -> Vec<String> { vec!["pc1".into()] }
 //!     async fn exec(&self, _d: &str, c: &Command, _t: Duration) -> Result<ExecOutput, EmuError> {
 //!         let routes = self.routes.lock().unwrap().join(",");
-//!         // The snapshot script is one shell command; answer its route part, fail the rest.
-//!         assert!(c.to_string().contains("ip -j -4 route show table all"));
-//!         Ok(ExecOutput::ok(format!("@@addr 1\n[{routes}]\n@@routes 0\n")))
+//!         // The snapshot script is one shell command; answer its `ip` part (addresses, then
+//!         // routes), leave the rest unanswered.
+//!         assert!(c.to_string().contains("ip -j -batch"));
+//!         Ok(ExecOutput::ok(format!("[]\n[{routes}]\n@@ip 0\n")))
 //!     }
 //!     async fn teardown(&self) -> Result<(), EmuError> { Ok(()) }
 //! }
@@ -48,7 +49,7 @@
 //! assert_eq!((changes[0].aspect, changes[0].change), (Aspect::Routes, ChangeKind::Added));
 //! assert_eq!(changes[0].summary, "pc1 routes: added 198.51.100.0/24 (via 10.0.0.1 dev eth0)");
 //! // The parts that could not be read are recorded, not compared.
-//! assert!(before.failures().iter().any(|f| f.starts_with("pc1 links:")));
+//! assert!(before.failures().iter().any(|f| f.starts_with("pc1 services:")));
 //! # });
 //! ```
 
@@ -83,11 +84,14 @@ pub enum Aspect {
     PacketFilter,
     /// FRR's running configuration (`vtysh -c 'show running-config'`).
     FrrConfig,
+    /// The named states of a modelled network that are on (mock networks, which answer
+    /// snapshots from their model rather than by running commands).
+    ModelStates,
 }
 
 impl Aspect {
     /// Every aspect, in report order.
-    pub const ALL: [Aspect; 7] = [
+    pub const ALL: [Aspect; 8] = [
         Aspect::Links,
         Aspect::Addresses,
         Aspect::Routes,
@@ -95,6 +99,7 @@ impl Aspect {
         Aspect::Services,
         Aspect::PacketFilter,
         Aspect::FrrConfig,
+        Aspect::ModelStates,
     ];
 
     /// The snake_case name (`links`, `frr_config`, …).
@@ -107,6 +112,7 @@ impl Aspect {
             Aspect::Services => "services",
             Aspect::PacketFilter => "packet_filter",
             Aspect::FrrConfig => "frr_config",
+            Aspect::ModelStates => "model_states",
         }
     }
 
@@ -139,7 +145,7 @@ pub enum AspectState {
 /// The state of one device.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceState {
-    /// Each aspect read.
+    /// Each aspect read (an aspect a backend does not model is left out, and not compared).
     pub aspects: BTreeMap<Aspect, AspectState>,
 }
 
@@ -150,6 +156,7 @@ impl DeviceState {
         DeviceState {
             aspects: Aspect::ALL
                 .into_iter()
+                .filter(|a| *a != Aspect::ModelStates)
                 .map(|a| (a, AspectState::Failed(reason.clone())))
                 .collect(),
         }
@@ -246,11 +253,22 @@ pub async fn read_device<L: Lab + ?Sized>(lab: &L, device: &str, timeout: Durati
         .await
     {
         Err(e) => DeviceState::failed(format!("could not run: {e}")),
-        Ok(o) if !o.timed_out && !o.success() && !o.stdout.contains("\n@@") && !o.stdout.starts_with("@@") => {
+        Ok(o)
+            if !o.timed_out
+                && !o.success()
+                && !o.stdout.contains("\n@@")
+                && !o.stdout.starts_with("@@") =>
+        {
             // Not even the first part ran (no shell, a refused command…).
             let said = o.stderr.lines().next().unwrap_or("").trim().to_string();
-            let code = o.exit_code.map_or("killed".to_string(), |c| format!("exit {c}"));
-            DeviceState::failed(if said.is_empty() { code } else { format!("{code}: {said}") })
+            let code = o
+                .exit_code
+                .map_or("killed".to_string(), |c| format!("exit {c}"));
+            DeviceState::failed(if said.is_empty() {
+                code
+            } else {
+                format!("{code}: {said}")
+            })
         }
         Ok(o) => {
             let mut state = parse_device(&o.stdout);

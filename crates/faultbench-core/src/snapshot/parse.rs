@@ -9,11 +9,12 @@ use super::{Aspect, AspectState, DeviceState};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The script run (with `sh -c`, inside the device) for a snapshot.
-pub const SNAPSHOT_SCRIPT: &str = r#"ip -j addr show 2>&1; echo "@@addr $?"
-ip -j -4 route show table all 2>&1; echo "@@routes $?"
-for f in /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv4/icmp_echo_ignore_all /proc/sys/net/ipv4/conf/*/forwarding /proc/sys/net/ipv4/conf/*/rp_filter /proc/sys/net/ipv4/conf/*/proxy_arp /proc/sys/net/ipv6/conf/all/forwarding; do [ -r "$f" ] && read -r v < "$f" && echo "${f#/proc/sys/}=$v"; done; echo "@@sysctls 0"
-frr=0; for f in /proc/[0-9]*/comm; do read -r c < "$f" 2>/dev/null || continue; echo "$c"; [ "$c" = zebra ] && frr=1; done; echo "@@services 0"
+/// The script run (with `sh -c`, inside the device) for a snapshot: one `ip` in batch mode
+/// for links, addresses and routes, builtins for sysctls and process names, `nft` (else
+/// `iptables-save`), and `vtysh` only where zebra runs.
+pub const SNAPSHOT_SCRIPT: &str = r#"printf 'addr show\nroute show table all\n' | ip -j -batch - 2>&1; echo "@@ip $?"
+for f in /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv4/icmp_echo_ignore_all /proc/sys/net/ipv4/conf/*/forwarding /proc/sys/net/ipv4/conf/*/rp_filter /proc/sys/net/ipv4/conf/*/proxy_arp /proc/sys/net/ipv6/conf/all/forwarding; do v=; read -r v < "$f" 2>/dev/null; [ -n "$v" ] && echo "${f#/proc/sys/}=$v"; done; echo "@@sysctls 0"
+frr=0; for f in /proc/[0-9]*/comm; do c=; read -r c < "$f" 2>/dev/null; [ -n "$c" ] || continue; echo "$c"; [ "$c" = zebra ] && frr=1; done; echo "@@services 0"
 if command -v nft >/dev/null 2>&1; then nft list ruleset 2>&1; else iptables-save 2>&1; fi; echo "@@packet_filter $?"
 if [ $frr = 1 ]; then vtysh -c 'show running-config' 2>&1; echo "@@frr_config $?"; else echo "@@frr_config absent"; fi"#;
 
@@ -94,7 +95,22 @@ pub fn parse_device(output: &str) -> DeviceState {
         }
     };
     let failed = |why: String| AspectState::Failed(why);
-    match read("addr").and_then(parse_addr) {
+    // `ip -batch` prints one JSON array per command: addresses (with links), then routes.
+    let (addr, routes) = match read("ip") {
+        Ok(text) => {
+            let mut arrays = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+            let mut next = |what: &str| match arrays.next() {
+                Some(Ok(Value::Array(a))) => Ok(a),
+                Some(Ok(_)) => Err(format!("{what}: not a JSON array")),
+                Some(Err(e)) => Err(format!("{what}: unreadable JSON ({e})")),
+                None => Err(format!("{what}: no output")),
+            };
+            let addr = next("ip -j addr");
+            (addr, next("ip -j route"))
+        }
+        Err(why) => (Err(why.clone()), Err(why)),
+    };
+    match addr.map(|a| parse_addr(&a)) {
         Ok((links, addrs)) => {
             aspects.insert(Aspect::Links, AspectState::Items(links));
             aspects.insert(Aspect::Addresses, AspectState::Items(addrs));
@@ -104,14 +120,26 @@ pub fn parse_device(output: &str) -> DeviceState {
             aspects.insert(Aspect::Addresses, failed(why));
         }
     }
-    let routes = read("routes").and_then(parse_routes);
-    aspects.insert(Aspect::Routes, routes.map_or_else(failed, AspectState::Items));
+    let routes = routes.map(|r| parse_routes(&r));
+    aspects.insert(
+        Aspect::Routes,
+        routes.map_or_else(failed, AspectState::Items),
+    );
     let sysctls = read("sysctls").map(parse_sysctls);
-    aspects.insert(Aspect::Sysctls, sysctls.map_or_else(failed, AspectState::Items));
+    aspects.insert(
+        Aspect::Sysctls,
+        sysctls.map_or_else(failed, AspectState::Items),
+    );
     let services = read("services").map(parse_services);
-    aspects.insert(Aspect::Services, services.map_or_else(failed, AspectState::Items));
+    aspects.insert(
+        Aspect::Services,
+        services.map_or_else(failed, AspectState::Items),
+    );
     let filter = read("packet_filter").map(parse_filter);
-    aspects.insert(Aspect::PacketFilter, filter.map_or_else(failed, AspectState::Items));
+    aspects.insert(
+        Aspect::PacketFilter,
+        filter.map_or_else(failed, AspectState::Items),
+    );
     let frr = match parts.get("frr_config") {
         Some((_, "absent")) => AspectState::Absent("FRR is not running".into()),
         _ => read("frr_config")
@@ -130,14 +158,6 @@ fn cut(s: &str, n: usize) -> String {
     }
 }
 
-fn json_array(text: &str, what: &str) -> Result<Vec<Value>, String> {
-    match serde_json::from_str::<Value>(text.trim()) {
-        Ok(Value::Array(a)) => Ok(a),
-        Ok(_) => Err(format!("{what}: not a JSON array")),
-        Err(e) => Err(format!("{what}: unreadable JSON ({e})")),
-    }
-}
-
 fn s<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
     v[k].as_str()
 }
@@ -147,11 +167,11 @@ type Items = BTreeMap<String, String>;
 /// Links and addresses from `ip -j addr show`. Dropped as volatile: operstate (follows from
 /// admin state and carrier), ifindex and peer ids, address lifetimes, IPv6 link-local
 /// addresses (they follow from the link) and DAD flags.
-fn parse_addr(text: &str) -> Result<(Items, Items), String> {
+fn parse_addr(list: &[Value]) -> (Items, Items) {
     let mut links = Items::new();
     let mut addrs = Items::new();
-    for l in json_array(text, "ip -j addr")? {
-        let Some(name) = s(&l, "ifname") else {
+    for l in list {
+        let Some(name) = s(l, "ifname") else {
             continue;
         };
         let flags: Vec<&str> = l["flags"]
@@ -172,13 +192,13 @@ fn parse_addr(text: &str) -> Result<(Items, Items), String> {
         if let Some(mtu) = l["mtu"].as_u64() {
             v.push(format!("mtu {mtu}"));
         }
-        if let Some(m) = s(&l, "master") {
+        if let Some(m) = s(l, "master") {
             v.push(format!("master {m}"));
         }
-        if let Some(q) = s(&l, "qdisc") {
+        if let Some(q) = s(l, "qdisc") {
             v.push(format!("qdisc {q}"));
         }
-        if let Some(mac) = s(&l, "address") {
+        if let Some(mac) = s(l, "address") {
             v.push(format!("mac {mac}"));
         }
         links.insert(name.to_string(), v.join(", "));
@@ -199,34 +219,34 @@ fn parse_addr(text: &str) -> Result<(Items, Items), String> {
             addrs.insert(format!("{name} {local}/{plen}"), value.join(", "));
         }
     }
-    Ok((links, addrs))
+    (links, addrs)
 }
 
 /// Routes from `ip -j -4 route show table all`, keyed by destination (with table, TOS and
 /// metric when present). Dropped: the `local` table, nexthop ids, expiry and cache details.
-fn parse_routes(text: &str) -> Result<Items, String> {
+fn parse_routes(list: &[Value]) -> Items {
     let mut out = Items::new();
-    for r in json_array(text, "ip -j route")? {
-        let table = s(&r, "table").unwrap_or("main");
+    for r in list {
+        let table = s(r, "table").unwrap_or("main");
         if table == "local" {
             continue;
         }
-        let Some(dst) = s(&r, "dst") else { continue };
+        let Some(dst) = s(r, "dst") else { continue };
         let mut key = dst.to_string();
         if table != "main" {
             key.push_str(&format!(" table {table}"));
         }
-        if let Some(tos) = s(&r, "tos").or(s(&r, "dsfield")) {
+        if let Some(tos) = s(r, "tos").or(s(r, "dsfield")) {
             key.push_str(&format!(" tos {tos}"));
         }
         if let Some(m) = r["metric"].as_u64() {
             key.push_str(&format!(" metric {m}"));
         }
         let mut v = Vec::new();
-        if let Some(t) = s(&r, "type").filter(|t| *t != "unicast") {
+        if let Some(t) = s(r, "type").filter(|t| *t != "unicast") {
             v.push(t.to_string());
         }
-        v.extend(nexthop(&r));
+        v.extend(nexthop(r));
         let mut hops: Vec<String> = r["nexthops"]
             .as_array()
             .into_iter()
@@ -240,8 +260,12 @@ fn parse_routes(text: &str) -> Result<Items, String> {
             })
             .collect();
         hops.sort();
-        for (k, label) in [("protocol", "proto"), ("scope", "scope"), ("prefsrc", "src")] {
-            if let Some(x) = s(&r, k) {
+        for (k, label) in [
+            ("protocol", "proto"),
+            ("scope", "scope"),
+            ("prefsrc", "src"),
+        ] {
+            if let Some(x) = s(r, k) {
                 v.push(format!("{label} {x}"));
             }
         }
@@ -255,7 +279,7 @@ fn parse_routes(text: &str) -> Result<Items, String> {
         }
         out.insert(key, v.join(" "));
     }
-    Ok(out)
+    out
 }
 
 fn nexthop(h: &Value) -> Vec<String> {
@@ -293,7 +317,14 @@ fn add_counted(out: &mut Items, key: String) {
         Some(v) if v.is_empty() => 2,
         Some(v) => v.trim_start_matches('×').parse::<u32>().unwrap_or(1) + 1,
     };
-    out.insert(key, if n == 1 { String::new() } else { format!("×{n}") });
+    out.insert(
+        key,
+        if n == 1 {
+            String::new()
+        } else {
+            format!("×{n}")
+        },
+    );
 }
 
 /// Packet-filter rules, each keyed with its table and chain. nft's counters (`counter
@@ -399,7 +430,8 @@ mod tests {
                          {"family":"inet","local":"10.0.9.5","prefixlen":24,"scope":"global","dynamic":true,"valid_life_time":3590,"preferred_life_time":3590},
                          {"family":"inet6","local":"fe80::1","prefixlen":64,"scope":"link"}]},
             {"ifname":"eth1","flags":["BROADCAST"],"mtu":1500,"master":"br0"}]"#;
-        let (links, addrs) = parse_addr(addr).unwrap();
+        let json = |t: &str| serde_json::from_str::<Vec<Value>>(t).unwrap();
+        let (links, addrs) = parse_addr(&json(addr));
         assert_eq!(
             links["eth0"],
             "up, carrier on, mtu 1500, qdisc noqueue, mac 56:23:b1:e4:0b:75"
@@ -409,7 +441,7 @@ mod tests {
         assert_eq!(addrs["eth0 10.0.9.5/24"], "dynamic");
         // The lifetime counts down; the item does not change with it.
         let later = addr.replace("3590", "3100");
-        assert_eq!(parse_addr(&later).unwrap().1, addrs);
+        assert_eq!(parse_addr(&json(&later)).1, addrs);
     }
 
     #[test]
@@ -418,7 +450,8 @@ mod tests {
                    {"type":"local","dst":"127.0.0.1","dev":"lo","table":"local","protocol":"kernel","scope":"host","prefsrc":"127.0.0.1","flags":[]},
                    {"dst":"10.9.0.0/16","protocol":"ospf","metric":20,"nexthops":[{"gateway":"10.0.2.1","dev":"eth2","weight":1,"flags":[]},{"gateway":"10.0.1.1","dev":"eth1","weight":1,"flags":[]}]},
                    {"type":"blackhole","dst":"192.0.2.0/24","flags":[]}]"#;
-        let items = parse_routes(r).unwrap();
+        let json = |t: &str| serde_json::from_str::<Vec<Value>>(t).unwrap();
+        let items = parse_routes(&json(r));
         assert_eq!(items.len(), 3, "the local table is left out: {items:?}");
         assert_eq!(
             items["200.1.1.0/24 metric 20"],
@@ -430,7 +463,7 @@ mod tests {
         );
         assert_eq!(items["192.0.2.0/24"], "blackhole");
         let renumbered = r.replace("\"nhid\":6", "\"nhid\":41");
-        assert_eq!(parse_routes(&renumbered).unwrap(), items);
+        assert_eq!(parse_routes(&json(&renumbered)), items);
     }
 
     #[test]
@@ -440,8 +473,13 @@ mod tests {
         assert!(items.contains_key(
             "table ip filter › chain FORWARD › ip saddr 10.0.1.0/24 ip daddr 10.0.2.0/24 counter drop"
         ));
-        assert!(items.contains_key("table ip nat › chain POSTROUTING › oifname \"eth2\" masquerade"));
-        assert_eq!(parse_filter(&nft.replace("17 bytes 1428", "99 bytes 8000")), items);
+        assert!(
+            items.contains_key("table ip nat › chain POSTROUTING › oifname \"eth2\" masquerade")
+        );
+        assert_eq!(
+            parse_filter(&nft.replace("17 bytes 1428", "99 bytes 8000")),
+            items
+        );
 
         let save = "# Generated by iptables-save v1.8.9 on Mon Dec  1 20:25:12 2026\n*filter\n:INPUT ACCEPT [12:345]\n-A INPUT -s 10.0.0.0/8 -j DROP\n-A INPUT -s 10.0.0.0/8 -j DROP\nCOMMIT\n";
         let items = parse_filter(save);
@@ -471,14 +509,22 @@ mod tests {
 
     #[test]
     fn a_failed_or_missing_part_is_recorded_and_the_rest_is_read() {
-        let out = "[]\n@@addr 0\nboom\n@@routes 2\nnet/ipv4/ip_forward=1\n@@sysctls 0\nzebra\nbash\n@@services 0\n";
+        let out = "[]\n[]\n@@ip 0\nnet/ipv4/ip_forward=1\n@@sysctls 0\nzebra\nbash\n@@services 0\nboom\n@@packet_filter 2\n";
         let st = parse_device(out);
         assert!(matches!(st.aspects[&Aspect::Links], AspectState::Items(_)));
+        assert!(matches!(st.aspects[&Aspect::Routes], AspectState::Items(_)));
         assert_eq!(
-            st.aspects[&Aspect::Routes],
+            st.aspects[&Aspect::PacketFilter],
             AspectState::Failed("exit 2: boom".into())
         );
-        assert_eq!(st.items(Aspect::Sysctls).unwrap()["net.ipv4.ip_forward"], "1");
+        let cut = parse_device("[{\"ifname\":\"eth0\"}]\n@@ip 1\n");
+        assert!(
+            matches!(&cut.aspects[&Aspect::Routes], AspectState::Failed(w) if w.starts_with("exit 1"))
+        );
+        assert_eq!(
+            st.items(Aspect::Sysctls).unwrap()["net.ipv4.ip_forward"],
+            "1"
+        );
         assert_eq!(st.items(Aspect::Services).unwrap().len(), 1);
         assert!(matches!(
             &st.aspects[&Aspect::FrrConfig],

@@ -3,6 +3,7 @@
 
 mod build;
 mod estimate;
+mod memory;
 mod plan;
 mod progress;
 mod workers;
@@ -79,8 +80,21 @@ pub struct Args {
     /// Extra folder searched for topologies (before ./topologies).
     #[arg(long)]
     topologies: Option<PathBuf>,
-    /// Redeploy the lab for every run instead of reusing it after a verified revert.
+    /// Development shortcut: keep a lab for the next run of its topology after the `[FIX]`
+    /// revert is verified, instead of a fresh lab per run. A reused lab carries the previous
+    /// run's history; records and reports say so.
     #[arg(long)]
+    reuse_labs: bool,
+    /// Labs of each job's next runs deployed and baseline-checked in the background while a
+    /// run works (lowered, with a message, when memory does not allow it).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    prestart: usize,
+    /// Telemetry for the agents' influx_* tools: on (sampled from each lab's deploy) or off
+    /// (they answer as the release's labs without a collector did). Recorded per run.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    telemetry: Switch,
+    /// Removed: every run gets a fresh lab now (see --reuse-labs).
+    #[arg(long, hide = true)]
     no_warm: bool,
     /// LLM configuration file (providers, models, prices).
     #[arg(long)]
@@ -90,7 +104,21 @@ pub struct Args {
     no_report: bool,
 }
 
+/// On or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    /// On.
+    On,
+    /// Off.
+    Off,
+}
+
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.no_warm {
+        bail!(
+            "--no-warm is gone: every run gets a fresh lab by default now (--reuse-labs is the development shortcut that reuses labs)"
+        );
+    }
     // What to run.
     let (selection, default_passes) = if let Some(e) = &args.experiment {
         let (scopes, passes) = plan::experiment_scopes(e)?;
@@ -154,12 +182,26 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.resume && args.emulator == "netns" {
         crate::cmd::backends::gc_netns();
     }
+    let prestart = if args.reuse_labs {
+        // A reused lab is the previous run's: nothing to prepare ahead.
+        0
+    } else {
+        memory::bounded_prestart(
+            &args.emulator,
+            args.prestart,
+            args.jobs,
+            &items,
+            &topologies,
+        )
+    };
     let config = RunConfig {
         budget: Budget {
             max_turns: args.max_turns,
             wall_clock_secs: args.wall_clock,
         },
-        warm_labs: !args.no_warm,
+        reuse_labs: args.reuse_labs,
+        prestart,
+        telemetry: args.telemetry == Switch::On,
         ..Default::default()
     };
     let judge = build::judge(&args.judge, &llm, args.judge_model.as_deref(), &scenarios)?;
