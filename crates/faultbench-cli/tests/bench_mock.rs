@@ -228,3 +228,137 @@ fn kill_minus_nine_then_resume_gives_every_run_exactly_once() {
     assert!(bad.is_empty());
     assert_eq!(records.len(), 8);
 }
+
+fn records(runs: &Path) -> Vec<serde_json::Value> {
+    let (ok, bad) = faultbench_core::record::scan_records(runs);
+    assert!(bad.is_empty(), "{bad:?}");
+    ok.iter()
+        .map(|(p, _)| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn fresh_labs_prestart_snapshots_and_telemetry_are_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let topologies = tmp.path().join("topologies");
+    // Slow enough that the next lab is ready before the run that precedes it ends.
+    slow_topology(&topologies, 30);
+    let (code, out, err) = bench(
+        &runs,
+        &topologies,
+        &["--passes", "3", "--prestart", "1", "--telemetry", "off"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let recs = records(&runs);
+    assert_eq!(recs.len(), 6);
+    let mut prestarted = 0;
+    let mut labs = std::collections::BTreeSet::new();
+    for r in &recs {
+        assert_eq!(r["status"], "scored", "{r}");
+        let d = &r["phases"]["deploy"];
+        assert_eq!(d["lab"], "fresh");
+        assert!(d.get("warm").is_none(), "the old flag is gone: {d}");
+        assert!(labs.insert(d["lab_name"].as_str().unwrap().to_string()));
+        prestarted += usize::from(d["prestarted"] == true);
+        assert_eq!(r["telemetry"], false);
+        assert!(r["agent_changes"].as_array().unwrap().is_empty());
+        assert_eq!(r["phases"]["snapshots"]["devices"], 6);
+        assert_eq!(r["phases"]["presence"]["held"], true);
+    }
+    assert!(
+        prestarted >= 3,
+        "later labs were prepared in the background: {prestarted}"
+    );
+    assert!(!out.contains("Reused labs"), "{out}");
+}
+
+#[test]
+fn reused_labs_are_recorded_and_the_report_says_so_at_the_top() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let (code, out, err) = bench(
+        &runs,
+        &fixtures().join("topologies"),
+        &["--passes", "2", "--reuse-labs"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let recs = records(&runs);
+    let reused = recs
+        .iter()
+        .filter(|r| r["phases"]["deploy"]["lab"] == "reused")
+        .count();
+    assert!(reused >= 1, "{recs:?}");
+    assert!(
+        out.starts_with("> **Reused labs:**"),
+        "the report opens with the warning:\n{out}"
+    );
+    let (code, out, _) = {
+        let o = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+            .arg("report")
+            .arg(&runs)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            (),
+        )
+    };
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(&format!("{reused} of 4 runs ran on a lab reused")),
+        "{out}"
+    );
+}
+
+#[test]
+fn removed_and_bad_lab_flags_get_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let (code, _, err) = bench(&runs, &fixtures().join("topologies"), &["--no-warm"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--no-warm is gone") && err.contains("--reuse-labs"),
+        "{err}"
+    );
+    let (code, _, err) = bench(
+        &runs,
+        &fixtures().join("topologies"),
+        &["--telemetry", "maybe"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("possible values: on, off"), "{err}");
+}
+
+#[test]
+fn prestart_beyond_memory_is_clamped_with_a_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .args([
+            "bench",
+            "--emulator",
+            "netns",
+            "--scope",
+            "all",
+            "--jobs",
+            "2",
+            "--prestart",
+            "1000000",
+            "--dry-run",
+        ])
+        .arg("--dataset")
+        .arg(fixtures().join("dataset"))
+        .arg("--topologies")
+        .arg(fixtures().join("topologies"))
+        .arg("--runs-root")
+        .arg(tmp.path().join("runs"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("--prestart 1000000") && err.contains("prestarting "),
+        "{err}"
+    );
+}

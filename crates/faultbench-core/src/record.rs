@@ -206,8 +206,8 @@ pub struct DeployPhase {
     /// `fresh` (deployed for this run) or `reused` (kept from the previous run). Records
     /// written before this field existed say `warm: true` for reused labs and are read so.
     pub lab: LabOrigin,
-    /// Deployed and baseline-checked in the background while an earlier run of the job
-    /// worked (`--prestart`).
+    /// Its deploy and baseline check started in the background before the run asked for
+    /// the lab, while an earlier run of the job worked (`--prestart`).
     #[serde(default)]
     pub prestarted: bool,
     /// Deployed (or reused) successfully.

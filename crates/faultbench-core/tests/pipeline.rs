@@ -386,6 +386,7 @@ async fn a_queue_prestarts_labs_and_tears_down_what_it_holds() {
     queue.push("T");
     queue.push("T");
     assert_eq!(queue.len(), 3);
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let lab = queue.pop().await.unwrap();
     assert!(lab.lab().is_some(), "{:?}", lab.failure());
     let agent = Arc::new(Scripted(Behaviour::Answer("false"))) as Arc<dyn Agent>;

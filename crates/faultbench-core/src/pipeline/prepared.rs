@@ -268,12 +268,19 @@ impl LabPreparer {
 ///
 /// [`LabQueue::push`] starts preparing a lab for a topology; [`LabQueue::pop`] hands out the
 /// oldest one (waiting for it if it is not ready yet, and recording how long in
-/// `phases.deploy.waited_ms`). [`LabQueue::shutdown`] waits for the labs still being
+/// `phases.deploy.waited_ms`; `phases.deploy.prestarted` says whether its preparation started
+/// before it was asked for). [`LabQueue::shutdown`] waits for the labs still being
 /// prepared and tears every one down — call it when the job ends, on errors and on Ctrl-C;
 /// labs of a queue that is simply dropped are torn down in the background.
 pub struct LabQueue {
     preparer: LabPreparer,
-    pending: VecDeque<(String, tokio::task::JoinHandle<PreparedLab>)>,
+    pending: VecDeque<Pending>,
+}
+
+struct Pending {
+    topology: String,
+    pushed: Instant,
+    task: tokio::task::JoinHandle<PreparedLab>,
 }
 
 impl LabQueue {
@@ -289,11 +296,11 @@ impl LabQueue {
     pub fn push(&mut self, topology: &str) {
         let preparer = self.preparer.clone();
         let topology = topology.to_string();
-        let name = topology.clone();
-        self.pending.push_back((
-            name,
-            tokio::spawn(async move { preparer.prepare(&topology).await }),
-        ));
+        self.pending.push_back(Pending {
+            topology: topology.clone(),
+            pushed: Instant::now(),
+            task: tokio::spawn(async move { preparer.prepare(&topology).await }),
+        });
     }
 
     /// Labs queued (being prepared or ready).
@@ -308,8 +315,15 @@ impl LabQueue {
 
     /// The oldest queued lab, once prepared; `None` when the queue is empty.
     pub async fn pop(&mut self) -> Option<PreparedLab> {
-        let (topology, task) = self.pending.pop_front()?;
+        let Pending {
+            topology,
+            pushed,
+            task,
+        } = self.pending.pop_front()?;
         let t = Instant::now();
+        // Its preparation had a head start on the run that takes it (not just queued and
+        // taken at once, as a job's first lab or one without prestart is).
+        let head_start = t.duration_since(pushed) > std::time::Duration::from_millis(10);
         let mut lab = match task.await {
             Ok(lab) => lab,
             Err(e) => {
@@ -327,7 +341,7 @@ impl LabQueue {
                 }
             }
         };
-        lab.deploy.prestarted = true;
+        lab.deploy.prestarted = head_start;
         lab.deploy.waited_ms = t.elapsed().as_millis() as u64;
         Some(lab)
     }
@@ -335,8 +349,8 @@ impl LabQueue {
     /// Waits for every lab still being prepared and tears them all down.
     pub async fn shutdown(mut self) {
         let pending: Vec<_> = self.pending.drain(..).collect();
-        for (_, task) in pending {
-            if let Ok(lab) = task.await {
+        for p in pending {
+            if let Ok(lab) = p.task.await {
                 lab.release().await;
             }
         }
@@ -353,8 +367,8 @@ impl Drop for LabQueue {
         }
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                for (_, task) in pending {
-                    if let Ok(lab) = task.await {
+                for p in pending {
+                    if let Ok(lab) = p.task.await {
                         lab.release().await;
                     }
                 }

@@ -167,6 +167,18 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(t) => TopologyResolver::default().prepend_root(t),
         None => TopologyResolver::default(),
     };
+    let prestart = if args.reuse_labs {
+        // A reused lab is the previous run's: nothing to prepare ahead.
+        0
+    } else {
+        memory::bounded_prestart(
+            &args.emulator,
+            args.prestart,
+            args.jobs,
+            &items,
+            &topologies,
+        )
+    };
     if args.dry_run {
         estimate::print_plan(&items, total, &agents, &llm, &topologies);
         return Ok(ExitCode::SUCCESS);
@@ -182,18 +194,6 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.resume && args.emulator == "netns" {
         crate::cmd::backends::gc_netns();
     }
-    let prestart = if args.reuse_labs {
-        // A reused lab is the previous run's: nothing to prepare ahead.
-        0
-    } else {
-        memory::bounded_prestart(
-            &args.emulator,
-            args.prestart,
-            args.jobs,
-            &items,
-            &topologies,
-        )
-    };
     let config = RunConfig {
         budget: Budget {
             max_turns: args.max_turns,
