@@ -231,6 +231,15 @@ fn setup(agent: Behaviour, judge_ok: bool, healthy: bool, deploy_fails: bool) ->
     setup_on(net, agent, judge_ok, deploy_fails, false)
 }
 
+/// A network that comes up healthy; with `visible_state`, its labs answer snapshots.
+fn healthy_net(visible_state: bool) -> Arc<Net> {
+    Arc::new(Net {
+        healthy_at_start: true,
+        visible_state,
+        ..Default::default()
+    })
+}
+
 fn fast_phases() -> PhaseOptions {
     let fast = RetryPolicy {
         interval: Duration::from_millis(10),
@@ -334,10 +343,7 @@ async fn scored_run_records_every_phase_on_a_fresh_lab_each_time() {
 
 #[tokio::test]
 async fn reuse_labs_keeps_a_lab_after_a_verified_revert() {
-    let net = Arc::new(Net {
-        healthy_at_start: true,
-        ..Default::default()
-    });
+    let net = healthy_net(false);
     let s = setup_on(net, Behaviour::Answer("true"), true, false, true);
     let sc = scenario(
         "t-r1-broken",
@@ -360,10 +366,7 @@ async fn reuse_labs_keeps_a_lab_after_a_verified_revert() {
     assert_eq!(s.emu.net.torn_down.load(Ordering::SeqCst), 1);
 
     // Without a [FIX] the harness can run, the baseline does not come back: redeploy.
-    let net = Arc::new(Net {
-        healthy_at_start: true,
-        ..Default::default()
-    });
+    let net = healthy_net(false);
     let s = setup_on(net, Behaviour::Answer("true"), true, false, true);
     let sc = scenario(
         "t-r1-broken",
@@ -416,10 +419,7 @@ async fn a_queue_prestarts_labs_and_tears_down_what_it_holds() {
 #[tokio::test]
 async fn presence_watch_marks_vanished_faults_and_broken_baselines() {
     // The fault heals itself while the agent works, and nothing the snapshots see changed.
-    let net = Arc::new(Net {
-        healthy_at_start: true,
-        ..Default::default()
-    });
+    let net = healthy_net(false);
     let agent = Behaviour::AnswerWhileNetworkFlips("true", net.clone(), false);
     let s = setup_on(net, agent, true, false, false);
     let sc = scenario("t-r1-broken", Some("ip link set eth0 down"), "");
@@ -436,10 +436,7 @@ async fn presence_watch_marks_vanished_faults_and_broken_baselines() {
     assert!(RunStatus::FaultVanished.needs_rerun());
 
     // A network with nothing injected breaks while the agent works.
-    let net = Arc::new(Net {
-        healthy_at_start: true,
-        ..Default::default()
-    });
+    let net = healthy_net(false);
     let agent = Behaviour::AnswerWhileNetworkFlips("false", net.clone(), true);
     let s = setup_on(net, agent, true, false, false);
     let r = s
@@ -452,11 +449,7 @@ async fn presence_watch_marks_vanished_faults_and_broken_baselines() {
 
     // The same healing, seen by the snapshots: the run keeps its result and the record
     // shows the change.
-    let net = Arc::new(Net {
-        healthy_at_start: true,
-        visible_state: true,
-        ..Default::default()
-    });
+    let net = healthy_net(true);
     let agent = Behaviour::AnswerWhileNetworkFlips("true", net.clone(), false);
     let s = setup_on(net, agent, true, false, false);
     let r = s.runner.run(&sc).await;

@@ -120,26 +120,17 @@ pub fn parse_device(output: &str) -> DeviceState {
             aspects.insert(Aspect::Addresses, failed(why));
         }
     }
-    let routes = routes.map(|r| parse_routes(&r));
-    aspects.insert(
-        Aspect::Routes,
-        routes.map_or_else(failed, AspectState::Items),
-    );
-    let sysctls = read("sysctls").map(parse_sysctls);
-    aspects.insert(
-        Aspect::Sysctls,
-        sysctls.map_or_else(failed, AspectState::Items),
-    );
-    let services = read("services").map(parse_services);
-    aspects.insert(
-        Aspect::Services,
-        services.map_or_else(failed, AspectState::Items),
-    );
-    let filter = read("packet_filter").map(parse_filter);
-    aspects.insert(
-        Aspect::PacketFilter,
-        filter.map_or_else(failed, AspectState::Items),
-    );
+    for (aspect, items) in [
+        (Aspect::Routes, routes.map(|r| parse_routes(&r))),
+        (Aspect::Sysctls, read("sysctls").map(parse_sysctls)),
+        (Aspect::Services, read("services").map(parse_services)),
+        (
+            Aspect::PacketFilter,
+            read("packet_filter").map(parse_filter),
+        ),
+    ] {
+        aspects.insert(aspect, items.map_or_else(failed, AspectState::Items));
+    }
     let frr = match parts.get("frr_config") {
         Some((_, "absent")) => AspectState::Absent("FRR is not running".into()),
         _ => read("frr_config")
