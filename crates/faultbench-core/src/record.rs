@@ -706,6 +706,28 @@ mod tests {
     }
 
     #[test]
+    fn older_records_stay_readable() {
+        // A record written before fresh labs, snapshots and the telemetry setting existed.
+        let mut v = serde_json::to_value(record()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("telemetry");
+        o.remove("agent_changes");
+        o["phases"]["deploy"] = serde_json::json!({
+            "emulator": "netns", "lab_name": "x-1", "warm": true, "ok": true,
+            "duration_ms": 0, "error": null
+        });
+        let old: RunRecord = serde_json::from_value(v).unwrap();
+        assert!(old.telemetry, "the collector always ran then");
+        assert!(old.agent_changes.is_empty());
+        let d = old.phases.deploy.as_ref().unwrap();
+        assert_eq!((d.lab, d.prestarted), (LabOrigin::Reused, false));
+        // Written back, the new form: `lab`, no `warm`.
+        let back = serde_json::to_value(&old).unwrap();
+        assert_eq!(back["phases"]["deploy"]["lab"], "reused");
+        assert!(back["phases"]["deploy"].get("warm").is_none());
+    }
+
+    #[test]
     fn rfc3339_dates() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_795_992_078), "2026-11-29T22:41:18Z");
