@@ -4,9 +4,11 @@
 //! runs root. Output: Markdown, CSV and JSON tables, SVG charts, and one self-contained HTML
 //! file holding all of it. Definitions are in [`metrics`].
 //!
-//! ```
+//! ```no_run
 //! use faultbench_core::report::{Registry, Report};
-//! # let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/upstream/MANIFEST.csv"));
+//! // In a checkout of the public release (`scripts/fetch-release.sh`); the same numbers are
+//! // asserted by `tests/report_release.rs`.
+//! let path = std::path::Path::new("final_results/MANIFEST.csv");
 //! let report = Report::new(&Registry::load(path).unwrap(), None);
 //! let cf_all = report.tables.outcome_by_category.cells[0].last().unwrap().stat.rounded();
 //! assert_eq!(cf_all, Some(0.932)); // the paper's Correct-Fault outcome, all agents
@@ -25,6 +27,7 @@ pub use registry::{Registry, RegistryError, parse_row};
 pub use tables::Tables;
 
 use crate::dataset::DatasetStats;
+use crate::identity::RunIdentity;
 use std::path::{Path, PathBuf};
 
 /// A computed report.
@@ -41,22 +44,56 @@ pub struct Report {
     /// How the runs were made (reused labs, telemetry off), from their `result.json` files
     /// when the registry came from a runs root.
     pub notes: Option<RunNotes>,
+    /// The configuration the runs were made with (the runs root's `identity.json`), printed at
+    /// the top; `None` for a registry without one (the public release's, or an older root).
+    pub identity: Option<RunIdentity>,
+}
+
+/// The runs root a registry was read from: the folder itself, or the folder of a `MANIFEST.csv`.
+fn root_of(source: &Path) -> Option<&Path> {
+    if source.is_dir() {
+        Some(source)
+    } else {
+        source.parent()
+    }
 }
 
 impl Report {
-    /// Computes every table.
+    /// Computes every table; the configuration is read from the runs root's `identity.json`
+    /// when there is one (an unreadable one becomes a warning).
     pub fn new(registry: &Registry, dataset: Option<DatasetStats>) -> Report {
+        let mut warnings = registry.warnings.clone();
+        let identity = match root_of(&registry.source).map(RunIdentity::load) {
+            Some(Ok(id)) => id,
+            Some(Err(e)) => {
+                warnings.push(e.to_string());
+                None
+            }
+            None => None,
+        };
         Report {
             source: registry.source.clone(),
-            warnings: registry.warnings.clone(),
+            warnings,
             tables: tables::build(&registry.rows),
             dataset,
             notes: registry.notes.clone(),
+            identity,
         }
     }
 
-    /// All tables in Markdown, after the notes on how the runs were made (reused labs say so
-    /// at the top).
+    /// The configuration section that opens every report.
+    pub fn configuration(&self) -> String {
+        match &self.identity {
+            Some(id) => id.markdown(),
+            None => format!(
+                "## Configuration\n\nNot recorded: {} has no `identity.json` (the public release's registry, or a runs root made before faultbench recorded its configuration).\n",
+                root_of(&self.source).unwrap_or(&self.source).display()
+            ),
+        }
+    }
+
+    /// The notes on how the runs were made (reused labs say so at the very top), the
+    /// configuration, then all tables, in Markdown.
     pub fn markdown(&self) -> String {
         let notes = self
             .notes
@@ -64,7 +101,8 @@ impl Report {
             .map(RunNotes::markdown)
             .unwrap_or_default();
         format!(
-            "{notes}{}",
+            "{notes}{}\n{}",
+            self.configuration(),
             markdown::all(&self.tables, self.dataset.as_ref())
         )
     }
@@ -78,6 +116,7 @@ impl Report {
     pub fn json(&self) -> String {
         let v = serde_json::json!({
             "source": self.source,
+            "configuration": self.identity,
             "warnings": self.warnings,
             "dataset": self.dataset,
             "notes": self.notes,
