@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod bench;
+mod snapshot;
 mod up;
 
 pub use up::UpArgs;
@@ -37,6 +38,8 @@ pub enum LabCmd {
     Verify(VerifyArgs),
     /// Time nothing → converged and teardown for generated labs of 3, 10 and 30 routers.
     Bench(bench::Args),
+    /// Take the state snapshot the benchmark takes around each agent; time it; compare two.
+    Snapshot(snapshot::Args),
 }
 
 /// `faultbench lab exec`.
@@ -108,6 +111,7 @@ pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         LabCmd::Verify(a) => verify_cmd(a).await,
+        LabCmd::Snapshot(a) => snapshot::run(a).await,
         // Dropping the bench on a signal drops its lab, which tears it down.
         LabCmd::Bench(a) => tokio::select! {
             r = bench::run(a) => r,
@@ -153,7 +157,7 @@ pub async fn interrupted() {
     }
 }
 
-fn explain(e: EmuError) -> anyhow::Error {
+pub(crate) fn explain(e: EmuError) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 

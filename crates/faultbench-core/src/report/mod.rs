@@ -17,10 +17,12 @@
 mod html;
 mod markdown;
 pub mod metrics;
+mod protocol;
 mod registry;
 mod svg;
 pub mod tables;
 
+pub use protocol::{PresenceRow, RunNotes, presence_markdown, presence_rows};
 pub use registry::{Registry, RegistryError, parse_row};
 pub use tables::Tables;
 
@@ -39,6 +41,9 @@ pub struct Report {
     pub tables: Tables,
     /// Table 2, when a dataset was given.
     pub dataset: Option<DatasetStats>,
+    /// How the runs were made (reused labs, telemetry off), from their `result.json` files
+    /// when the registry came from a runs root.
+    pub notes: Option<RunNotes>,
     /// The configuration the runs were made with (the runs root's `identity.json`), printed at
     /// the top; `None` for a registry without one (the public release's, or an older root).
     pub identity: Option<RunIdentity>,
@@ -54,7 +59,6 @@ fn root_of(source: &Path) -> Option<&Path> {
 }
 
 impl Report {
-    /// Computes every table.
     /// Computes every table; the configuration is read from the runs root's `identity.json`
     /// when there is one (an unreadable one becomes a warning).
     pub fn new(registry: &Registry, dataset: Option<DatasetStats>) -> Report {
@@ -72,6 +76,7 @@ impl Report {
             warnings,
             tables: tables::build(&registry.rows),
             dataset,
+            notes: registry.notes.clone(),
             identity,
         }
     }
@@ -87,10 +92,16 @@ impl Report {
         }
     }
 
-    /// The configuration, then all tables, in Markdown.
+    /// The notes on how the runs were made (reused labs say so at the very top), the
+    /// configuration, then all tables, in Markdown.
     pub fn markdown(&self) -> String {
+        let notes = self
+            .notes
+            .as_ref()
+            .map(RunNotes::markdown)
+            .unwrap_or_default();
         format!(
-            "{}\n{}",
+            "{notes}{}\n{}",
             self.configuration(),
             markdown::all(&self.tables, self.dataset.as_ref())
         )
@@ -108,6 +119,7 @@ impl Report {
             "configuration": self.identity,
             "warnings": self.warnings,
             "dataset": self.dataset,
+            "notes": self.notes,
             "tables": self.tables,
         });
         serde_json::to_string_pretty(&v).unwrap_or_default()
