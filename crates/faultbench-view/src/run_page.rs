@@ -140,7 +140,7 @@ fn axis_table(v: &Value, sh: Shape) -> String {
         let score = f64_at(a, &["score"]);
         let verdict = match (kind, score) {
             ("fix", Some(x)) => format!("<b>{x}</b>"),
-            (k, Some(x)) if k.starts_with("reason") => format!("<b>{x}</b> / 10"),
+            (k, Some(x)) if k.starts_with("reason") => format!("<b>{x}</b>"),
             (_, Some(x)) if x >= 1.0 => "<span class=\"pass\">pass</span>".into(),
             (_, Some(_)) => "<span class=\"fail\">fail</span>".into(),
             (_, None) => "<span class=\"muted\">–</span>".into(),
@@ -248,7 +248,26 @@ fn phases_table(v: &Value, sh: Shape) -> String {
         return out;
     };
     out.push_str("<table id=\"phases\"><tr><th>phase</th><th>duration</th><th>result</th><th>details</th></tr>\n");
-    for (name, p) in phases {
+    // In the order they happen; phases this viewer does not know follow alphabetically.
+    const ORDER: [&str; 9] = [
+        "deploy",
+        "lstart",
+        "settle",
+        "baseline",
+        "injection",
+        "post_inject_check",
+        "agent",
+        "judge",
+        "cleanup",
+    ];
+    let mut ordered: Vec<(&String, &Value)> = phases.iter().collect();
+    ordered.sort_by_key(|(k, _)| {
+        (
+            ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()),
+            k.to_string(),
+        )
+    });
+    for (name, p) in ordered {
         if (sh == Shape::Ours && name == "agent")
             || (sh == Shape::Release && (name == "agent" || name == "score"))
         {

@@ -10,8 +10,9 @@ use std::path::Path;
 
 /// Characters of a tool output shown (the tools themselves cap at 4,000).
 pub const OUTPUT_CAP: usize = 4000;
-/// Characters of a tool call's arguments shown.
-const ARGS_CAP: usize = 2000;
+/// Characters of a tool call's arguments shown in its line, and in full.
+const ARGS_INLINE: usize = 300;
+const ARGS_CAP: usize = 8000;
 /// Characters of a turn's text shown.
 const NOTE_CAP: usize = 8000;
 /// Largest `trace.jsonl` read, and most events shown.
@@ -53,12 +54,13 @@ fn call(tool: &str, args: Option<&Value>, rec: Option<&Value>) -> String {
     } else {
         badges.push("<span class=\"badge errored\">requested, not executed</span>".to_string());
     }
-    let (args, cut) = capped(&args_text(args), ARGS_CAP);
+    let full = args_text(args);
+    let (short, cut) = capped(&full, ARGS_INLINE);
     let mut out = format!(
         "<li class=\"{}\"><b class=\"tool\">{}</b> <code class=\"args\">{}</code>{} {}",
         classes.join(" "),
         esc(tool),
-        esc(&args),
+        esc(&short),
         if cut.is_some() {
             "<span class=\"cut\"> …</span>"
         } else {
@@ -66,6 +68,13 @@ fn call(tool: &str, args: Option<&Value>, rec: Option<&Value>) -> String {
         },
         badges.join(" ")
     );
+    if cut.is_some() {
+        out.push_str(&format!(
+            "<details><summary>arguments ({} characters)</summary>{}</details>",
+            full.chars().count(),
+            pre(&full, ARGS_CAP, "args")
+        ));
+    }
     if let Some(r) = rec {
         if let Some(e) = str_at(r, &["error"]) {
             out.push_str(&format!("<div class=\"fail\">error: {}</div>", esc(e)));
