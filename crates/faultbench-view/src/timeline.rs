@@ -140,9 +140,14 @@ fn from_record(outcome: &Value) -> Option<String> {
         out.push_str("</div>\n");
     }
     if next < log.len() {
-        out.push_str(
-            "<div class=\"turn\"><h3>Calls reported without a turn</h3><ol class=\"calls\">\n",
-        );
+        let title = if turns.is_none_or(|t| t.is_empty()) {
+            "Tool calls (this agent records no model turns)"
+        } else {
+            "Calls reported without a turn"
+        };
+        out.push_str(&format!(
+            "<div class=\"turn\"><h3>{title}</h3><ol class=\"calls\">\n"
+        ));
         for rec in log[next..].iter().take(EVENTS_CAP) {
             out.push_str(&call(
                 str_at(rec, &["tool"]).unwrap_or("?"),

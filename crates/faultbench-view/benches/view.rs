@@ -1,0 +1,137 @@
+//! Bench of the viewer (issue 16's targets): the site for the public release's registry
+//! (3,960 runs) with its 80 full records is built in ≤ 5 s, and filtering the run table takes
+//! ≤ 100 ms in the browser (headless Chromium: `performance.now()` around setting a filter,
+//! the table's re-render and a forced layout).
+//!
+//! ```text
+//! cargo bench -p faultbench-view --bench view
+//! ```
+//!
+//! Needs the release (`FAULTBENCH_RELEASE` or `../shared/release`) and the Debian packages
+//! `chromium` and `chromium-driver`. Exits non-zero when a target is missed.
+
+#[path = "../tests/support/webdriver.rs"]
+mod webdriver;
+
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+const BUILD_TARGET_S: f64 = 5.0;
+const FILTER_TARGET_MS: f64 = 100.0;
+
+// TODO(issue-17 resolver)
+fn release_dir() -> PathBuf {
+    std::env::var_os("FAULTBENCH_RELEASE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/release"
+            ))
+        })
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split(' ')
+        .next()
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// Sets one control, lets the table re-render, forces layout; returns the milliseconds.
+const TIMED: &str = "
+var id = arguments[0], value = arguments[1], ev = arguments[2];
+var t0 = performance.now();
+if (id === 'sort') {
+  document.querySelectorAll('#runs-head th')[value].click();
+} else {
+  var e = document.getElementById(id); e.value = value; e.dispatchEvent(new Event(ev));
+}
+document.body.offsetHeight;
+return [performance.now() - t0, window.__fbMatches];";
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let source = release_dir().join("final_results");
+    let site = tempfile::tempdir().unwrap();
+    let mut builds = Vec::new();
+    let mut summary = None;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        summary = Some(faultbench_view::build(&source, site.path()).expect("the site builds"));
+        builds.push(t0.elapsed().as_secs_f64());
+    }
+    let s = summary.unwrap();
+    let build = median(&mut builds);
+    println!(
+        "build: {} runs ({} records, {} tickets) in {build:.2} s (median of 3; load average {})",
+        s.runs,
+        s.records,
+        s.scenarios,
+        load()
+    );
+
+    let b = webdriver::Browser::start().await;
+    let t0 = Instant::now();
+    b.goto(&format!("file://{}", s.index.display())).await;
+    b.wait_for("window.__fbReady === true").await;
+    println!(
+        "index.html ({} KB) loaded and table ready in {:.0} ms",
+        std::fs::metadata(&s.index).map(|m| m.len() / 1024).unwrap_or(0),
+        t0.elapsed().as_secs_f64() * 1000.0
+    );
+    let cases: [(&str, &str, Value, &str); 8] = [
+        ("agent = sade", "f-agent", json!("sade"), "change"),
+        ("status = no_submission", "f-status", json!("no_submission"), "change"),
+        ("style = naive_no_detail", "f-style", json!("naive_no_detail"), "change"),
+        ("outcome >= 0.5", "omin", json!("0.5"), "input"),
+        ("search 'ospf'", "q", json!("ospf"), "input"),
+        ("search 'router0 healthy'", "q", json!("router0 healthy"), "input"),
+        ("sort by outcome", "sort", json!(9), "click"),
+        ("sort by USD", "sort", json!(12), "click"),
+    ];
+    let mut worst: f64 = 0.0;
+    for (label, id, value, ev) in cases {
+        let mut times = Vec::new();
+        let mut matches = 0;
+        for _ in 0..7 {
+            let v = b.exec(TIMED, json!([id, value, ev])).await;
+            times.push(v[0].as_f64().unwrap());
+            matches = v[1].as_u64().unwrap_or(0);
+            if id != "sort" {
+                // Back to the full table (timed too: it re-renders all 3,960 runs' first page).
+                let v = b.exec(TIMED, json!([id, "", ev])).await;
+                times.push(v[0].as_f64().unwrap());
+            }
+        }
+        let max = times.iter().copied().fold(0.0, f64::max);
+        let med = median(&mut times);
+        worst = worst.max(med);
+        println!("filter {label}: {matches} matching, median {med:.1} ms, max {max:.1} ms");
+    }
+    b.close().await;
+    let mut ok = true;
+    if build > BUILD_TARGET_S {
+        println!("MISSED: build {build:.2} s > {BUILD_TARGET_S} s");
+        ok = false;
+    }
+    if worst > FILTER_TARGET_MS {
+        println!("MISSED: filtering {worst:.1} ms > {FILTER_TARGET_MS} ms");
+        ok = false;
+    }
+    if ok {
+        println!("targets met: build ≤ {BUILD_TARGET_S} s, filtering ≤ {FILTER_TARGET_MS} ms");
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
