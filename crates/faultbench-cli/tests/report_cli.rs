@@ -19,7 +19,17 @@ fn faultbench(args: &[&str], paths: &[&Path]) -> Output {
 
 fn bench_root(runs: &Path) {
     let o = Command::new(env!("CARGO_BIN_EXE_faultbench"))
-        .args(["bench", "--emulator", "mock", "--agents", "baseline", "--scope", "all", "--passes", "2"])
+        .args([
+            "bench",
+            "--emulator",
+            "mock",
+            "--agents",
+            "baseline",
+            "--scope",
+            "all",
+            "--passes",
+            "2",
+        ])
         .arg("--dataset")
         .arg(fixtures().join("dataset"))
         .arg("--topologies")
@@ -39,10 +49,37 @@ fn report_writes_intervals_and_compare_flags_identity_differences() {
     bench_root(&b);
 
     let out = tmp.path().join("rep");
-    let o = faultbench(&["report", "--resamples", "300", "--seed", "7", "--print", "false"], &[&a]);
+    let o = faultbench(
+        &[
+            "report",
+            "--resamples",
+            "300",
+            "--seed",
+            "7",
+            "--print",
+            "false",
+        ],
+        &[&a],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o2 = faultbench(&["report", "--resamples", "300", "--seed", "7", "--print", "false", "--out"], &[&out, &a]);
-    assert!(o2.status.success(), "{}", String::from_utf8_lossy(&o2.stderr));
+    let o2 = faultbench(
+        &[
+            "report",
+            "--resamples",
+            "300",
+            "--seed",
+            "7",
+            "--print",
+            "false",
+            "--out",
+        ],
+        &[&out, &a],
+    );
+    assert!(
+        o2.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o2.stderr)
+    );
     let stats = std::fs::read_to_string(out.join("statistics.csv")).unwrap();
     let cf = stats
         .lines()
@@ -51,13 +88,27 @@ fn report_writes_intervals_and_compare_flags_identity_differences() {
     let f: Vec<&str> = cf.split(',').collect();
     assert!(!f[4].is_empty() && !f[5].is_empty(), "an interval: {cf}");
     // Same seed, same file.
-    assert_eq!(std::fs::read_to_string(a.join("report/statistics.csv")).unwrap(), stats);
+    assert_eq!(
+        std::fs::read_to_string(a.join("report/statistics.csv")).unwrap(),
+        stats
+    );
     assert!(out.join("variation.svg").is_file());
 
-    std::fs::write(a.join("identity.json"), r#"{"judge": "rubric", "turns": 20}"#).unwrap();
-    std::fs::write(b.join("identity.json"), r#"{"judge": "rubric", "turns": 30}"#).unwrap();
+    std::fs::write(
+        a.join("identity.json"),
+        r#"{"judge": "rubric", "turns": 20}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        b.join("identity.json"),
+        r#"{"judge": "rubric", "turns": 30}"#,
+    )
+    .unwrap();
     let cmp = tmp.path().join("cmp");
-    let o = faultbench(&["report", "--resamples", "200", "--print", "false", "--out"], &[&cmp]);
+    let o = faultbench(
+        &["report", "--resamples", "200", "--print", "false", "--out"],
+        &[&cmp],
+    );
     assert_eq!(o.status.code(), Some(2), "a source or --compare is needed");
     let o = Command::new(env!("CARGO_BIN_EXE_faultbench"))
         .args(["report", "--resamples", "200", "--print", "false", "--out"])
@@ -69,7 +120,10 @@ fn report_writes_intervals_and_compare_flags_identity_differences() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(cmp.join("compare.md")).unwrap();
-    assert!(md.contains("DIFFERENT run identities (1 fields): turns: 20 vs 30"), "{md}");
+    assert!(
+        md.contains("DIFFERENT run identities (1 fields): turns: 20 vs 30"),
+        "{md}"
+    );
     assert!(md.contains("B − A"), "{md}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("DIFFERENT run identities"));
     assert!(cmp.join("compare.csv").is_file() && cmp.join("compare.json").is_file());

@@ -32,7 +32,15 @@ fn fixtures() -> PathBuf {
 fn bench_root(dir: &Path, passes: u32) -> PathBuf {
     let runs = dir.join("runs");
     let out = Command::new(env!("CARGO_BIN_EXE_faultbench"))
-        .args(["bench", "--emulator", "mock", "--agents", "baseline", "--scope", "all"])
+        .args([
+            "bench",
+            "--emulator",
+            "mock",
+            "--agents",
+            "baseline",
+            "--scope",
+            "all",
+        ])
         .arg("--passes")
         .arg(passes.to_string())
         .arg("--dataset")
@@ -43,7 +51,11 @@ fn bench_root(dir: &Path, passes: u32) -> PathBuf {
         .arg(&runs)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     runs
 }
 
@@ -59,12 +71,19 @@ fn poison(runs: &Path) -> PathBuf {
         .nth(1)
         .unwrap()
         .to_string();
-    v["scenario"]["text"] = json!(text.replacen(&ticket_line, &format!("{ticket_line} {HOSTILE}"), 1));
-    let log = v["phases"]["agent"]["outcome"]["tool_log"].as_array_mut().unwrap();
+    v["scenario"]["text"] =
+        json!(text.replacen(&ticket_line, &format!("{ticket_line} {HOSTILE}"), 1));
+    let log = v["phases"]["agent"]["outcome"]["tool_log"]
+        .as_array_mut()
+        .unwrap();
     assert!(!log.is_empty(), "the baseline agent made tool calls");
-    log[0]["output"] = json!(format!("{HOSTILE_IMG}\n{}", log[0]["output"].as_str().unwrap_or("")));
+    log[0]["output"] = json!(format!(
+        "{HOSTILE_IMG}\n{}",
+        log[0]["output"].as_str().unwrap_or("")
+    ));
     v["diagnosis"]["text"] = json!(format!("{HOSTILE} {HOSTILE_IMG}"));
-    v["agent_changes"] = json!([{"device": "r1", "change": format!("ip route del 10.0.2.0/24 {HOSTILE}")}]);
+    v["agent_changes"] =
+        json!([{"device": "r1", "change": format!("ip route del 10.0.2.0/24 {HOSTILE}")}]);
     std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     path
 }
@@ -116,7 +135,8 @@ async fn the_viewer_works_in_chromium_and_planted_scripts_never_run() {
     view(&runs, &site);
 
     let b = Browser::start().await;
-    b.goto(&format!("file://{}", site.join("index.html").display())).await;
+    b.goto(&format!("file://{}", site.join("index.html").display()))
+        .await;
     b.wait_for("window.__fbReady === true").await;
     assert_eq!(shown(&b).await, (4, 4), "the table loads every run");
     let title = b.exec("return document.title;", json!([])).await;
@@ -127,7 +147,11 @@ async fn the_viewer_works_in_chromium_and_planted_scripts_never_run() {
     set(&b, "f-arm", "base80", "change").await;
     assert_eq!(shown(&b).await, (2, 2), "a filter narrows the table");
     set(&b, "q", "pwned", "input").await;
-    assert_eq!(shown(&b).await, (1, 1), "the search finds the planted ticket");
+    assert_eq!(
+        shown(&b).await,
+        (1, 1),
+        "the search finds the planted ticket"
+    );
     let ms = b.exec("return window.__fbLastFilterMs;", json!([])).await;
     assert!(ms.as_f64().is_some());
     not_pwned(&b).await;
@@ -153,17 +177,31 @@ async fn the_viewer_works_in_chromium_and_planted_scripts_never_run() {
         )
         .await;
     assert!(page["calls"].as_u64().unwrap() >= 2, "{page}");
-    assert!(page["tools"].as_array().unwrap().iter().any(|t| t == "get_reachability"), "{page}");
+    assert!(
+        page["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "get_reachability"),
+        "{page}"
+    );
     let axes = page["axes"].as_array().unwrap();
     assert!(axes.len() >= 2, "{page}");
-    assert!(axes.iter().any(|a| a.as_str().unwrap().contains("assert-identifies")), "{page}");
+    assert!(
+        axes.iter()
+            .any(|a| a.as_str().unwrap().contains("assert-identifies")),
+        "{page}"
+    );
     assert!(axes.iter().all(|a| {
         let a = a.as_str().unwrap();
         a.contains("pass") || a.contains("fail") || a.contains("[FIX]")
     }));
     // The markup is shown as text, not run or rendered.
     assert!(page["ticket"].as_str().unwrap().contains(HOSTILE), "{page}");
-    assert!(page["diagnosis"].as_str().unwrap().contains(HOSTILE_IMG), "{page}");
+    assert!(
+        page["diagnosis"].as_str().unwrap().contains(HOSTILE_IMG),
+        "{page}"
+    );
     assert_eq!(page["changes"], true);
     assert_eq!(page["scripts"], 0, "a run page has no script at all");
     assert_eq!(page["images"], 0, "no planted <img> became an element");
@@ -177,9 +215,13 @@ async fn the_viewer_works_in_chromium_and_planted_scripts_never_run() {
     b.screenshot(&artefacts().join("run.png")).await;
 
     b.click("a[href^='../scenarios/']").await;
-    b.wait_for("document.getElementById('matrix') !== null").await;
+    b.wait_for("document.getElementById('matrix') !== null")
+        .await;
     let cells = b
-        .exec("return document.querySelectorAll('#matrix a').length;", json!([]))
+        .exec(
+            "return document.querySelectorAll('#matrix a').length;",
+            json!([]),
+        )
         .await;
     assert_eq!(cells, 2, "the ticket's two passes side by side");
     b.screenshot(&artefacts().join("scenario.png")).await;
@@ -220,15 +262,31 @@ async fn serve_is_loopback_only_serves_only_the_site_and_stops_on_ctrl_c() {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let line = lines.next().unwrap().unwrap();
     // "serving DIR at http://ADDR/ (Ctrl-C to stop)"
-    let dir = PathBuf::from(line.split(" at http://").next().unwrap().trim_start_matches("serving "));
-    let addr = line.split("http://").nth(1).unwrap().split('/').next().unwrap().to_string();
+    let dir = PathBuf::from(
+        line.split(" at http://")
+            .next()
+            .unwrap()
+            .trim_start_matches("serving "),
+    );
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
     assert!(addr.starts_with("127.0.0.1:"), "{line}");
     assert!(dir.join("index.html").is_file(), "{line}");
 
     let index = http_get(&addr, "/");
     assert!(index.starts_with("HTTP/1.1 200"), "{index}");
     assert!(index.contains("Content-Security-Policy"));
-    for bad in ["/../../../../etc/passwd", "/runs/%2e%2e/%2e%2e/%2e%2e/etc/passwd", "/nothing.html"] {
+    for bad in [
+        "/../../../../etc/passwd",
+        "/runs/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/nothing.html",
+    ] {
         let r = http_get(&addr, bad);
         assert!(r.starts_with("HTTP/1.1 404"), "{bad}: {r}");
     }
@@ -249,7 +307,10 @@ async fn serve_is_loopback_only_serves_only_the_site_and_stops_on_ctrl_c() {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(t0.elapsed() < Duration::from_secs(20), "view --serve did not stop on Ctrl-C");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "view --serve did not stop on Ctrl-C"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status:?}");

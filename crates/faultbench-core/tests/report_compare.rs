@@ -75,15 +75,31 @@ fn a_known_shift_on_shared_scenarios_is_measured_with_a_paired_interval() {
     let mut b = Vec::new();
     for i in 0..20 {
         for p in 1..=2 {
-            a.push(row("base80", &format!("t-s{i}"), "sade", p, 0.3 + effect(i)));
-            b.push(row("base80", &format!("t-s{i}"), "sade", p, 0.55 + effect(i)));
+            a.push(row(
+                "base80",
+                &format!("t-s{i}"),
+                "sade",
+                p,
+                0.3 + effect(i),
+            ));
+            b.push(row(
+                "base80",
+                &format!("t-s{i}"),
+                "sade",
+                p,
+                0.55 + effect(i),
+            ));
         }
     }
     for i in 20..25 {
         b.push(row("base80", &format!("t-s{i}"), "sade", 1, 0.0));
     }
     let c = compare(&[src("A", a, None), src("B", b, None)], BOOT);
-    let t4 = c.tables.iter().find(|t| t.title.starts_with("Table 4")).unwrap();
+    let t4 = c
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Table 4"))
+        .unwrap();
     let cf = t4
         .rows
         .iter()
@@ -94,14 +110,27 @@ fn a_known_shift_on_shared_scenarios_is_measured_with_a_paired_interval() {
     assert_eq!(d.shared, 20);
     // Paired: scenario effects cancel, the interval is the shift itself.
     let ci = d.ci.unwrap();
-    assert!((ci.lo - 0.25).abs() < 1e-9 && (ci.hi - 0.25).abs() < 1e-9, "{ci:?}");
+    assert!(
+        (ci.lo - 0.25).abs() < 1e-9 && (ci.hi - 0.25).abs() < 1e-9,
+        "{ci:?}"
+    );
     // B's own value uses all its runs, including the five extra scenarios.
     assert!(cf.values[1].unwrap() < 0.55 + 0.2);
-    assert!(c.notes.iter().any(|n| n.contains("no identity.json")), "{:?}", c.notes);
+    assert!(
+        c.notes.iter().any(|n| n.contains("no identity.json")),
+        "{:?}",
+        c.notes
+    );
     let md = c.markdown();
     assert!(md.contains("B − A"));
     assert!(md.contains("+0.250 [0.250, 0.250] * (n=20)"), "{md}");
-    assert!(c.csv().lines().next().unwrap().starts_with("table,row,agent,source"));
+    assert!(
+        c.csv()
+            .lines()
+            .next()
+            .unwrap()
+            .starts_with("table,row,agent,source")
+    );
 }
 
 #[test]
@@ -113,19 +142,49 @@ fn different_identities_are_listed() {
     assert_eq!(
         d,
         vec![
-            ("agents.sade.model".to_string(), "\"claude-sonnet-4-6\"".to_string(), "\"claude-opus\"".to_string()),
+            (
+                "agents.sade.model".to_string(),
+                "\"claude-sonnet-4-6\"".to_string(),
+                "\"claude-opus\"".to_string()
+            ),
             ("turns".to_string(), "20".to_string(), "30".to_string()),
         ]
     );
-    let c = compare(&[src("A", rows.clone(), Some(ia.clone())), src("B", rows.clone(), Some(ib))], BOOT);
-    assert!(c.notes.iter().any(|n| n.contains("DIFFERENT run identities (2 fields)") && n.contains("turns: 20 vs 30")), "{:?}", c.notes);
-    let same = compare(&[src("A", rows.clone(), Some(ia.clone())), src("B", rows, Some(ia))], BOOT);
-    assert!(same.notes.iter().any(|n| n.contains("same run identity")), "{:?}", same.notes);
+    let c = compare(
+        &[
+            src("A", rows.clone(), Some(ia.clone())),
+            src("B", rows.clone(), Some(ib)),
+        ],
+        BOOT,
+    );
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("DIFFERENT run identities (2 fields)")
+                && n.contains("turns: 20 vs 30")),
+        "{:?}",
+        c.notes
+    );
+    let same = compare(
+        &[
+            src("A", rows.clone(), Some(ia.clone())),
+            src("B", rows, Some(ia)),
+        ],
+        BOOT,
+    );
+    assert!(
+        same.notes.iter().any(|n| n.contains("same run identity")),
+        "{:?}",
+        same.notes
+    );
 
     // identity.json is found beside a registry and bad ones are reported, not trusted.
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("MANIFEST.csv"), "").unwrap();
-    assert_eq!(read_identity(&tmp.path().join("MANIFEST.csv")).unwrap(), None);
+    assert_eq!(
+        read_identity(&tmp.path().join("MANIFEST.csv")).unwrap(),
+        None
+    );
     std::fs::write(tmp.path().join("identity.json"), "{\"a\": 1}").unwrap();
     assert_eq!(read_identity(tmp.path()).unwrap(), Some(json!({"a": 1})));
     std::fs::write(tmp.path().join("identity.json"), "{torn").unwrap();
@@ -159,18 +218,38 @@ fn the_release_against_itself_differs_by_nothing_and_against_one_pass_by_somethi
     }
     assert!(cells > 150, "{cells}");
     // Only pass 1 of every run: its Table 4 cells are the release's pass-1 means.
-    let p1: Vec<ManifestRow> = reg.rows.iter().filter(|r| r.pass == "p1").cloned().collect();
+    let p1: Vec<ManifestRow> = reg
+        .rows
+        .iter()
+        .filter(|r| r.pass == "p1")
+        .cloned()
+        .collect();
     let p1_report = Report::new(&registry(p1.clone()), None);
-    let c = compare(&[src("A", reg.rows.clone(), None), src("B", p1, None)], boot);
+    let c = compare(
+        &[src("A", reg.rows.clone(), None), src("B", p1, None)],
+        boot,
+    );
     let t4 = &c.tables[0];
     let all_cf = t4
         .rows
         .iter()
         .find(|r| r.row == "Correct-Fault" && r.agent == "All")
         .unwrap();
-    assert_eq!(all_cf.values[0].map(|v| (v * 1000.0).round() / 1000.0), Some(0.932));
-    let want = p1_report.tables.outcome_by_category.cells[0].last().unwrap().stat.mean.unwrap();
-    assert!((all_cf.values[1].unwrap() - want).abs() < 1e-12, "{:?} vs {want}", all_cf.values[1]);
+    assert_eq!(
+        all_cf.values[0].map(|v| (v * 1000.0).round() / 1000.0),
+        Some(0.932)
+    );
+    let want = p1_report.tables.outcome_by_category.cells[0]
+        .last()
+        .unwrap()
+        .stat
+        .mean
+        .unwrap();
+    assert!(
+        (all_cf.values[1].unwrap() - want).abs() < 1e-12,
+        "{:?} vs {want}",
+        all_cf.values[1]
+    );
     assert!(all_cf.diffs[0].diff.unwrap().abs() > 1e-6);
     assert_eq!(all_cf.diffs[0].shared, 80);
 }

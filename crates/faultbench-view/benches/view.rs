@@ -86,16 +86,33 @@ async fn main() -> ExitCode {
     b.wait_for("window.__fbReady === true").await;
     println!(
         "index.html ({} KB) loaded and table ready in {:.0} ms",
-        std::fs::metadata(&s.index).map(|m| m.len() / 1024).unwrap_or(0),
+        std::fs::metadata(&s.index)
+            .map(|m| m.len() / 1024)
+            .unwrap_or(0),
         t0.elapsed().as_secs_f64() * 1000.0
     );
     let cases: [(&str, &str, Value, &str); 8] = [
         ("agent = sade", "f-agent", json!("sade"), "change"),
-        ("status = no_submission", "f-status", json!("no_submission"), "change"),
-        ("style = naive_no_detail", "f-style", json!("naive_no_detail"), "change"),
+        (
+            "status = no_submission",
+            "f-status",
+            json!("no_submission"),
+            "change",
+        ),
+        (
+            "style = naive_no_detail",
+            "f-style",
+            json!("naive_no_detail"),
+            "change",
+        ),
         ("outcome >= 0.5", "omin", json!("0.5"), "input"),
         ("search 'ospf'", "q", json!("ospf"), "input"),
-        ("search 'router0 healthy'", "q", json!("router0 healthy"), "input"),
+        (
+            "search 'router0 healthy'",
+            "q",
+            json!("router0 healthy"),
+            "input",
+        ),
         ("sort by outcome", "sort", json!(9), "click"),
         ("sort by USD", "sort", json!(12), "click"),
     ];

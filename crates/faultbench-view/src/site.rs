@@ -191,6 +191,25 @@ fn write(path: &Path, text: &str) -> Result<(), ViewError> {
     })
 }
 
+/// Notes an unknown status, then writes the run's page.
+fn write_run_page(
+    out: &Path,
+    s: &mut RunSummary,
+    row: Option<&ManifestRow>,
+    record: Option<&Value>,
+    dir: Option<&Path>,
+) -> Result<(), ViewError> {
+    if !crate::model::known_status(&s.status) {
+        s.problems.push(format!("unknown status `{}`", s.status));
+    }
+    let body = run_page::body(s, row, record, dir);
+    let title = format!("{} — {} {}", s.id.scenario_id, s.id.agent, s.id.pass);
+    write(
+        &out.join("runs").join(&s.page),
+        &page(&title, "../", &body, None),
+    )
+}
+
 /// Builds the site for `source` (a runs root, or a `MANIFEST.csv` whose folder may hold
 /// records) into `out`.
 pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
@@ -248,20 +267,8 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
                     .push("this record has no row in the registry (MANIFEST.csv)".into());
             }
             apply_record(&mut s, &v, row.is_some());
-            if !crate::model::known_status(&s.status) {
-                s.problems.push(format!("unknown status `{}`", s.status));
-            }
             mix.add(&s, &v);
-            let body = run_page::body(&s, row, Some(&v), path.parent());
-            write(
-                &out.join("runs").join(&s.page),
-                &page(
-                    &format!("{} — {} {}", s.id.scenario_id, s.id.agent, s.id.pass),
-                    "../",
-                    &body,
-                    None,
-                ),
-            )?;
+            write_run_page(out, &mut s, row, Some(&v), path.parent())?;
             runs.insert(id, s);
         }
     }
@@ -273,19 +280,7 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
         }
         let mut s = summary(id.clone());
         apply_row(&mut s, r);
-        if !crate::model::known_status(&s.status) {
-            s.problems.push(format!("unknown status `{}`", s.status));
-        }
-        let body = run_page::body(&s, Some(r), None, None);
-        write(
-            &out.join("runs").join(&s.page),
-            &page(
-                &format!("{} — {} {}", s.id.scenario_id, s.id.agent, s.id.pass),
-                "../",
-                &body,
-                None,
-            ),
-        )?;
+        write_run_page(out, &mut s, Some(r), None, None)?;
         runs.insert(id, s);
     }
     problems.extend(mix.problems());

@@ -174,8 +174,12 @@ fn group_label(g: &Group) -> String {
     }
 }
 
-/// The statistics compared: `(title, percent, [(row label, group, measure)])`.
-fn catalogue() -> Vec<(String, bool, Vec<(String, Group, Measure)>)> {
+/// One compared table: title, whether its values are shares, and its rows (label, runs,
+/// value); each row is compared for every agent and `All`.
+type TableSpec = (String, bool, Vec<(String, Group, Measure)>);
+
+/// The statistics compared.
+fn catalogue() -> Vec<TableSpec> {
     let simple = |title: &str, groups: Vec<Group>, m: Measure| {
         (
             title.to_string(),
@@ -427,7 +431,7 @@ pub fn compare(sources: &[Source], boot: Bootstrap) -> Comparison {
     }
 }
 
-type Catalogue = [(String, bool, Vec<(String, Group, Measure)>)];
+type Catalogue = [TableSpec];
 
 fn paired(
     a: &[ManifestRow],

@@ -108,13 +108,7 @@ pub fn page(r: &Report) -> String {
         esc(&super::markdown::effort_table(&t.effort))
     ));
     let a = &r.analyses;
-    body.push_str(&rate_html(&RateTable {
-        title: a.variation.title.clone(),
-        rows: a.variation.rows.clone(),
-        agents: a.variation.agents.clone(),
-        cells: a.variation.cells.clone(),
-        cis: a.variation.cis.clone(),
-    }));
+    body.push_str(&rate_html(&a.variation));
     for g in &a.effort_by_group {
         body.push_str(&format!(
             "<pre>{}</pre>\n",

@@ -61,39 +61,6 @@ pub fn fix_groups() -> Vec<Group> {
     .collect()
 }
 
-fn score_stats(
-    plan: &mut Plan,
-    groups: &[Group],
-    agents: &[String],
-    measure: Measure,
-    delta_ref: Option<usize>,
-) -> Vec<Vec<(Stat, Option<Stat>)>> {
-    let cells: Vec<Vec<Stat>> = groups
-        .iter()
-        .map(|g| {
-            agents
-                .iter()
-                .map(|a| plan.cell(CellSpec::new(*g, a, measure)))
-                .collect()
-        })
-        .collect();
-    cells
-        .iter()
-        .enumerate()
-        .map(|(i, row)| {
-            row.iter()
-                .enumerate()
-                .map(|(j, s)| {
-                    let d = delta_ref
-                        .filter(|r| *r != i)
-                        .and_then(|r| plan.diff(cells[r][j], *s));
-                    (*s, d)
-                })
-                .collect()
-        })
-        .collect()
-}
-
 fn rate_stats(
     plan: &mut Plan,
     groups: &[Group],
@@ -106,6 +73,32 @@ fn rate_stats(
             agents
                 .iter()
                 .map(|a| plan.cell(CellSpec::new(*g, a, measure)))
+                .collect()
+        })
+        .collect()
+}
+
+/// The cells, each with its difference to the same column of the reference row.
+fn score_stats(
+    plan: &mut Plan,
+    groups: &[Group],
+    agents: &[String],
+    measure: Measure,
+    delta_ref: Option<usize>,
+) -> Vec<Vec<(Stat, Option<Stat>)>> {
+    let cells = rate_stats(plan, groups, agents, measure);
+    cells
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            row.iter()
+                .enumerate()
+                .map(|(j, s)| {
+                    let d = delta_ref
+                        .filter(|r| *r != i)
+                        .and_then(|r| plan.diff(cells[r][j], *s));
+                    (*s, d)
+                })
                 .collect()
         })
         .collect()

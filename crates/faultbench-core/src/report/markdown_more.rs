@@ -26,7 +26,7 @@ pub fn variation(v: &Variation) -> String {
         let cells: Vec<String> = row
             .iter()
             .enumerate()
-            .map(|(j, r)| rate_ci(r, v.cis.get(i).and_then(|c| c.get(j)).copied().flatten()))
+            .map(|(j, r)| rate_ci(r, v.ci(i, j)))
             .collect();
         out.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
     }
@@ -202,18 +202,7 @@ pub fn statistics_csv(t: &Tables, a: &Analyses) -> String {
         }
     }
     for e in &t.effort {
-        for (field, v) in [
-            ("tool_calls_a", e.tool_calls_a),
-            ("tool_calls_t", e.tool_calls_t),
-            ("in_tokens_a", e.in_tokens_a),
-            ("in_tokens_t", e.in_tokens_t),
-            ("out_tokens_a", e.out_tokens_a),
-            ("out_tokens_t", e.out_tokens_t),
-            ("usd_a", e.usd_a),
-            ("usd_t", e.usd_t),
-            ("wall_seconds", e.wall_seconds),
-            ("usd_timeout_share", e.usd_timeout_share()),
-        ] {
+        for (field, v) in e.fields() {
             w.row(
                 "Table 8",
                 field,
@@ -227,8 +216,14 @@ pub fn statistics_csv(t: &Tables, a: &Analyses) -> String {
     let v = &a.variation;
     for (i, (label, row)) in v.rows.iter().zip(&v.cells).enumerate() {
         for (j, (agent, c)) in v.agents.iter().zip(row).enumerate() {
-            let ci = v.cis.get(i).and_then(|r| r.get(j)).copied().flatten();
-            w.row("Variation", label, agent, c.ratio(), ci, Some(c.den));
+            w.row(
+                "Variation",
+                label,
+                agent,
+                c.ratio(),
+                v.ci(i, j),
+                Some(c.den),
+            );
         }
     }
     for g in &a.effort_by_group {

@@ -215,13 +215,16 @@ pub struct Sensitivity {
     pub coverage: Coverage,
 }
 
+/// Decompositions by (outcome bits, known totals).
+type DecompositionCache = HashMap<(u64, Option<(u32, u32)>), Vec<AxisCounts>>;
+
 fn row_values(
     rows: &[ManifestRow],
     details: &RunDetails,
     totals: &HashMap<String, (u32, u32)>,
     coverage: &mut Coverage,
 ) -> Vec<Option<Vec<(f64, f64)>>> {
-    let mut cache: HashMap<(u64, Option<(u32, u32)>), Vec<AxisCounts>> = HashMap::new();
+    let mut cache: DecompositionCache = HashMap::new();
     rows.iter()
         .map(|r| {
             let x = r.outcome_score.filter(|_| answered(r))?;

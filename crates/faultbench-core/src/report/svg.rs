@@ -208,16 +208,9 @@ pub fn charts(t: &Tables, a: &Analyses) -> Vec<(String, String)> {
             score_chart("Reasoning by ticket style", &t.reasoning_by_persona),
         ),
     ];
-    let var = RateTable {
-        title: a.variation.title.clone(),
-        rows: a.variation.rows.clone(),
-        agents: a.variation.agents.clone(),
-        cells: a.variation.cells.clone(),
-        cis: a.variation.cis.clone(),
-    };
     out.push((
         "variation.svg".to_string(),
-        rate_chart("Pass-to-pass variation (outcome spans ≥ 0.5)", &var),
+        rate_chart("Pass-to-pass variation (outcome spans ≥ 0.5)", &a.variation),
     ));
     let effort: Vec<_> = t
         .effort

@@ -107,6 +107,22 @@ pub struct Effort {
 }
 
 impl Effort {
+    /// The per-run means and the timeout cost share, by field name (the names of `cis`).
+    pub fn fields(&self) -> [(&'static str, Option<f64>); 10] {
+        [
+            ("tool_calls_a", self.tool_calls_a),
+            ("tool_calls_t", self.tool_calls_t),
+            ("in_tokens_a", self.in_tokens_a),
+            ("in_tokens_t", self.in_tokens_t),
+            ("out_tokens_a", self.out_tokens_a),
+            ("out_tokens_t", self.out_tokens_t),
+            ("usd_a", self.usd_a),
+            ("usd_t", self.usd_t),
+            ("wall_seconds", self.wall_seconds),
+            ("usd_timeout_share", self.usd_timeout_share()),
+        ]
+    }
+
     /// Share of the cost spent on timeouts.
     pub fn usd_timeout_share(&self) -> Option<f64> {
         (self.usd_total > 0.0).then(|| self.usd_timeouts / self.usd_total)

@@ -8,29 +8,17 @@
 
 use super::cells::{Families, Plan, Stat, is_core};
 use super::metrics::{ALL, Rate, answered};
-use super::stats::{Estimator, Interval, Kind};
+use super::stats::{Estimator, Kind};
+use super::tables::RateTable;
 use crate::record::ManifestRow;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The spread that counts as varying.
 pub const THRESHOLD: f64 = 0.5;
 
-/// The variation table.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Variation {
-    /// Title.
-    pub title: String,
-    /// Row labels (E1, E2, all arms).
-    pub rows: Vec<String>,
-    /// Column labels: agents, then `All`.
-    pub agents: Vec<String>,
-    /// `cells[row][agent]`: varying cells / cells with ≥ 2 answered passes.
-    pub cells: Vec<Vec<Rate>>,
-    /// Bootstrap 95 % intervals, parallel to `cells` (empty when not computed).
-    #[serde(default)]
-    pub cis: Vec<Vec<Option<Interval>>>,
-}
+/// The variation table: rows E1, E2, all arms; columns the agents and `All`; each cell
+/// varying cells / cells with ≥ 2 answered passes.
+pub type Variation = RateTable;
 
 struct Cell {
     family: u32,
@@ -41,7 +29,10 @@ struct Cell {
 }
 
 /// Which arms a row of the table covers.
-fn row_groups() -> [(&'static str, fn(&ManifestRow) -> bool); 3] {
+/// Which rows a table row covers.
+type Pick = fn(&ManifestRow) -> bool;
+
+fn row_groups() -> [(&'static str, Pick); 3] {
     [
         ("E1 core (base80 + cex120)", is_core),
         ("E2 personas", |r| !is_core(r)),
@@ -49,7 +40,7 @@ fn row_groups() -> [(&'static str, fn(&ManifestRow) -> bool); 3] {
     ]
 }
 
-fn cells_of(rows: &[ManifestRow], fam: &Families, pick: fn(&ManifestRow) -> bool) -> Vec<Cell> {
+fn cells_of(rows: &[ManifestRow], fam: &Families, pick: Pick) -> Vec<Cell> {
     let mut map: BTreeMap<(&str, &str, &str, &str), Cell> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         let Some(v) = r.outcome_score.filter(|_| answered(r) && pick(r)) else {

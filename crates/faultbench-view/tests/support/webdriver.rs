@@ -86,7 +86,10 @@ impl Browser {
             if ready {
                 break;
             }
-            assert!(t0.elapsed() < Duration::from_secs(30), "chromedriver did not become ready");
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "chromedriver did not become ready"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let profile = tempfile::tempdir().unwrap();
@@ -124,7 +127,10 @@ impl Browser {
         let resp = req.send().await.expect("WebDriver request");
         let v: Value = resp.json().await.expect("WebDriver JSON");
         if let Some(err) = v["value"]["error"].as_str() {
-            panic!("WebDriver {method} {path}: {err}: {}", v["value"]["message"]);
+            panic!(
+                "WebDriver {method} {path}: {err}: {}",
+                v["value"]["message"]
+            );
         }
         v["value"].clone()
     }
@@ -135,41 +141,65 @@ impl Browser {
 
     /// Loads a URL.
     pub async fn goto(&self, url: &str) {
-        self.call("POST", &self.at("/url"), json!({ "url": url })).await;
+        self.call("POST", &self.at("/url"), json!({ "url": url }))
+            .await;
     }
 
     /// The current URL.
     pub async fn url(&self) -> String {
-        self.call("GET", &self.at("/url"), Value::Null).await.as_str().unwrap_or("").to_string()
+        self.call("GET", &self.at("/url"), Value::Null)
+            .await
+            .as_str()
+            .unwrap_or("")
+            .to_string()
     }
 
     /// Runs a script (its `return` value comes back).
     pub async fn exec(&self, script: &str, args: Value) -> Value {
-        self.call("POST", &self.at("/execute/sync"), json!({ "script": script, "args": args })).await
+        self.call(
+            "POST",
+            &self.at("/execute/sync"),
+            json!({ "script": script, "args": args }),
+        )
+        .await
     }
 
     /// Waits until `condition` (a JS expression) is true.
     pub async fn wait_for(&self, condition: &str) {
         let t0 = Instant::now();
         loop {
-            if self.exec(&format!("return !!({condition});"), json!([])).await == true {
+            if self
+                .exec(&format!("return !!({condition});"), json!([]))
+                .await
+                == true
+            {
                 return;
             }
-            assert!(t0.elapsed() < Duration::from_secs(30), "timed out waiting for {condition}");
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "timed out waiting for {condition}"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
     /// Clicks the first element matching a CSS selector.
     pub async fn click(&self, css: &str) {
-        let e = self.call("POST", &self.at("/element"), json!({"using": "css selector", "value": css})).await;
+        let e = self
+            .call(
+                "POST",
+                &self.at("/element"),
+                json!({"using": "css selector", "value": css}),
+            )
+            .await;
         let id = e
             .as_object()
             .and_then(|o| o.values().next())
             .and_then(Value::as_str)
             .expect("element id")
             .to_string();
-        self.call("POST", &self.at(&format!("/element/{id}/click")), json!({})).await;
+        self.call("POST", &self.at(&format!("/element/{id}/click")), json!({}))
+            .await;
     }
 
     /// Saves a PNG screenshot of the viewport.
