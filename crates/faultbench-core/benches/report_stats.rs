@@ -7,7 +7,9 @@
 //! ```
 //!
 //! The release is found through `FAULTBENCH_RELEASE` (or `../shared/release`); without it only
-//! the synthetic registry is measured. Exits non-zero when a target is missed.
+//! the synthetic registry is measured. Exits non-zero when a target is missed. The target is
+//! judged on CPU time (all threads together), which a loaded shared machine does not inflate
+//! the way it inflates wall time; on an idle machine wall time is about CPU time / cores.
 
 use faultbench_core::record::ManifestRow;
 use faultbench_core::report::stats::{Bootstrap, Rng};
@@ -141,6 +143,7 @@ fn measure(name: &str, reg: &Registry) -> f64 {
     let _ = Report::with_options(reg, None, &ReportOptions::tables_only());
     let tables_only = t0.elapsed().as_secs_f64();
     times.sort_by(f64::total_cmp);
+    let judged = cpu[1];
     println!(
         "{name}: {} runs, report with 10,000 resamples: wall median {:.3} s (min {:.3}, max {:.3}), CPU median {:.2} s over {} threads; tables only {:.3} s; load average {}",
         reg.rows.len(),
@@ -154,7 +157,7 @@ fn measure(name: &str, reg: &Registry) -> f64 {
         tables_only,
         load()
     );
-    times[1]
+    judged
 }
 
 fn main() -> ExitCode {
@@ -172,9 +175,9 @@ fn main() -> ExitCode {
     assert_eq!(reg.rows.len(), 3960);
     worst = worst.max(measure("synthetic registry", &reg));
     if worst > TARGET_S {
-        println!("MISSED: {worst:.3} s > {TARGET_S} s");
+        println!("MISSED: CPU {worst:.3} s > {TARGET_S} s");
         return ExitCode::FAILURE;
     }
-    println!("target met: ≤ {TARGET_S} s");
+    println!("target met: CPU ≤ {TARGET_S} s");
     ExitCode::SUCCESS
 }

@@ -82,13 +82,13 @@ fn problems(list: &[String]) -> String {
     out
 }
 
-fn score_box(s: &RunSummary, v: Option<&Value>, sh: Shape) -> String {
+fn score_box(s: &RunSummary, v: &Value, sh: Shape) -> String {
     let mut out = String::from("<h2>Scores</h2>\n<table class=\"kv\">");
     let row = |k: &str, x: String| format!("<tr><th>{k}</th><td>{x}</td></tr>");
     out.push_str(&row("Outcome", num(s.outcome, 3)));
     out.push_str(&row("Fix", num(s.fix, 1)));
     out.push_str(&row("Reasoning", num(s.reasoning, 3)));
-    let sc = v.and_then(|v| scores(v, sh));
+    let sc = scores(v, sh);
     if let Some(sc) = sc {
         let dims = at(sc, &["reasoning_dims"]).and_then(Value::as_object);
         if let Some(d) = dims {
@@ -333,24 +333,13 @@ fn registry_row(r: Option<&ManifestRow>) -> String {
     out
 }
 
-/// The body of a run page. `record` is the parsed `result.json` (None for a registry-only
-/// run); `dir` is the record's folder (for `trace.jsonl`).
-pub fn body(
-    s: &RunSummary,
-    row: Option<&ManifestRow>,
-    record: Option<&Value>,
-    dir: Option<&Path>,
-) -> String {
+/// The body of the page of a run with a record (`result.json`, parsed); `dir` is the
+/// record's folder (for `trace.jsonl`).
+pub fn body(s: &RunSummary, row: Option<&ManifestRow>, v: &Value, dir: Option<&Path>) -> String {
     let mut out = header(s);
     out.push_str(&problems(&s.problems));
-    let Some(v) = record else {
-        out.push_str("<p class=\"muted\">Only the registry row of this run is in this root (no result.json): no ticket, timeline or verdicts to show.</p>\n");
-        out.push_str(&score_box(s, None, Shape::Unknown));
-        out.push_str(&registry_row(row));
-        return out;
-    };
     let sh = shape(v);
-    out.push_str(&score_box(s, Some(v), sh));
+    out.push_str(&score_box(s, v, sh));
     out.push_str("<h2>Ticket</h2>\n");
     match ticket(v, sh) {
         Some(t) => out.push_str(&pre(&t, TEXT_CAP, "ticket")),

@@ -122,13 +122,22 @@ pub fn write_all(runs: &[RunSummary], out: &Path) -> Result<usize, ViewError> {
             ));
             for p in &passes {
                 match line.by_pass.get(p) {
-                    Some(r) => body.push_str(&format!(
-                        "<td><a href=\"../runs/{}\">{}</a> <span class=\"badge st-{}\">{}</span></td>",
-                        esc(&r.page),
-                        num(r.outcome, 2),
-                        status_class(&r.status),
-                        esc(&r.status)
-                    )),
+                    Some(r) => {
+                        let value = if r.has_record {
+                            format!(
+                                "<a href=\"../runs/{}\">{}</a>",
+                                esc(&r.page),
+                                num(r.outcome, 2)
+                            )
+                        } else {
+                            num(r.outcome, 2)
+                        };
+                        body.push_str(&format!(
+                            "<td>{value} <span class=\"badge st-{}\">{}</span></td>",
+                            status_class(&r.status),
+                            esc(&r.status)
+                        ))
+                    }
                     None => body.push_str("<td class=\"muted\">–</td>"),
                 }
             }

@@ -191,12 +191,12 @@ fn write(path: &Path, text: &str) -> Result<(), ViewError> {
     })
 }
 
-/// Notes an unknown status, then writes the run's page.
+/// Notes an unknown status, then writes the page of a run with a record.
 fn write_run_page(
     out: &Path,
     s: &mut RunSummary,
     row: Option<&ManifestRow>,
-    record: Option<&Value>,
+    record: &Value,
     dir: Option<&Path>,
 ) -> Result<(), ViewError> {
     if !crate::model::known_status(&s.status) {
@@ -268,7 +268,7 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
             }
             apply_record(&mut s, &v, row.is_some());
             mix.add(&s, &v);
-            write_run_page(out, &mut s, row, Some(&v), path.parent())?;
+            write_run_page(out, &mut s, row, &v, path.parent())?;
             runs.insert(id, s);
         }
     }
@@ -278,9 +278,13 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
         if runs.contains_key(&id) {
             continue;
         }
+        // A run known only from the registry has no page of its own: its row in the index and
+        // its ticket's page say all there is (thousands of one-row pages would only cost time).
         let mut s = summary(id.clone());
         apply_row(&mut s, r);
-        write_run_page(out, &mut s, Some(r), None, None)?;
+        if !crate::model::known_status(&s.status) {
+            s.problems.push(format!("unknown status `{}`", s.status));
+        }
         runs.insert(id, s);
     }
     problems.extend(mix.problems());

@@ -12,7 +12,7 @@
     var t = texts[i] || ['', ''];
     hay[i] = (rows[i][C.scenario] + '\n' + t[0] + '\n' + t[1]).toLowerCase();
   }
-  var PAGE = 200;
+  var PAGE = 50;
   var SELECTS = ['topology', 'arm', 'category', 'style', 'agent', 'model', 'pass', 'status'];
   var SHOWN = [
     ['scenario', 'scenario'], ['topology', 'topology'], ['arm', 'arm'], ['category', 'category'],
@@ -101,8 +101,11 @@
     }
     if (state.sort !== null) { out.sort(cmp); }
     state.matches = out;
+    var t1 = performance.now();
     render();
-    window.__fbLastFilterMs = performance.now() - t0;
+    var t2 = performance.now();
+    window.__fbLastFilterMs = t2 - t0;
+    window.__fbLastSelectMs = t1 - t0;
   }
 
   function cell(tr, text, cls) {
@@ -136,7 +139,8 @@
         if (name === 'scenario') {
           link(cell(tr, ''), 'scenarios/' + r[C.spage], String(v));
         } else if (name === 'record') {
-          link(cell(tr, ''), 'runs/' + r[C.page], v ? 'record' : 'row only');
+          // A run known only from the registry has no page: its ticket's page shows it.
+          link(cell(tr, ''), v ? 'runs/' + r[C.page] : 'scenarios/' + r[C.spage], v ? 'record' : 'row only');
         } else if (name === 'status') {
           var td = cell(tr, '');
           var b = document.createElement('span');

@@ -101,6 +101,8 @@ impl Browser {
                     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
                     "--disable-dev-shm-usage", "--window-size=1300,1800",
+                    // A headless page counts as hidden: keep its renderer at normal priority.
+                    "--disable-renderer-backgrounding", "--disable-background-timer-throttling",
                     format!("--user-data-dir={}", profile.path().display()),
                 ]
             }
@@ -210,6 +212,30 @@ impl Browser {
             .expect("base64 PNG");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, png).unwrap();
+    }
+
+    /// The browser's profile folder (unique to this browser: it names its processes).
+    pub fn profile(&self) -> &Path {
+        self._profile.path()
+    }
+
+    /// The process ids of this browser's renderers (from their command lines).
+    pub fn renderers(&self) -> Vec<u32> {
+        let profile = format!("--user-data-dir={}", self.profile().display());
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+                continue;
+            };
+            let cmd = String::from_utf8_lossy(&cmd);
+            if cmd.contains("--type=renderer") && cmd.contains(&profile) {
+                out.push(pid);
+            }
+        }
+        out
     }
 
     /// Ends the session and stops chromedriver.
