@@ -119,7 +119,7 @@ async fn set(b: &Browser, id: &str, value: &str, event: &str) {
 async fn shown(b: &Browser) -> (u64, u64) {
     let v = b
         .exec(
-            "return [window.__fbMatches, document.querySelectorAll('#runs-body tr').length];",
+            "return [window.__fbMatches, document.querySelectorAll('#runs-body .row').length];",
             json!([]),
         )
         .await;
@@ -146,6 +146,28 @@ async fn the_viewer_works_in_chromium_and_planted_scripts_never_run() {
 
     set(&b, "f-arm", "base80", "change").await;
     assert_eq!(shown(&b).await, (2, 2), "a filter narrows the table");
+    // The table is an ARIA table whose headers sort from the keyboard too.
+    let grid = b
+        .exec(
+            "var h = document.querySelectorAll('#runs-head [role=columnheader]');
+             var pass = Array.from(h).findIndex(function (e) { return e.textContent === 'pass'; });
+             function key() { h[pass].dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter' })); }
+             function col() {
+                 return Array.from(document.querySelectorAll('#runs-body [role=row]'))
+                     .map(function (r) { return r.querySelectorAll('[role=cell]')[pass].textContent; });
+             }
+             key(); var up = [h[pass].getAttribute('aria-sort'), col()];
+             key(); var down = [h[pass].getAttribute('aria-sort'), col()];
+             return { table: document.querySelector('#runs[role=table]') !== null,
+                      headers: h.length, focusable: h[pass].tabIndex, up: up, down: down };",
+            json!([]),
+        )
+        .await;
+    assert_eq!(grid["table"], true, "{grid}");
+    assert_eq!(grid["headers"], 14, "{grid}");
+    assert_eq!(grid["focusable"], 0, "{grid}");
+    assert_eq!(grid["up"], json!(["ascending", ["p1", "p2"]]), "{grid}");
+    assert_eq!(grid["down"], json!(["descending", ["p2", "p1"]]), "{grid}");
     set(&b, "q", "pwned", "input").await;
     assert_eq!(
         shown(&b).await,

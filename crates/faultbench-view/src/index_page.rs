@@ -81,7 +81,7 @@ pub fn data(runs: &[RunSummary]) -> Value {
 /// The whole index page; `root_info` is the (already escaped) HTML about the root.
 pub fn page(runs: &[RunSummary], root_info: &str) -> String {
     let body = format!(
-        "<h1>faultbench runs</h1>\n{root_info}<div id=\"filters\"></div>\n<div id=\"pager\"><button id=\"prev\" type=\"button\">◀ previous</button> <span id=\"count\">loading…</span> <button id=\"next\" type=\"button\">next ▶</button></div>\n<table id=\"runs\"><thead id=\"runs-head\"></thead><tbody id=\"runs-body\"></tbody></table>\n<noscript><p>The run table needs JavaScript; every run page (runs/) and scenarios.html work without it.</p></noscript>\n<script type=\"application/json\" id=\"runs-data\">{}</script>\n",
+        "<h1>faultbench runs</h1>\n{root_info}<div id=\"filters\"></div>\n<div id=\"pager\"><button id=\"prev\" type=\"button\">◀ previous</button> <span id=\"count\">loading…</span> <button id=\"next\" type=\"button\">next ▶</button> <select id=\"page-size\"></select></div>\n<div id=\"runs\" role=\"table\" aria-label=\"runs\" aria-describedby=\"count\"><div id=\"runs-head\" role=\"rowgroup\"></div><div id=\"runs-body\" role=\"rowgroup\"></div></div>\n<noscript><p>The run table needs JavaScript; every run page (runs/) and scenarios.html work without it.</p></noscript>\n<script type=\"application/json\" id=\"runs-data\">{}</script>\n",
         json_for_script(&data(runs))
     );
     shell("faultbench runs", "", &body, Some(SCRIPT))

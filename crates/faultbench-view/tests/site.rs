@@ -307,7 +307,12 @@ fn hostile_and_broken_records_are_shown_escaped_with_their_problems() {
     assert!(weird[0].contains("this record has no row in the registry"));
     // A run known only from the registry: a row in the table and a column on its ticket's page.
     assert!(page_of("orphan").is_empty(), "no page of its own");
-    let ids: Vec<&str> = data["rows"].as_array().unwrap().iter().map(|r| r[3].as_str().unwrap()).collect();
+    let ids: Vec<&str> = data["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[3].as_str().unwrap())
+        .collect();
     assert!(ids.contains(&format!("orphan{SCRIPT}").as_str()));
     let orphan_ticket: Vec<String> = files(&out.join("scenarios"))
         .into_iter()

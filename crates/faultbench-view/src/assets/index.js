@@ -13,12 +13,14 @@
     hay[i] = (rows[i][C.scenario] + '\n' + t[0] + '\n' + t[1]).toLowerCase();
   }
   var PAGE = 50;
+  var PAGE_SIZES = [25, 50, 100, 200];
   var SELECTS = ['topology', 'arm', 'category', 'style', 'agent', 'model', 'pass', 'status'];
+  // [column, header]; the scenario cell also shows the topology, the agent cell the model.
   var SHOWN = [
-    ['scenario', 'scenario'], ['topology', 'topology'], ['arm', 'arm'], ['category', 'category'],
-    ['style', 'style'], ['agent', 'agent'], ['model', 'model'], ['pass', 'pass'],
+    ['scenario', 'scenario · topology'], ['arm', 'arm'], ['category', 'category'],
+    ['style', 'style'], ['agent', 'agent · model'], ['pass', 'pass'],
     ['status', 'status'], ['outcome', 'outcome'], ['fix', 'fix'], ['reasoning', 'reasoning'],
-    ['cost', 'USD'], ['wall', 'seconds'], ['tool_calls', 'tool calls'], ['record', 'run']
+    ['cost', 'USD'], ['wall', 'seconds'], ['tool_calls', 'tools'], ['record', 'run']
   ];
   var NUMERIC = { outcome: 3, fix: 1, reasoning: 3, cost: 3, wall: 0, tool_calls: 0 };
   var SAFE_PAGE = /^[A-Za-z0-9._-]+\.html$/;
@@ -108,55 +110,77 @@
     window.__fbLastSelectMs = t1 - t0;
   }
 
-  function cell(tr, text, cls) {
-    var td = document.createElement('td');
-    td.textContent = text;
-    if (cls) { td.className = cls; }
-    tr.appendChild(td);
-    return td;
+  // The table is a CSS grid of divs (role table/row/cell): Chromium lays a grid out for a
+  // fraction of what a <table> of the same cells costs, and the page re-renders on every filter.
+  function cell(row, text, cls) {
+    var d = document.createElement('div');
+    d.className = cls ? 'c ' + cls : 'c';
+    d.setAttribute('role', 'cell');
+    d.textContent = text;
+    row.appendChild(d);
+    return d;
   }
 
-  function link(td, href, text) {
-    td.textContent = '';
-    if (!SAFE_PAGE.test(href.split('/').pop())) { td.textContent = text; return; }
+  function link(d, href, text) {
+    d.textContent = '';
+    if (!SAFE_PAGE.test(href.split('/').pop())) { d.textContent = text; return; }
     var a = document.createElement('a');
     a.href = href;
     a.textContent = text;
-    td.appendChild(a);
+    d.appendChild(a);
   }
+
+  function show(v) { return v === null || v === undefined ? '' : String(v); }
 
   function render() {
     var m = state.matches;
     var pages = Math.max(1, Math.ceil(m.length / PAGE));
     if (state.page >= pages) { state.page = pages - 1; }
     var start = state.page * PAGE, end = Math.min(m.length, start + PAGE);
-    var body = document.createElement('tbody');
+    var body = document.createElement('div');
+    body.setAttribute('role', 'rowgroup');
     for (var i = start; i < end; i++) {
       var r = rows[m[i]];
-      var tr = document.createElement('tr');
+      var row = document.createElement('div');
+      row.className = 'row';
+      row.setAttribute('role', 'row');
       SHOWN.forEach(function (s) {
         var name = s[0], v = r[C[name]];
         if (name === 'scenario') {
-          link(cell(tr, ''), 'scenarios/' + r[C.spage], String(v));
+          var d = cell(row, '');
+          link(d, 'scenarios/' + r[C.spage], String(v));
+          var sub = document.createElement('span');
+          sub.className = 'sub';
+          sub.textContent = r[C.topology];
+          d.appendChild(sub);
+        } else if (name === 'agent') {
+          var a = cell(row, show(v));
+          if (r[C.model]) {
+            var mod = document.createElement('span');
+            mod.className = 'sub';
+            mod.textContent = r[C.model];
+            a.appendChild(mod);
+          }
         } else if (name === 'record') {
           // A run known only from the registry has no page: its ticket's page shows it.
-          link(cell(tr, ''), v ? 'runs/' + r[C.page] : 'scenarios/' + r[C.spage], v ? 'record' : 'row only');
+          link(cell(row, ''), v ? 'runs/' + r[C.page] : 'scenarios/' + r[C.spage], v ? 'record' : 'row only');
         } else if (name === 'status') {
-          var td = cell(tr, '');
+          var st = cell(row, '');
           var b = document.createElement('span');
           b.className = 'badge st-' + (r[C.status_class] || 'unknown');
-          b.textContent = String(v);
-          td.appendChild(b);
+          b.textContent = show(v);
+          st.appendChild(b);
         } else if (NUMERIC.hasOwnProperty(name)) {
-          cell(tr, v === null || v === undefined ? '–' : Number(v).toFixed(NUMERIC[name]), 'n');
+          cell(row, v === null || v === undefined ? '–' : Number(v).toFixed(NUMERIC[name]), 'n');
         } else {
-          cell(tr, v === null || v === undefined ? '' : String(v));
+          cell(row, show(v));
         }
       });
-      body.appendChild(tr);
+      body.appendChild(row);
     }
     body.id = 'runs-body';
     el('runs-body').replaceWith(body);
+    el('runs').setAttribute('aria-rowcount', String(m.length + 1));
     el('count').textContent = m.length === 0
       ? 'no run matches (' + rows.length + ' runs)'
       : 'runs ' + (start + 1) + '–' + end + ' of ' + m.length + ' matching (' + rows.length + ' runs)';
@@ -174,21 +198,52 @@
   addInput(box, 'cmax', 'USD ≤', 'number');
   addInput(box, 'wmax', 'seconds ≤', 'number');
 
-  var head = document.createElement('tr');
+  var head = document.createElement('div');
+  head.className = 'row head';
+  head.setAttribute('role', 'row');
   SHOWN.forEach(function (s) {
-    var th = document.createElement('th');
+    var th = document.createElement('div');
+    var base = NUMERIC.hasOwnProperty(s[0]) ? 'c n' : 'c';
+    th.className = base;
+    th.setAttribute('role', 'columnheader');
     th.textContent = s[1];
-    th.addEventListener('click', function () {
+    th.title = 'sort by ' + s[1];
+    // Headers are focusable and sort on Enter/Space too; aria-sort tells assistive tools.
+    th.tabIndex = 0;
+    th.setAttribute('aria-sort', 'none');
+    function sortBy() {
       var c = C[s[0]];
       state.dir = state.sort === c ? -state.dir : 1;
       state.sort = c;
-      Array.prototype.forEach.call(head.children, function (h) { h.className = ''; });
-      th.className = state.dir === 1 ? 'sorted-asc' : 'sorted-desc';
+      Array.prototype.forEach.call(head.children, function (h) {
+        h.classList.remove('sorted-asc', 'sorted-desc');
+        h.setAttribute('aria-sort', 'none');
+      });
+      th.className = base + ' ' + (state.dir === 1 ? 'sorted-asc' : 'sorted-desc');
+      th.setAttribute('aria-sort', state.dir === 1 ? 'ascending' : 'descending');
       apply();
+    }
+    th.addEventListener('click', sortBy);
+    th.addEventListener('keydown', function (e) {
+      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sortBy(); }
     });
     head.appendChild(th);
   });
   el('runs-head').appendChild(head);
+  var sizes = el('page-size');
+  sizes.setAttribute('aria-label', 'rows per page');
+  PAGE_SIZES.forEach(function (n) {
+    var o = document.createElement('option');
+    o.value = String(n);
+    o.textContent = n + ' rows per page';
+    if (n === PAGE) { o.selected = true; }
+    sizes.appendChild(o);
+  });
+  sizes.addEventListener('change', function () {
+    PAGE = parseInt(sizes.value, 10) || 50;
+    state.page = 0;
+    render();
+  });
   el('prev').addEventListener('click', function () { state.page -= 1; render(); });
   el('next').addEventListener('click', function () { state.page += 1; render(); });
   apply();
