@@ -6,7 +6,8 @@
 //! cargo bench -p faultbench-core --bench report_stats
 //! ```
 //!
-//! The release is found through `FAULTBENCH_RELEASE` (or `../shared/release`); without it only
+//! The release is found by `faultbench_testkit::locate` (`FAULTBENCH_RELEASE`, then
+//! `../shared/release`); without it only
 //! the synthetic registry is measured. Exits non-zero when a target is missed. The target is
 //! judged on CPU time (all threads together), which a loaded shared machine does not inflate
 //! the way it inflates wall time; on an idle machine wall time is about CPU time / cores.
@@ -14,23 +15,10 @@
 use faultbench_core::record::ManifestRow;
 use faultbench_core::report::stats::{Bootstrap, Rng};
 use faultbench_core::report::{Registry, Report, ReportOptions};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 const TARGET_S: f64 = 2.0;
-
-// TODO(issue-17 resolver)
-fn release_dir() -> PathBuf {
-    std::env::var_os("FAULTBENCH_RELEASE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/release"
-            ))
-        })
-}
 
 /// 3,960 rows shaped like the paper's runs: E1 (200 core scenarios × 3 agents × 3 passes) and
 /// E2 (5 personas × 72 tickets × 3 agents × 2 passes), random outcomes and effort.
@@ -60,6 +48,9 @@ fn synthetic() -> Vec<ManifestRow> {
             out_tokens: rng.below(30_000) as u64,
             cost_usd: rng.below(1000) as f64 / 1000.0,
             wall_seconds: rng.below(900) as f64,
+            judge_in_tokens: None,
+            judge_out_tokens: None,
+            judge_cost_usd: None,
         });
     };
     let agents = ["sade", "react", "cc"];
@@ -162,9 +153,9 @@ fn measure(name: &str, reg: &Registry) -> f64 {
 
 fn main() -> ExitCode {
     let mut worst: f64 = 0.0;
-    let manifest = release_dir().join("final_results/MANIFEST.csv");
-    match Registry::load(&manifest) {
-        Ok(reg) => worst = worst.max(measure("release MANIFEST.csv", &reg)),
+    match faultbench_testkit::locate().map(|r| Registry::load(&r.manifest())) {
+        Ok(Ok(reg)) => worst = worst.max(measure("release MANIFEST.csv", &reg)),
+        Ok(Err(e)) => println!("release registry not measured: {e}"),
         Err(e) => println!("release registry not measured: {e}"),
     }
     let reg = Registry {

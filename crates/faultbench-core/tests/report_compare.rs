@@ -5,20 +5,8 @@ use faultbench_core::record::ManifestRow;
 use faultbench_core::report::compare::{Source, compare, identity_differences, read_identity};
 use faultbench_core::report::stats::Bootstrap;
 use faultbench_core::report::{Registry, Report};
+use faultbench_testkit::release_for_test;
 use serde_json::json;
-use std::path::PathBuf;
-
-// TODO(issue-17 resolver)
-fn release_dir() -> PathBuf {
-    std::env::var_os("FAULTBENCH_RELEASE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/release"
-            ))
-        })
-}
 
 fn row(arm: &str, id: &str, agent: &str, pass: u32, outcome: f64) -> ManifestRow {
     ManifestRow {
@@ -41,6 +29,9 @@ fn row(arm: &str, id: &str, agent: &str, pass: u32, outcome: f64) -> ManifestRow
         out_tokens: 10,
         cost_usd: 0.1,
         wall_seconds: 60.0,
+        judge_in_tokens: None,
+        judge_out_tokens: None,
+        judge_cost_usd: None,
     }
 }
 
@@ -193,7 +184,10 @@ fn different_identities_are_listed() {
 
 #[test]
 fn the_release_against_itself_differs_by_nothing_and_against_one_pass_by_something() {
-    let reg = Registry::load(&release_dir().join("final_results/MANIFEST.csv")).unwrap();
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let reg = Registry::load(&release.manifest()).unwrap();
     let boot = Bootstrap {
         resamples: 200,
         seed: 0,

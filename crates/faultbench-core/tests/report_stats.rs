@@ -6,36 +6,24 @@ use faultbench_core::report::details::RunDetails;
 use faultbench_core::report::metrics::ALL;
 use faultbench_core::report::stats::Bootstrap;
 use faultbench_core::report::{Registry, Report, ReportOptions};
+use faultbench_testkit::{Release, full, release_for_test};
 use serde_json::Value;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
-// TODO(issue-17 resolver)
-fn release_dir() -> PathBuf {
-    std::env::var_os("FAULTBENCH_RELEASE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/release"
-            ))
-        })
-}
-
-fn manifest() -> PathBuf {
-    release_dir().join("final_results/MANIFEST.csv")
-}
-
-fn registry() -> Registry {
-    let reg = Registry::load(&manifest()).unwrap();
-    assert_eq!(reg.rows.len(), 3960, "the release's registry has every run");
+fn registry(release: &Release) -> Registry {
+    let reg = Registry::load(&release.manifest()).unwrap();
+    assert_eq!(
+        reg.rows.len(),
+        full::MANIFEST_ROWS,
+        "the release's registry has every run"
+    );
     reg
 }
 
 const RESAMPLES: usize = 1000;
 
 /// The report without run records (the Python script sees only the registry).
-fn report() -> &'static Report {
+fn report(release: &Release) -> &'static Report {
     static R: OnceLock<Report> = OnceLock::new();
     R.get_or_init(|| {
         let opts = ReportOptions {
@@ -45,11 +33,11 @@ fn report() -> &'static Report {
             },
             ..Default::default()
         };
-        Report::with_options(&registry(), None, &opts)
+        Report::with_options(&registry(release), None, &opts)
     })
 }
 
-fn independent() -> &'static Value {
+fn independent(release: &Release) -> &'static Value {
     static V: OnceLock<Value> = OnceLock::new();
     V.get_or_init(|| {
         let script = concat!(
@@ -58,7 +46,7 @@ fn independent() -> &'static Value {
         );
         let out = std::process::Command::new("python3")
             .arg(script)
-            .arg(manifest())
+            .arg(release.manifest())
             .arg("2000")
             .output()
             .expect("python3 runs");
@@ -81,8 +69,11 @@ fn close(a: Option<f64>, b: &Value, tol: f64) -> bool {
 
 #[test]
 fn pass_to_pass_variation_reproduces_the_paper_and_the_independent_count() {
-    let v = &report().analyses.variation;
-    let ind = &independent()["variation"];
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let v = &report(&release).analyses.variation;
+    let ind = &independent(&release)["variation"];
     assert_eq!(ind.as_object().unwrap().len(), v.rows.len());
     for (i, label) in v.rows.iter().enumerate() {
         for (j, agent) in v.agents.iter().enumerate() {
@@ -103,15 +94,18 @@ fn pass_to_pass_variation_reproduces_the_paper_and_the_independent_count() {
     assert_eq!((e1_all.num, e1_all.den), (50, 589));
     assert_eq!(format!("{:.0}", e1_all.ratio().unwrap() * 100.0), "8");
     // With the release's exact float comparison 0.7499999999999999 vs 0.25 is not a flip: 49.
-    let exact = &independent()["variation_exact_float"]["E1 core (base80 + cex120)"]["All"];
+    let exact = &independent(&release)["variation_exact_float"]["E1 core (base80 + cex120)"]["All"];
     assert_eq!(exact[0].as_u64(), Some(49));
     assert_eq!(format!("{:.0}", 49.0 / 589.0 * 100.0), "8");
 }
 
 #[test]
 fn reasoning_by_persona_matches() {
-    let t = &report().tables.reasoning_by_persona;
-    let ind = &independent()["reasoning_by_style"];
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let t = &report(&release).tables.reasoning_by_persona;
+    let ind = &independent(&release)["reasoning_by_style"];
     for (i, style) in t.rows.iter().enumerate() {
         for (j, agent) in t.agents.iter().enumerate() {
             assert!(
@@ -133,8 +127,11 @@ fn reasoning_by_persona_matches() {
 
 #[test]
 fn effort_by_category_matches_and_shows_the_papers_contrast() {
-    let a = &report().analyses;
-    let ind = &independent()["effort_by_group"];
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let a = &report(&release).analyses;
+    let ind = &independent(&release)["effort_by_group"];
     for g in &a.effort_by_group {
         if g.metric == "turns" {
             // The release's records keep no turns: nothing to average.
@@ -204,8 +201,11 @@ fn effort_by_category_matches_and_shows_the_papers_contrast() {
 
 #[test]
 fn weight_sensitivity_matches_and_the_papers_weights_give_table_4() {
-    let s = &report().analyses.sensitivity;
-    let ind = &independent()["sensitivity"];
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let s = &report(&release).analyses.sensitivity;
+    let ind = &independent(&release)["sensitivity"];
     for (k, rule) in s.rules.iter().enumerate() {
         for (i, row) in s.rows.iter().enumerate().take(4) {
             for (j, agent) in s.agents.iter().enumerate() {
@@ -220,7 +220,7 @@ fn weight_sensitivity_matches_and_the_papers_weights_give_table_4() {
     }
     // Under 0.7/0.3 every run's value is its recorded outcome: Table 4 exactly, no range.
     let k = s.rules.iter().position(|r| r == "0.7/0.3").unwrap();
-    let t4 = &report().tables.outcome_by_category;
+    let t4 = &report(&release).tables.outcome_by_category;
     for i in 0..4 {
         for j in 0..t4.agents.len() {
             let c = s.cells[k][i][j];
@@ -240,8 +240,11 @@ fn weight_sensitivity_matches_and_the_papers_weights_give_table_4() {
 
 #[test]
 fn bootstrap_intervals_agree_with_an_independent_bootstrap() {
-    let b = &independent()["bootstrap"];
-    let t4 = &report().tables.outcome_by_category;
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let b = &independent(&release)["bootstrap"];
+    let t4 = &report(&release).tables.outcome_by_category;
     let ci = t4.cells[0].last().unwrap().ci.unwrap();
     let want = &b["cf_all_outcome"];
     // Two generators, 1,000 vs 2,000 resamples: the bounds agree to Monte Carlo error.
@@ -253,7 +256,7 @@ fn bootstrap_intervals_agree_with_an_independent_bootstrap() {
         (ci.hi - want[1].as_f64().unwrap()).abs() < 0.01,
         "{ci:?} vs {want}"
     );
-    let od = &report().tables.over_diagnosis;
+    let od = &report(&release).tables.over_diagnosis;
     let col = od.agents.iter().position(|a| a == "sade").unwrap();
     let ci = od.ci(0, col).unwrap();
     let want = &b["standard_sade_over_diagnosis"];
@@ -269,7 +272,10 @@ fn bootstrap_intervals_agree_with_an_independent_bootstrap() {
 
 #[test]
 fn every_mean_and_rate_of_tables_4_to_8_has_an_interval_and_it_is_reproducible() {
-    let r = report();
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let r = report(&release);
     let t = &r.tables;
     for s in [
         &t.outcome_by_category,
@@ -319,7 +325,7 @@ fn every_mean_and_rate_of_tables_4_to_8_has_an_interval_and_it_is_reproducible()
         },
         ..Default::default()
     };
-    let reg = registry();
+    let reg = registry(&release);
     let a = Report::with_options(&reg, None, &opts(5));
     let b = Report::with_options(&reg, None, &opts(5));
     let c = Report::with_options(&reg, None, &opts(6));
@@ -346,9 +352,14 @@ fn every_mean_and_rate_of_tables_4_to_8_has_an_interval_and_it_is_reproducible()
 
 #[test]
 fn full_records_give_exact_axis_counts() {
-    let (details, notes) = RunDetails::scan(&release_dir().join("final_results"));
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let (details, notes) = RunDetails::scan(&release.final_results());
     assert!(notes.is_empty(), "{notes:?}");
-    assert_eq!(details.len(), 80);
+    // Our partial copy holds 80 records; a full checkout all 3,960.
+    let records = release.run_records().len();
+    assert_eq!(details.len(), records);
     let opts = ReportOptions {
         bootstrap: Bootstrap {
             resamples: 0,
@@ -357,9 +368,9 @@ fn full_records_give_exact_axis_counts() {
         details,
         ..Default::default()
     };
-    let r = Report::with_options(&registry(), None, &opts);
+    let r = Report::with_options(&registry(&release), None, &opts);
     let cov = r.analyses.sensitivity.coverage;
-    assert_eq!(cov.exact, 80, "{cov:?}");
+    assert_eq!(cov.exact, records, "{cov:?}");
     assert!(r.analyses.bootstrap.is_none());
     assert!(r.tables.outcome_by_category.cells[0][0].ci.is_none());
 }

@@ -12,31 +12,19 @@
 //! cargo bench -p faultbench-view --bench view
 //! ```
 //!
-//! Needs the release (`FAULTBENCH_RELEASE` or `../shared/release`) and the Debian packages
+//! Needs the release (found by `faultbench_testkit::locate`: `FAULTBENCH_RELEASE`, then
+//! `../shared/release`) and the Debian packages
 //! `chromium` and `chromium-driver`. Exits non-zero when a target is missed.
 
 #[path = "../tests/support/webdriver.rs"]
 mod webdriver;
 
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 const BUILD_TARGET_S: f64 = 5.0;
 const FILTER_TARGET_MS: f64 = 100.0;
-
-// TODO(issue-17 resolver)
-fn release_dir() -> PathBuf {
-    std::env::var_os("FAULTBENCH_RELEASE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/release"
-            ))
-        })
-}
 
 fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -87,7 +75,14 @@ fn median(v: &mut [f64]) -> f64 {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let source = release_dir().join("final_results");
+    let release = match faultbench_testkit::locate() {
+        Ok(r) => r,
+        Err(e) => {
+            println!("the view bench needs the release: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let source = release.final_results();
     let site = tempfile::tempdir().unwrap();
     let mut builds = Vec::new();
     let mut cpus = Vec::new();

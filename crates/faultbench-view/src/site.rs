@@ -86,6 +86,9 @@ fn summary(id: RunId) -> RunSummary {
         out_tokens: 0,
         cost_usd: 0.0,
         wall_seconds: 0.0,
+        judge_in_tokens: None,
+        judge_out_tokens: None,
+        judge_cost_usd: None,
     };
     RunSummary {
         page: file_name(&[&id.topology, &id.scenario_id, &id.agent, &id.pass, &id.arm]),

@@ -9,20 +9,9 @@ use faultbench_core::record::{
 };
 use faultbench_core::toolbox::ToolCallRecord;
 use faultbench_core::{Layer, RunStatus, ScenarioSpec};
+use faultbench_testkit::{full, release_for_test};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-
-// TODO(issue-17 resolver)
-fn release_dir() -> PathBuf {
-    std::env::var_os("FAULTBENCH_RELEASE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/release"
-            ))
-        })
-}
 
 const SCRIPT: &str = "<script>document.title='pwned';window.__pwned=1</script>";
 const IMG: &str = "<img src=x onerror=\"window.__pwned=2\">";
@@ -338,14 +327,23 @@ fn a_missing_root_is_an_error_naming_it() {
 
 #[test]
 fn the_release_registry_with_its_80_records() {
+    let Some(release) = release_for_test() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let t0 = std::time::Instant::now();
-    let s = faultbench_view::build(&release_dir().join("final_results"), tmp.path()).unwrap();
+    let s = faultbench_view::build(&release.final_results(), tmp.path()).unwrap();
     eprintln!(
         "release view built in {:.2} s (debug build)",
         t0.elapsed().as_secs_f64()
     );
-    assert_eq!((s.runs, s.records, s.scenarios), (3960, 80, 560));
+    // Our partial copy holds 80 records; a full checkout all 3,960.
+    let records = release.run_records().len();
+    assert!(!release.is_full() || records == full::RUN_RECORDS);
+    assert_eq!(
+        (s.runs, s.records, s.scenarios),
+        (full::MANIFEST_ROWS, records, full::SCENARIO_FILES)
+    );
     assert!(s.problems.is_empty(), "{:?}", s.problems);
     let page = std::fs::read_dir(tmp.path().join("runs"))
         .unwrap()

@@ -8,9 +8,11 @@
 //! ([`stats`], [`cells`]), and the analyses of [`analyses`]: pass-to-pass variation, effort by
 //! category, weight sensitivity. [`compare`] sets several registries side by side.
 //!
-//! ```
+//! ```no_run
 //! use faultbench_core::report::{Registry, Report};
-//! # let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/upstream/MANIFEST.csv"));
+//! // In a checkout of the public release (`scripts/fetch-release.sh`); the same numbers are
+//! // asserted by `tests/report_release.rs`.
+//! let path = std::path::Path::new("final_results/MANIFEST.csv");
 //! let report = Report::new(&Registry::load(path).unwrap(), None);
 //! let cf_all = report.tables.outcome_by_category.cells[0].last().unwrap().stat.rounded();
 //! assert_eq!(cf_all, Some(0.932)); // the paper's Correct-Fault outcome, all agents
@@ -38,6 +40,7 @@ pub use registry::{Registry, RegistryError, parse_row};
 pub use tables::Tables;
 
 use crate::dataset::DatasetStats;
+use crate::identity::RunIdentity;
 use std::path::{Path, PathBuf};
 
 /// A computed report.
@@ -53,6 +56,18 @@ pub struct Report {
     pub dataset: Option<DatasetStats>,
     /// Variation, effort by category, weight sensitivity, and the bootstrap settings.
     pub analyses: Analyses,
+    /// The configuration the runs were made with (the runs root's `identity.json`), printed at
+    /// the top; `None` for a registry without one (the public release's, or an older root).
+    pub identity: Option<RunIdentity>,
+}
+
+/// The runs root a registry was read from: the folder itself, or the folder of a `MANIFEST.csv`.
+fn root_of(source: &Path) -> Option<&Path> {
+    if source.is_dir() {
+        Some(source)
+    } else {
+        source.parent()
+    }
 }
 
 impl Report {
@@ -62,26 +77,53 @@ impl Report {
         Report::with_options(registry, dataset, &ReportOptions::tables_only())
     }
 
-    /// Computes every table and analysis, with the intervals and run details of `opts`.
+    /// Computes every table and analysis, with the intervals and run details of `opts`; the
+    /// configuration is read from the runs root's `identity.json` when there is one (an
+    /// unreadable one becomes a warning).
     pub fn with_options(
         registry: &Registry,
         dataset: Option<DatasetStats>,
         opts: &ReportOptions,
     ) -> Report {
+        let mut warnings = registry.warnings.clone();
+        let identity = match root_of(&registry.source).map(RunIdentity::load) {
+            Some(Ok(id)) => id,
+            Some(Err(e)) => {
+                warnings.push(e.to_string());
+                None
+            }
+            None => None,
+        };
         let mut tables = tables::build(&registry.rows);
         let analyses = analyses::compute(&registry.rows, &mut tables, opts);
         Report {
             source: registry.source.clone(),
-            warnings: registry.warnings.clone(),
+            warnings,
             tables,
             dataset,
             analyses,
+            identity,
         }
     }
 
-    /// All tables in Markdown.
+    /// The configuration section that opens every report.
+    pub fn configuration(&self) -> String {
+        match &self.identity {
+            Some(id) => id.markdown(),
+            None => format!(
+                "## Configuration\n\nNot recorded: {} has no `identity.json` (the public release's registry, or a runs root made before faultbench recorded its configuration).\n",
+                root_of(&self.source).unwrap_or(&self.source).display()
+            ),
+        }
+    }
+
+    /// The configuration, then all tables, in Markdown.
     pub fn markdown(&self) -> String {
-        let mut out = markdown::all(&self.tables, self.dataset.as_ref());
+        let mut out = format!(
+            "{}\n{}",
+            self.configuration(),
+            markdown::all(&self.tables, self.dataset.as_ref())
+        );
         out.push('\n');
         out.push_str(&markdown_more::analyses(&self.analyses));
         out
@@ -102,6 +144,7 @@ impl Report {
     pub fn json(&self) -> String {
         let v = serde_json::json!({
             "source": self.source,
+            "configuration": self.identity,
             "warnings": self.warnings,
             "dataset": self.dataset,
             "tables": self.tables,
