@@ -182,6 +182,7 @@ fn main() -> ExitCode {
         source: "synthetic".into(),
         rows: synthetic(),
         warnings: Vec::new(),
+        notes: None,
     };
     assert_eq!(reg.rows.len(), 3960);
     worst = worst.max(measure("synthetic registry", &reg, mode));

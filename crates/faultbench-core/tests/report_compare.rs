@@ -40,6 +40,7 @@ fn registry(rows: Vec<ManifestRow>) -> Registry {
         source: "x".into(),
         rows,
         warnings: Vec::new(),
+        notes: None,
     }
 }
 

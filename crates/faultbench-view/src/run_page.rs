@@ -14,6 +14,8 @@ use std::path::Path;
 
 /// Characters of a ticket, diagnosis or prompt shown.
 const TEXT_CAP: usize = 20_000;
+/// State changes listed one per line on a run page (all are in the folded entries below).
+const CHANGES_SHOWN: usize = 500;
 
 /// Top-level fields a record of ours or the release's has; anything else is shown generically.
 const KNOWN: [&str; 19] = [
@@ -323,6 +325,43 @@ fn optional_section(title: &str, id: &str, v: Option<&Value>, absent: &str) -> S
     out
 }
 
+/// What the agent changed: faultbench records a list of state changes, each with a one-line
+/// `summary` (shown as a list, the full entries folded below); an empty list says the agent
+/// changed nothing; any other shape is shown generically.
+fn changes_section(v: Option<&Value>) -> String {
+    let title = "What the agent changed";
+    let Some(Value::Array(items)) = v else {
+        return optional_section(
+            title,
+            "changes",
+            v,
+            "Not recorded by this run (records made before state snapshots existed have none).",
+        );
+    };
+    let mut out = format!("<h2 id=\"changes\">{title}</h2>\n");
+    if items.is_empty() {
+        out.push_str("<p class=\"muted\">Nothing: the state after the agent equals the state before it.</p>\n");
+        return out;
+    }
+    let lines: Vec<&str> = items
+        .iter()
+        .filter_map(|c| c.get("summary").and_then(Value::as_str))
+        .collect();
+    if lines.len() == items.len() {
+        out.push_str("<ul class=\"changes\">");
+        for l in lines.iter().take(CHANGES_SHOWN) {
+            out.push_str(&format!("<li>{}</li>", esc(l)));
+        }
+        out.push_str("</ul>\n<details><summary>every entry</summary>");
+        out.push_str(&json_value(&Value::Array(items.clone())));
+        out.push_str("</details>\n");
+    } else {
+        out.push_str(&json_value(&Value::Array(items.clone())));
+        out.push('\n');
+    }
+    out
+}
+
 fn registry_row(r: Option<&ManifestRow>) -> String {
     let mut out = String::from("<h2>Registry row (MANIFEST.csv)</h2>\n");
     match r.and_then(|r| serde_json::to_value(r).ok()) {
@@ -357,12 +396,7 @@ pub fn body(s: &RunSummary, row: Option<&ManifestRow>, v: &Value, dir: Option<&P
     out.push_str(&timeline::section(v, sh, dir));
     out.push_str(&usage_table(v, sh, s));
     out.push_str(&phases_table(v, sh));
-    out.push_str(&optional_section(
-        "What the agent changed",
-        "changes",
-        v.get("agent_changes"),
-        "Not recorded by this run (records made before state snapshots existed have none).",
-    ));
+    out.push_str(&changes_section(v.get("agent_changes")));
     if let Some(r) = v.get("repair") {
         out.push_str(&optional_section(
             "Repair verification",

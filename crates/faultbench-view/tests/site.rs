@@ -113,6 +113,8 @@ fn hostile_record(agent: &str, pass: u32, model: &str) -> RunRecord {
         scores: Some(scores),
         error: None,
         faultbench_version: "0".into(),
+        telemetry: true,
+        agent_changes: Vec::new(),
     }
 }
 
@@ -136,6 +138,8 @@ fn crafted_root(dir: &Path) -> PathBuf {
     write_json(&a.key.dir(&root).join("result.json"), &va);
     let mut vb = serde_json::to_value(&b).unwrap();
     vb["identity"] = json!({"hash": "bbbb"});
+    // faultbench's own shape: entries with a one-line summary.
+    vb["agent_changes"] = json!([{"device": "r2", "aspect": "routes", "change": "removed", "item": "10.9.0.0/24", "before": "via 10.0.0.1", "after": null, "summary": format!("r2 routes: removed 10.9.0.0/24 {SCRIPT}")}]);
     write_json(&b.key.dir(&root).join("result.json"), &vb);
     // Unknown status, almost nothing else.
     write_json(
@@ -290,6 +294,15 @@ fn hostile_and_broken_records_are_shown_escaped_with_their_problems() {
     assert!(a.contains("the registry says status `no_submission` but the record says `scored`"));
     assert!(a.contains("id=\"changes\"") && a.contains("10.0.0.0/24 via 1.1.1.1"));
     assert!(a.contains("id=\"repair\"") && a.contains("repaired"));
+    let b = page_of("agent <b>react</b> (gpt-4o) · p2");
+    assert_eq!(b.len(), 1);
+    assert!(
+        b[0].contains(
+            "<li>r2 routes: removed 10.9.0.0/24 &lt;script&gt;document.title=&#39;pwned&#39;"
+        ),
+        "summaries listed, escaped"
+    );
+    assert!(!b[0].contains(SCRIPT));
     let weird = page_of("<h1>weird</h1>");
     assert_eq!(weird.len(), 1);
     assert!(weird[0].contains("unknown status `exploded`"));

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod bench;
+mod snapshot;
 
 /// Subcommands of `faultbench lab`.
 #[derive(clap::Subcommand)]
@@ -32,6 +33,8 @@ pub enum LabCmd {
     Verify(VerifyArgs),
     /// Time nothing → converged and teardown for generated labs of 3, 10 and 30 routers.
     Bench(bench::Args),
+    /// Take the state snapshot the benchmark takes around each agent; time it; compare two.
+    Snapshot(snapshot::Args),
 }
 
 /// `faultbench lab up`.
@@ -116,6 +119,7 @@ pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         LabCmd::Verify(a) => verify_cmd(a).await,
+        LabCmd::Snapshot(a) => snapshot::run(a).await,
         // Dropping the bench on a signal drops its lab, which tears it down.
         LabCmd::Bench(a) => tokio::select! {
             r = bench::run(a) => r,
@@ -207,7 +211,7 @@ async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn explain(e: EmuError) -> anyhow::Error {
+pub(crate) fn explain(e: EmuError) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 

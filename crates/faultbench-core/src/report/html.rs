@@ -108,7 +108,20 @@ pub fn page(r: &Report) -> String {
         esc(&r.source.display().to_string()),
         t.runs
     ));
+    if let Some(n) = r
+        .notes
+        .as_ref()
+        .map(|n| n.markdown())
+        .filter(|m| !m.is_empty())
+    {
+        let text = n.replace("> ", "").replace("**", "");
+        body.push_str(&format!("<p class=\"warn\">{}</p>\n", esc(text.trim())));
+    }
     body.push_str(&configuration_html(r));
+    let presence = super::presence_markdown(&t.presence);
+    if !presence.is_empty() {
+        body.push_str(&format!("<pre>{}</pre>\n", esc(&presence)));
+    }
     if !r.warnings.is_empty() {
         body.push_str("<ul class=\"warn\">");
         for w in &r.warnings {

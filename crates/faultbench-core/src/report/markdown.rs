@@ -186,6 +186,11 @@ pub fn all(t: &Tables, dataset: Option<&DatasetStats>) -> String {
     }
     let statuses: Vec<String> = t.statuses.iter().map(|(k, v)| format!("{k} {v}")).collect();
     out.push_str(&format!("{} runs ({})\n\n", t.runs, statuses.join(", ")));
+    let presence = super::presence_markdown(&t.presence);
+    if !presence.is_empty() {
+        out.push_str(&presence);
+        out.push('\n');
+    }
     for s in [&t.outcome_by_category, &t.outcome_by_persona] {
         out.push_str(&score_table(s));
         out.push('\n');

@@ -28,6 +28,7 @@ pub mod intervals;
 mod markdown;
 mod markdown_more;
 pub mod metrics;
+mod protocol;
 mod registry;
 pub mod sensitivity;
 pub mod stats;
@@ -36,6 +37,7 @@ pub mod tables;
 pub mod variation;
 
 pub use analyses::{Analyses, ReportOptions};
+pub use protocol::{PresenceRow, RunNotes, presence_markdown, presence_rows};
 pub use registry::{Registry, RegistryError, parse_row};
 pub use tables::Tables;
 
@@ -56,6 +58,9 @@ pub struct Report {
     pub dataset: Option<DatasetStats>,
     /// Variation, effort by category, weight sensitivity, and the bootstrap settings.
     pub analyses: Analyses,
+    /// How the runs were made (reused labs, telemetry off), from their `result.json` files
+    /// when the registry came from a runs root.
+    pub notes: Option<RunNotes>,
     /// The configuration the runs were made with (the runs root's `identity.json`), printed at
     /// the top; `None` for a registry without one (the public release's, or an older root).
     pub identity: Option<RunIdentity>,
@@ -102,6 +107,7 @@ impl Report {
             tables,
             dataset,
             analyses,
+            notes: registry.notes.clone(),
             identity,
         }
     }
@@ -117,10 +123,16 @@ impl Report {
         }
     }
 
-    /// The configuration, then all tables, in Markdown.
+    /// The notes on how the runs were made (reused labs say so at the very top), the
+    /// configuration, then all tables, in Markdown.
     pub fn markdown(&self) -> String {
+        let notes = self
+            .notes
+            .as_ref()
+            .map(RunNotes::markdown)
+            .unwrap_or_default();
         let mut out = format!(
-            "{}\n{}",
+            "{notes}{}\n{}",
             self.configuration(),
             markdown::all(&self.tables, self.dataset.as_ref())
         );
@@ -147,6 +159,7 @@ impl Report {
             "configuration": self.identity,
             "warnings": self.warnings,
             "dataset": self.dataset,
+            "notes": self.notes,
             "tables": self.tables,
             "analyses": self.analyses,
         });

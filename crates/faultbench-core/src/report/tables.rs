@@ -175,6 +175,9 @@ pub struct Tables {
     pub reasoning_by_persona: ScoreTable,
     /// Table 8: effort and cost per agent.
     pub effort: Vec<Effort>,
+    /// Scenarios whose runs the presence watch set aside (`fault_vanished`, `baseline_broke`).
+    #[serde(default)]
+    pub presence: Vec<super::PresenceRow>,
 }
 
 /// The ticket styles of Table 5, in the paper's order.
@@ -409,5 +412,6 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
         reasoning,
         reasoning_by_persona,
         effort: cols.iter().map(|a| effort(rows, a)).collect(),
+        presence: super::presence_rows(rows),
     }
 }
