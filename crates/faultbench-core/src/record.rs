@@ -18,6 +18,7 @@
 use crate::agent::AgentOutcome;
 use crate::category::{Category, Layer};
 use crate::diagnosis::Diagnosis;
+use crate::ids::{ScenarioId, TopologyId};
 use crate::judge::Scores;
 use crate::lab::ProbeResult;
 use crate::scenario::{CheckVerdict, PostInjectCheck, Scenario};
@@ -96,11 +97,11 @@ pub fn layer_of_arm(arm: &str) -> Option<Layer> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct RunKey {
     /// Topology (the scenario's `Topology:` header).
-    pub topology: String,
+    pub topology: TopologyId,
     /// Dataset layer.
     pub layer: Layer,
     /// Scenario id.
-    pub scenario_id: String,
+    pub scenario_id: ScenarioId,
     /// Agent name (`baseline`, `react`, `external:claude`, …).
     pub agent: String,
     /// Pass number, from 1.
@@ -109,7 +110,8 @@ pub struct RunKey {
 
 impl RunKey {
     /// The run directory under a runs root:
-    /// `<topology>/<layer>__<scenario>/<agent>/p<pass>` (agent names are made path-safe).
+    /// `<topology>/<layer>__<scenario>/<agent>/p<pass>` (agent names are made path-safe; the
+    /// topology and scenario ids are validated types, so the result is always under `root`).
     pub fn dir(&self, root: &Path) -> PathBuf {
         let agent: String = self
             .agent
@@ -122,8 +124,12 @@ impl RunKey {
                 }
             })
             .collect();
-        root.join(&self.topology)
-            .join(format!("{}__{}", self.layer.as_str(), self.scenario_id))
+        root.join(self.topology.as_str())
+            .join(format!(
+                "{}__{}",
+                self.layer.as_str(),
+                self.scenario_id.as_str()
+            ))
             .join(agent)
             .join(format!("p{}", self.pass))
     }
@@ -357,8 +363,8 @@ impl RunRecord {
         ManifestRow {
             arm: self.key.arm().to_string(),
             pass: format!("p{}", self.key.pass),
-            topology: self.key.topology.clone(),
-            scenario_id: self.key.scenario_id.clone(),
+            topology: self.key.topology.to_string(),
+            scenario_id: self.key.scenario_id.to_string(),
             agent: self.key.agent.clone(),
             model: self.model.clone().unwrap_or_default(),
             status: self.status.to_string(),
@@ -544,9 +550,9 @@ mod tests {
         RunRecord {
             schema: RECORD_SCHEMA,
             key: RunKey {
-                topology: "Lab".into(),
+                topology: TopologyId::new("Lab").unwrap(),
                 layer: Layer::Base,
-                scenario_id: spec.id().into(),
+                scenario_id: spec.scenario_id().clone(),
                 agent: "external:claude code".into(),
                 pass: 2,
             },
@@ -591,6 +597,26 @@ mod tests {
             dir,
             Path::new("/R/Lab/base__lab-r1-ospfd-down/external_claude_code/p2")
         );
+    }
+
+    #[test]
+    fn a_record_whose_key_is_a_path_is_refused_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = record();
+        let path = r.write(&r.key.dir(tmp.path())).unwrap();
+        for (field, value) in [
+            ("topology", "/etc"),
+            ("topology", "../.."),
+            ("scenario_id", "../../../x"),
+            ("scenario_id", "a/b"),
+        ] {
+            let mut v = serde_json::to_value(&r).unwrap();
+            v["key"][field] = serde_json::json!(value);
+            std::fs::write(&path, v.to_string()).unwrap();
+            let e = RunRecord::read(&path).unwrap_err().to_string();
+            assert!(e.contains(&path.display().to_string()), "{e}");
+            assert!(e.contains("invalid") && e.contains(value), "{e}");
+        }
     }
 
     #[test]

@@ -278,12 +278,19 @@ fn build_scenario(s: &RawScenario, notes: &mut Vec<String>) -> Result<ScenarioSp
         .ticket_style
         .as_deref()
         .filter(|t| !t.is_empty() && *t != "standard");
+    let bad_id = |e: faultbench_core::ids::InvalidId| ScenarioError {
+        path: None,
+        line: 0,
+        message: e.to_string(),
+        expected: "the release's scenario ids and topology names".into(),
+    };
     let headers = Headers {
-        scenario: s.scenario_id.clone(),
-        topology: s.topology.clone(),
+        scenario: s.scenario_id.parse().map_err(bad_id)?,
+        topology: s.topology.parse().map_err(bad_id)?,
         fault_family: s.fault_family.clone(),
         ticket_style: style.map(str::to_string),
-        ..Headers::default()
+        variant_of: None,
+        confidence_flip_of: None,
     };
     let step = s.injection.as_ref().map(|i| InjectionStep {
         device: i.device.clone().unwrap_or_else(|| "none".into()),

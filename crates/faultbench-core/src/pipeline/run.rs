@@ -62,9 +62,9 @@ pub(super) async fn run(
     let mut rec = RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {
-            topology: scenario.topology().to_string(),
+            topology: scenario.topology_id().clone(),
             layer: scenario.layer(),
-            scenario_id: scenario.id().to_string(),
+            scenario_id: scenario.scenario_id().clone(),
             agent: label.to_string(),
             pass,
         },

@@ -145,9 +145,9 @@ pub fn plan(scenarios: &[Arc<ScenarioFile>], agents: &[String], passes: u32) -> 
                     agent: a,
                     pass,
                     key: RunKey {
-                        topology: s.topology().to_string(),
+                        topology: s.topology_id().clone(),
                         layer: s.layer(),
-                        scenario_id: s.id().to_string(),
+                        scenario_id: s.scenario_id().clone(),
                         agent: label.clone(),
                         pass,
                     },

@@ -1,0 +1,180 @@
+//! Crafted inputs a careful user could be handed (shared datasets, other people's runs roots):
+//! the shipped binary must never write outside the runs root, never hang, never panic.
+//! Each test reproduces one finding of issue 19 end to end; docs/security.md catalogues them.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench")
+}
+
+fn faultbench(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every file under `dir` (not following links), relative to it.
+fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
+    fn walk(base: &Path, d: &Path, out: &mut BTreeSet<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.insert(p.strip_prefix(base).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// A copy of the fixture topology `Tri` (lab.conf, baseline, mock network) at `dir`.
+fn tri_topology(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for f in ["lab.conf", "baseline.toml", "mock.toml"] {
+        std::fs::copy(fixtures().join("topologies/Tri").join(f), dir.join(f)).unwrap();
+    }
+}
+
+/// The fixture's correct-fault scenario with its headers replaced.
+fn scenario_with(id: &str, topology: &str) -> String {
+    let text = std::fs::read_to_string(fixtures().join("dataset/tri_Q/base/tri-r1-ospfd-down.txt"))
+        .unwrap();
+    text.replace("Scenario: tri-r1-ospfd-down", &format!("Scenario: {id}"))
+        .replace("Topology: Tri", &format!("Topology: {topology}"))
+}
+
+fn bench_mock(
+    dataset: &Path,
+    topologies: &Path,
+    runs: &Path,
+    extra: &[&str],
+) -> (i32, String, String) {
+    let mut args = vec![
+        "bench",
+        "--emulator",
+        "mock",
+        "--agents",
+        "baseline",
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--topologies",
+        topologies.to_str().unwrap(),
+        "--runs-root",
+        runs.to_str().unwrap(),
+        "--no-report",
+    ];
+    args.extend_from_slice(extra);
+    faultbench(&args)
+}
+
+/// Finding 1: `Topology: /abs/dir` and `Scenario: ../../../../X` made `bench` write
+/// `result.json`/`trace.jsonl` outside the runs root (and the topology lookup followed the header
+/// to any folder). Now the scenario reader refuses such ids, naming the file and line, and
+/// nothing is written anywhere but the runs root.
+#[test]
+fn path_headers_never_leave_the_runs_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    tri_topology(&outside.join("lab"));
+    let topologies = tmp.path().join("topologies");
+    tri_topology(&topologies.join("Tri"));
+    let cases = [
+        (
+            "tri-abs-topology",
+            outside.join("lab").display().to_string(),
+        ),
+        ("../../../../escaped", "Tri".to_string()),
+        ("tri-dotdot-topology", "../outside/lab".to_string()),
+    ];
+    for (i, (id, topo)) in cases.iter().enumerate() {
+        let dataset = tmp.path().join(format!("ds{i}"));
+        let base = dataset.join("tri_Q/base");
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::write(base.join("crafted.txt"), scenario_with(id, topo)).unwrap();
+        let before = files_under(tmp.path());
+        let runs = tmp.path().join(format!("runs{i}"));
+        let (code, out, err) = bench_mock(&dataset, &topologies, &runs, &["--scope", "all"]);
+        let after = files_under(tmp.path());
+        let new: Vec<_> = after
+            .difference(&before)
+            .filter(|p| !p.starts_with(format!("runs{i}")))
+            .collect();
+        assert!(
+            new.is_empty(),
+            "case {id} / {topo}: wrote outside the runs root: {new:?}\n{out}\n{err}"
+        );
+        assert_ne!(
+            code, 0,
+            "case {id} / {topo}: a crafted header is refused\n{out}\n{err}"
+        );
+        assert!(
+            err.contains("crafted.txt:2") || err.contains("crafted.txt:3"),
+            "the error names the file and line: {err}"
+        );
+    }
+}
+
+/// Finding 1: a crafted `result.json` whose key names a path is an error naming the file, and
+/// `judge runs ROOT --write` writes each record back where it was read — also when ROOT is a
+/// sub-folder of a runs root (it used to write copies to `sub/Tri/Tri/…`).
+#[test]
+fn judge_write_goes_back_where_the_record_was_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let (code, out, err) = bench_mock(
+        &fixtures().join("dataset"),
+        &fixtures().join("topologies"),
+        &runs,
+        &["--scope", "all"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let before = files_under(tmp.path());
+    let (code, out, err) = faultbench(&[
+        "judge",
+        "runs",
+        runs.join("Tri").to_str().unwrap(),
+        "--write",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let after = files_under(tmp.path());
+    assert_eq!(before, after, "re-judging in place adds no file");
+    assert!(!runs.join("Tri/Tri").exists());
+
+    // A crafted record: its key points outside the root.
+    let victim = files_under(&runs)
+        .into_iter()
+        .find(|p| p.ends_with("result.json"))
+        .unwrap();
+    let path = runs.join(&victim);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["key"]["topology"] = serde_json::json!("../../escaped");
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let before = files_under(tmp.path());
+    let (_, out, err) = faultbench(&["judge", "runs", runs.to_str().unwrap(), "--write"]);
+    let after = files_under(tmp.path());
+    let new: Vec<_> = after.difference(&before).collect();
+    assert!(
+        new.iter().all(|p| p.starts_with("runs")),
+        "wrote outside the runs root: {new:?}\n{out}\n{err}"
+    );
+    assert!(!tmp.path().join("escaped").exists());
+    assert!(
+        err.contains(&path.display().to_string()) && err.contains("topology"),
+        "the crafted record is named: {err}"
+    );
+}
