@@ -178,3 +178,107 @@ fn judge_write_goes_back_where_the_record_was_read() {
         "the crafted record is named: {err}"
     );
 }
+
+fn manifest_rows(runs: &Path) -> Vec<String> {
+    std::fs::read_to_string(runs.join("MANIFEST.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Finding 4: a manifest repeating ids made `--jobs N` workers race on one run folder (exit 2,
+/// "cannot archive a finished run … trace.jsonl: No such file or directory") and, with one job,
+/// gave one result.json several MANIFEST rows. Repeats are now dropped at plan time with a
+/// warning; each run is archived once.
+#[test]
+fn repeated_ids_run_once_each() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = tmp.path().join("m.csv");
+    std::fs::write(
+        &manifest,
+        "scenario\ntri-r1-ospfd-down\ntri-false-premise-web-slow\ntri-r1-ospfd-down\ntri-r1-ospfd-down\ntri-false-premise-web-slow\n",
+    )
+    .unwrap();
+    for jobs in ["1", "4"] {
+        let runs = tmp.path().join(format!("runs-{jobs}"));
+        let (code, out, err) = bench_mock(
+            &fixtures().join("dataset"),
+            &fixtures().join("topologies"),
+            &runs,
+            &["--manifest", manifest.to_str().unwrap(), "--jobs", jobs],
+        );
+        assert_eq!(code, 0, "--jobs {jobs}\n{out}\n{err}");
+        assert!(
+            err.contains("3 repeated"),
+            "the repeats are reported: {err}"
+        );
+        let rows = manifest_rows(&runs);
+        assert_eq!(rows.len(), 2, "one row per run: {rows:?}");
+        let results = files_under(&runs)
+            .into_iter()
+            .filter(|p| p.ends_with("result.json"))
+            .count();
+        assert_eq!(results, 2);
+    }
+}
+
+/// Finding 4: 2M ids in `--dry-run` used 6 GB. The plan now holds each run once, so the same
+/// manifest plans in bounded memory (the child runs under a 768 MiB data limit).
+#[test]
+fn two_million_ids_plan_in_bounded_memory() {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = tmp.path().join("big.txt");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&manifest).unwrap());
+    for i in 0..2_000_000u32 {
+        let id = if i % 2 == 0 {
+            "tri-r1-ospfd-down"
+        } else {
+            "tri-false-premise-web-slow"
+        };
+        writeln!(f, "{id}").unwrap();
+    }
+    f.flush().unwrap();
+    drop(f);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_faultbench"));
+    cmd.args([
+        "bench",
+        "--emulator",
+        "mock",
+        "--dry-run",
+        "--agents",
+        "baseline",
+    ])
+    .arg("--manifest")
+    .arg(&manifest)
+    .arg("--dataset")
+    .arg(fixtures().join("dataset"))
+    .arg("--topologies")
+    .arg(fixtures().join("topologies"))
+    .arg("--runs-root")
+    .arg(tmp.path().join("runs"));
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 768 << 20,
+                rlim_max: 768 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_DATA, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{:?}\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("2 run(s) to do"), "{stdout}");
+    assert!(stderr.contains("1999998 repeated"), "{stderr}");
+}

@@ -115,7 +115,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let llm = build::llm_config(args.llm_config.as_deref())?;
     let agents = build::agents(&args.agents, &llm, args.model.as_deref(), args.dry_run)?;
     let labels: Vec<String> = agents.iter().map(|a| a.label.clone()).collect();
-    let mut items = plan::plan(&scenarios, &labels, passes);
+    let mut items = plan::plan(&scenarios, &labels, passes)?;
     let total = items.len();
 
     // What is already done.
