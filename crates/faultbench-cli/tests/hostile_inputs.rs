@@ -282,3 +282,92 @@ fn two_million_ids_plan_in_bounded_memory() {
     assert!(stdout.contains("2 run(s) to do"), "{stdout}");
     assert!(stderr.contains("1999998 repeated"), "{stderr}");
 }
+
+/// Runs the binary with a deadline; `None` when it had to be killed.
+fn faultbench_within(args: &[&str], secs: u64) -> Option<(i32, String, String)> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            return Some((
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            ));
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Finding 6: symlink loops in a runs root hung `report` and `bench --resume` with growing
+/// memory (the scans followed directory links); one self-link made 2 runs count as 82. Now the
+/// walks never follow directory links: both finish and count each run once.
+#[test]
+fn symlink_loops_in_a_runs_root_are_not_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let (code, out, err) = bench_mock(
+        &fixtures().join("dataset"),
+        &fixtures().join("topologies"),
+        &runs,
+        &["--scope", "all"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    std::os::unix::fs::symlink(".", runs.join("loop")).unwrap();
+    std::os::unix::fs::symlink("..", runs.join("Tri/up")).unwrap();
+    std::os::unix::fs::symlink("../..", runs.join("Tri/base__tri-r1-ospfd-down/upup")).unwrap();
+    std::os::unix::fs::symlink(tmp.path(), runs.join("Tri/outside")).unwrap();
+
+    // `bench --resume` opens the root (rebuilding the registry from the result.json files).
+    let res = faultbench_within(
+        &[
+            "bench",
+            "--emulator",
+            "mock",
+            "--agents",
+            "baseline",
+            "--scope",
+            "all",
+            "--dataset",
+            fixtures().join("dataset").to_str().unwrap(),
+            "--topologies",
+            fixtures().join("topologies").to_str().unwrap(),
+            "--runs-root",
+            runs.to_str().unwrap(),
+            "--resume",
+            "--no-report",
+        ],
+        60,
+    );
+    let (code, out, err) = res.expect("bench --resume finishes");
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("all 2 planned runs are finished"), "{err}");
+    assert_eq!(manifest_rows(&runs).len(), 2);
+
+    // `report` on the folder without its registry reads the result.json files.
+    std::fs::remove_file(runs.join("MANIFEST.csv")).unwrap();
+    let out_dir = tmp.path().join("report");
+    let res = faultbench_within(
+        &[
+            "report",
+            runs.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        60,
+    );
+    let (code, out, err) = res.expect("report finishes");
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.starts_with("2 runs (scored 2)"), "each run once: {out}");
+}

@@ -63,6 +63,54 @@ pub fn append_line_synced(path: &Path, line: &str) -> std::io::Result<()> {
     f.sync_data()
 }
 
+/// The files found by [`find_files`], and the folders that could not be read.
+#[derive(Debug, Default)]
+pub struct FoundFiles {
+    /// Matching regular files, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// Sub-folders that could not be listed, with the reason.
+    pub unreadable: Vec<(PathBuf, std::io::Error)>,
+}
+
+/// Every regular file under `root` whose name satisfies `wanted`, sorted by path.
+///
+/// Symbolic links are never followed — neither to folders nor to files — so a link loop
+/// (`loop -> .`) or a link out of the tree (`x -> /`) cannot make a walk endless, count a file
+/// twice, or read outside `root`. A `root` that cannot be listed is an error; sub-folders that
+/// cannot be listed are reported in [`FoundFiles::unreadable`].
+pub fn find_files(root: &Path, wanted: impl Fn(&str) -> bool) -> std::io::Result<FoundFiles> {
+    let mut found = FoundFiles::default();
+    std::fs::read_dir(root)?;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                found.unreadable.push((dir, e));
+                continue;
+            }
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    found.unreadable.push((dir.clone(), e));
+                    continue;
+                }
+            };
+            // `DirEntry::file_type` does not follow links: a link is neither dir nor file here.
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_dir() {
+                stack.push(entry.path());
+            } else if ft.is_file() && entry.file_name().to_str().is_some_and(&wanted) {
+                found.files.push(entry.path());
+            }
+        }
+    }
+    found.files.sort();
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

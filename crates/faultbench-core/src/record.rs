@@ -501,28 +501,32 @@ impl ManifestRow {
     }
 }
 
-/// Every `result.json` under a runs root, sorted by path. Unreadable records are returned as
-/// errors beside the good ones, never dropped silently.
+/// Every `result.json` under a runs root, sorted by path. Unreadable records (and folders) are
+/// returned as errors beside the good ones, never dropped silently. Symbolic links are not
+/// followed ([`find_files`](crate::fsutil::find_files)): a link loop cannot hang the scan or
+/// count a run twice.
 pub fn scan_records(root: &Path) -> (Vec<(PathBuf, RunRecord)>, Vec<RecordError>) {
-    let mut paths = Vec::new();
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.file_name().is_some_and(|n| n == "result.json") {
-                out.push(p);
-            }
-        }
-    }
-    walk(root, &mut paths);
-    paths.sort();
-    let mut ok = Vec::new();
     let mut bad = Vec::new();
-    for p in paths {
+    let found = match crate::fsutil::find_files(root, |n| n == "result.json") {
+        Ok(f) => f,
+        // A missing root holds no records (e.g. a runs root not created yet).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Default::default(),
+        Err(e) => {
+            bad.push(RecordError {
+                path: root.to_path_buf(),
+                message: format!("cannot read the folder: {e}"),
+            });
+            Default::default()
+        }
+    };
+    for (dir, e) in found.unreadable {
+        bad.push(RecordError {
+            path: dir,
+            message: format!("cannot read the folder: {e}"),
+        });
+    }
+    let mut ok = Vec::new();
+    for p in found.files {
         match RunRecord::read(&p) {
             Ok(r) => ok.push((p, r)),
             Err(e) => bad.push(e),
@@ -617,6 +621,25 @@ mod tests {
             assert!(e.contains(&path.display().to_string()), "{e}");
             assert!(e.contains("invalid") && e.contains(value), "{e}");
         }
+    }
+
+    /// Issue 19, finding 6: the scan followed directory links, so a `loop -> .` link counted
+    /// every run once per level until the kernel's link limit (2 runs became 82), and two links
+    /// made it exponential.
+    #[test]
+    fn scanning_never_follows_directory_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = record();
+        r.write(&r.key.dir(tmp.path())).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let mut other = r.clone();
+        other.key.pass = 9;
+        other.write(&other.key.dir(elsewhere.path())).unwrap();
+        std::os::unix::fs::symlink(".", tmp.path().join("loop")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), tmp.path().join("Lab/out")).unwrap();
+        let (ok, bad) = scan_records(tmp.path());
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(ok.len(), 1, "each run once, nothing from outside the root");
     }
 
     #[test]
