@@ -465,25 +465,24 @@ fn opt_num(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 impl ManifestRow {
-    /// The CSV line (no newline), formatted like the release's registry.
+    /// The CSV line (no newline), formatted like the release's registry. Written with the
+    /// `csv` crate: a value with a comma, quote or newline is quoted and reads back verbatim.
+    ///
+    /// Values are not neutralised against spreadsheet formulas here: the registry is data that
+    /// programs read (ours, the release's pandas scripts) and must round-trip; `report.csv` is
+    /// the export meant for spreadsheets and neutralises its text cells. The only free-text
+    /// columns are the agent label and model name, which come from the command line; ids are
+    /// validated ([`ScenarioId`], [`TopologyId`]) and cannot start with a formula character.
     pub fn to_csv(&self) -> String {
-        [
-            csv_field(&self.arm),
-            csv_field(&self.pass),
-            csv_field(&self.topology),
-            csv_field(&self.scenario_id),
-            csv_field(&self.agent),
-            csv_field(&self.model),
-            csv_field(&self.status),
+        let cells = [
+            self.arm.clone(),
+            self.pass.clone(),
+            self.topology.clone(),
+            self.scenario_id.clone(),
+            self.agent.clone(),
+            self.model.clone(),
+            self.status.clone(),
             py_bool(self.submitted).to_string(),
             self.is_anomaly.map(py_bool).unwrap_or("").to_string(),
             opt_num(self.outcome_score),
@@ -496,8 +495,16 @@ impl ManifestRow {
             self.out_tokens.to_string(),
             self.cost_usd.to_string(),
             self.wall_seconds.to_string(),
-        ]
-        .join(",")
+        ];
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        // Writing into a Vec cannot fail.
+        let _ = w.write_record(&cells);
+        let bytes = w.into_inner().unwrap_or_default();
+        let mut line = String::from_utf8(bytes).unwrap_or_default();
+        line.pop();
+        line
     }
 }
 

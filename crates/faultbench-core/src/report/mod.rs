@@ -12,6 +12,7 @@
 //! assert_eq!(cf_all, Some(0.932)); // the paper's Correct-Fault outcome, all agents
 //! ```
 
+mod csv_export;
 mod html;
 mod markdown;
 pub mod metrics;
@@ -56,7 +57,7 @@ impl Report {
 
     /// All tables as one CSV.
     pub fn csv(&self) -> String {
-        markdown::csv(&self.tables)
+        csv_export::tables(&self.tables)
     }
 
     /// All tables as JSON.

@@ -196,7 +196,10 @@ fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
         .collect();
     let a: Vec<&ManifestRow> = mine.iter().copied().filter(|r| answered(r)).collect();
     let t: Vec<&ManifestRow> = mine.iter().copied().filter(|r| timeout(r)).collect();
-    let input = |r: &ManifestRow| (r.in_tokens + r.cache_read_tokens + r.cache_write_tokens) as f64;
+    // Summed as floats: three u64 counts from a crafted registry must not wrap (or panic).
+    let input = |r: &ManifestRow| {
+        r.in_tokens as f64 + r.cache_read_tokens as f64 + r.cache_write_tokens as f64
+    };
     Effort {
         agent: agent.to_string(),
         runs: mine.len(),
