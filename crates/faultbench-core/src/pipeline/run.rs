@@ -295,7 +295,15 @@ async fn phases(
         let t = Instant::now();
         let digest = crate::record::digest_of(rec);
         let input = JudgeInput::new(scenario, &diagnosis).with_digest(&digest);
-        match runner.judge.judge(&input).await {
+        let verdict = tokio::time::timeout(cfg.judge_timeout, runner.judge.judge(&input))
+            .await
+            .unwrap_or_else(|_| {
+                Err(crate::judge::JudgeError::Unavailable(format!(
+                    "the judge did not finish within {} s (RunConfig::judge_timeout)",
+                    cfg.judge_timeout.as_secs()
+                )))
+            });
+        match verdict {
             Ok(scores) => {
                 rec.scores = Some(scores);
                 rec.phases.judge = Some(JudgePhase {
