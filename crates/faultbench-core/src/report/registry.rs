@@ -88,10 +88,27 @@ impl Registry {
             ));
         }
         let mut bytes = Vec::with_capacity(len as usize);
-        file.take(MAX_REGISTRY_BYTES)
+        file.take(MAX_REGISTRY_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| err(0, format!("cannot read: {e}")))?;
-        let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
+        if bytes.len() as u64 > MAX_REGISTRY_BYTES {
+            return Err(err(
+                0,
+                format!("over {MAX_REGISTRY_BYTES} bytes; a registry is at most that"),
+            ));
+        }
+        Registry::from_csv_bytes(&bytes, path)
+    }
+
+    /// Reads a registry's bytes (as [`Registry::load_csv`] does a file); `path` names it in
+    /// errors and warnings.
+    pub fn from_csv_bytes(bytes: &[u8], path: &Path) -> Result<Registry, RegistryError> {
+        let err = |line: usize, message: String| RegistryError {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
         let ends_clean = body.ends_with(b"\n");
         let mut rdr = csv::ReaderBuilder::new()
             .has_headers(false)
