@@ -155,6 +155,10 @@ pub struct Scores {
     pub reasoning_mode: Option<String>,
     /// A problem worth recording that did not stop judging.
     pub error: Option<String>,
+    /// Set when the judge read only the beginning of a long diagnosis text: the text's full
+    /// length in bytes (the judge's documented cap says how much it read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated_from: Option<u64>,
 }
 
 impl Scores {
@@ -173,6 +177,7 @@ impl Scores {
             judge: judge.into(),
             reasoning_mode: None,
             error: None,
+            truncated_from: None,
         }
     }
 

@@ -7,7 +7,8 @@
 //!   uncapped), in two shapes: prose (sentences, device names, addresses) and one endless
 //!   clause (no punctuation, the worst case for clause-scoped rules);
 //! - score it with `RubricJudge::score` (which judges the first
-//!   [`MAX_JUDGED_BYTES`](faultbench_judge::rubric::MAX_JUDGED_BYTES) and records the cut).
+//!   [`MAX_JUDGED_BYTES`](faultbench_judge::rubric::MAX_JUDGED_BYTES) and records the cut),
+//!   in both shapes.
 //!
 //! The scenario is this project's own `kath2-exam-cell-gateway-typo`. Median of 3 runs each
 //! (1 run at 45 MB).
@@ -22,8 +23,9 @@ const PROSE: &str = "The default route of exam_cell points at 192.168.3.254 inst
     On-link traffic still works: office_pc and enquiry answer, and 192.168.3.1 replies to ping, \
     but 1.0.0.5 does not; router1 and switch2 are healthy, not the cause. ";
 
-const CLAUSE: &str = "exam_cell default gateway points at 192.168.3.254 not router1 and the \
-    packets are dropped while enquiry works and switch2 is healthy and ";
+/// No punctuation and no contrast word (`but`, `while`, …): the whole answer is one clause.
+const CLAUSE: &str = "exam_cell default gateway points at 192.168.3.254 not router1 so the \
+    packets are dropped and enquiry works and switch2 is healthy and ";
 
 fn sizes() -> Vec<(String, usize)> {
     let spec = std::env::var("FAULTBENCH_RUBRIC_SIZES").unwrap_or("450K,900K,1.8M,45M".into());
@@ -61,51 +63,46 @@ fn main() {
     let scenario = ScenarioFile::load(path).expect("the project's own scenario");
     let judge = RubricJudge::new();
     println!(
-        "{:>6}  {:>14}  {:>14}  {:>14}",
-        "answer", "Doc::new prose", "Doc::new 1 cl.", "score (capped)"
+        "{:>6}  {:>14}  {:>14}  {:>14}  {:>14}",
+        "answer", "Doc::new prose", "Doc::new 1 cl.", "score prose", "score 1 cl."
     );
     for (label, bytes) in sizes() {
         let runs = std::env::var("FAULTBENCH_RUBRIC_RUNS")
             .ok()
             .and_then(|r| r.parse().ok())
             .unwrap_or(if bytes > 10_000_000 { 1 } else { 3 });
-        let prose = text_of(PROSE, bytes);
-        let clause = text_of(CLAUSE, bytes);
-        let doc_prose = median(
-            || {
-                let t = Instant::now();
-                std::hint::black_box(Doc::new(&prose));
-                t.elapsed()
-            },
-            runs,
-        );
-        let doc_clause = median(
-            || {
-                let t = Instant::now();
-                std::hint::black_box(Doc::new(&clause));
-                t.elapsed()
-            },
-            runs,
-        );
-        let d = Diagnosis {
-            is_anomaly: Some(true),
-            faulty_devices: vec!["exam_cell".into()],
-            text: prose.clone(),
-            parsed_ok: true,
-        };
-        let score = median(
-            || {
-                let t = Instant::now();
-                std::hint::black_box(judge.score(&scenario, &d));
-                t.elapsed()
-            },
-            runs,
-        );
-        println!(
-            "{label:>6}  {:>12.3} s  {:>12.3} s  {:>12.3} s",
-            doc_prose.as_secs_f64(),
-            doc_clause.as_secs_f64(),
-            score.as_secs_f64()
-        );
+        let mut cells = Vec::new();
+        for unit in [PROSE, CLAUSE] {
+            let text = text_of(unit, bytes);
+            cells.push(median(
+                || {
+                    let t = Instant::now();
+                    std::hint::black_box(Doc::new(&text));
+                    t.elapsed()
+                },
+                runs,
+            ));
+        }
+        for unit in [PROSE, CLAUSE] {
+            let d = Diagnosis {
+                is_anomaly: Some(true),
+                faulty_devices: vec!["exam_cell".into()],
+                text: text_of(unit, bytes),
+                parsed_ok: true,
+            };
+            cells.push(median(
+                || {
+                    let t = Instant::now();
+                    std::hint::black_box(judge.score(&scenario, &d));
+                    t.elapsed()
+                },
+                runs,
+            ));
+        }
+        let cells: Vec<String> = cells
+            .iter()
+            .map(|c| format!("{:>12.3} s", c.as_secs_f64()))
+            .collect();
+        println!("{label:>6}  {}", cells.join("  "));
     }
 }

@@ -95,7 +95,9 @@ impl LabDir {
     pub fn parse(root: &Path, conf_text: &str, dep_text: Option<&str>) -> Result<LabDir, LabError> {
         let conf = LabConf::parse(conf_text).map_err(|e| e.in_file(&root.join("lab.conf")))?;
         let deps = match dep_text {
-            Some(text) => conf::parse_dep(text, &conf).map_err(|e| e.in_file(&root.join("lab.dep")))?,
+            Some(text) => {
+                conf::parse_dep(text, &conf).map_err(|e| e.in_file(&root.join("lab.dep")))?
+            }
             None => Vec::new(),
         };
         Ok(LabDir {
