@@ -15,8 +15,9 @@ command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz missing: cargo install ca
 # Seeds (the corpora are scratch: fuzz/corpus is ignored by git).
 corpus=fuzz/corpus
 mkdir -p "$corpus"/{scenario,lab_conf,diagnosis,manifest,result_json}
+# (awk, not head: head would exit early and, with pipefail, end the script.)
 find dataset crates/faultbench-core/tests/data crates/faultbench-cli/tests/fixtures -name '*.txt' \
-    | head -200 | while read -r f; do cp "$f" "$corpus/scenario/$(echo "$f" | tr / _)"; done
+    | awk 'NR <= 200' | while read -r f; do cp "$f" "$corpus/scenario/$(echo "$f" | tr / _)"; done
 for t in topologies/*/; do
     n=$(basename "$t")
     { cat "$t/lab.conf"; printf '\0'; cat "$t/lab.dep" 2>/dev/null || true; printf '\0';

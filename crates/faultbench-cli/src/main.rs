@@ -39,7 +39,7 @@ enum Cmd {
     #[command(subcommand)]
     Judge(cmd::judge::JudgeCmd),
     /// Run the benchmark.
-    Bench(cmd::bench::Args),
+    Bench(Box<cmd::bench::Args>),
     /// Render the paper's tables and charts from run records.
     Report(cmd::report::Args),
 }
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
             Cmd::Scenario(c) => cmd::scenario::run(c).await,
             Cmd::Mcp(a) => cmd::mcp::run(a).await,
             Cmd::Judge(c) => cmd::judge::run(c).await,
-            Cmd::Bench(a) => cmd::bench::run(a).await,
+            Cmd::Bench(a) => cmd::bench::run(*a).await,
             Cmd::Report(a) => cmd::report::run(a).await,
         }
     });

@@ -33,6 +33,7 @@ pub mod emulator;
 pub mod fsutil;
 pub mod identifiers;
 pub mod ids;
+pub mod identity;
 pub mod inject;
 pub mod judge;
 pub mod lab;

@@ -305,21 +305,17 @@ async fn phases(
             });
         match verdict {
             Ok(scores) => {
+                rec.phases.judge = Some(JudgePhase::scored(runner.judge.name(), &scores, ms(t)));
                 rec.scores = Some(scores);
-                rec.phases.judge = Some(JudgePhase {
-                    judge: runner.judge.name().to_string(),
-                    error: None,
-                    duration_ms: ms(t),
-                });
             }
             Err(e) => {
                 status = RunStatus::JudgeFailed;
                 error = Some(e.to_string());
-                rec.phases.judge = Some(JudgePhase {
-                    judge: runner.judge.name().to_string(),
-                    error: Some(e.to_string()),
-                    duration_ms: ms(t),
-                });
+                rec.phases.judge = Some(JudgePhase::failed(
+                    runner.judge.name(),
+                    &e.to_string(),
+                    ms(t),
+                ));
             }
         }
     }

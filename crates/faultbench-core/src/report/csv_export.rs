@@ -92,6 +92,14 @@ pub fn tables(t: &Tables) -> String {
             ("usd_total", Some(e.usd_total)),
             ("usd_timeouts", Some(e.usd_timeouts)),
             ("usd_timeout_share", e.usd_timeout_share()),
+            ("judge_in_tokens", e.judge_in_tokens),
+            ("judge_out_tokens", e.judge_out_tokens),
+            ("judge_usd", e.judge_usd),
+            (
+                "judge_usd_total",
+                (e.judged > 0).then_some(e.judge_usd_total),
+            ),
+            ("usd_agent_and_judge", Some(e.usd_all())),
         ] {
             push(
                 &mut w,

@@ -64,6 +64,34 @@ fn rate_html(t: &RateTable) -> String {
     s
 }
 
+/// The configuration the runs were made with, as a table (or a note that none was recorded).
+fn configuration_html(r: &Report) -> String {
+    let Some(id) = &r.identity else {
+        let text = r.configuration();
+        let note = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join(" ");
+        return format!("<h2>Configuration</h2>\n<p>{}</p>\n", esc(note.trim()));
+    };
+    let mut s = String::from(
+        "<h2>Configuration</h2>\n<table class=\"config\"><tr><th>setting</th><th>value</th></tr>\n",
+    );
+    for (k, v) in id.rows() {
+        s.push_str(&format!(
+            "<tr><th>{}</th><td>{}</td></tr>\n",
+            esc(&k),
+            esc(&v)
+        ));
+    }
+    s.push_str("</table>\n");
+    if id.adopted {
+        s.push_str("<p class=\"warn\">Adopted for runs made before faultbench recorded a configuration (<code>--adopt-config</code>): the user's statement, not a record.</p>\n");
+    }
+    s
+}
+
 /// The page.
 pub fn page(r: &Report) -> String {
     let t = &r.tables;
@@ -73,6 +101,7 @@ pub fn page(r: &Report) -> String {
         esc(&r.source.display().to_string()),
         t.runs
     ));
+    body.push_str(&configuration_html(r));
     if !r.warnings.is_empty() {
         body.push_str("<ul class=\"warn\">");
         for w in &r.warnings {
@@ -100,6 +129,6 @@ pub fn page(r: &Report) -> String {
         esc(&super::markdown::effort_table(&t.effort))
     ));
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>faultbench report</title>\n<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}th:first-child{{text-align:left}}.neg{{color:#b00}}.pos{{color:#070}}small{{color:#777}}.warn{{color:#a60}}figure{{margin:1em 0}}</style></head>\n<body><h1>faultbench report</h1>\n{body}</body></html>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>faultbench report</title>\n<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}.config td,.config th{{text-align:left}}th:first-child{{text-align:left}}.neg{{color:#b00}}.pos{{color:#070}}small{{color:#777}}.warn{{color:#a60}}figure{{margin:1em 0}}</style></head>\n<body><h1>faultbench report</h1>\n{body}</body></html>\n"
     )
 }

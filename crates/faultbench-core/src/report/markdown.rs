@@ -54,11 +54,12 @@ fn num(x: Option<f64>, digits: usize) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
-/// Table 8 in Markdown.
+/// Table 8 in Markdown: the agent's effort and cost, then the judge's cost apart, then the
+/// total.
 pub fn effort_table(rows: &[Effort]) -> String {
     let mut out = String::from("### Table 8 — Effort and cost per run (answered / timeout)\n\n");
-    out.push_str("| Agent | Runs | Timeouts | Tool calls | Input tokens | Output tokens | USD per run | USD total | USD on timeouts |\n");
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| Agent | Runs | Timeouts | Tool calls | Input tokens | Output tokens | USD per run | USD total | USD on timeouts | Judge tokens per run (in / out) | Judge USD per run | Judge USD total | USD total, agent + judge |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for e in rows {
         let share = e
             .usd_timeout_share()
@@ -71,8 +72,29 @@ pub fn effort_table(rows: &[Effort]) -> String {
                 )
             })
             .unwrap_or_else(|| "–".into());
+        let judged = e.judged > 0;
+        let judge_tokens = if judged {
+            format!(
+                "{} / {}",
+                num(e.judge_in_tokens, 0),
+                num(e.judge_out_tokens, 0)
+            )
+        } else {
+            "–".into()
+        };
+        let (judge_total, all) = if judged {
+            (
+                format!("{:.2}", e.judge_usd_total),
+                format!("{:.2}", e.usd_all()),
+            )
+        } else {
+            (
+                "–".into(),
+                format!("{:.2} + judge not recorded", e.usd_total),
+            )
+        };
         out.push_str(&format!(
-            "| {} | {} | {} | {} / {} | {} / {} | {} / {} | {} / {} | {:.2} | {share} |\n",
+            "| {} | {} | {} | {} / {} | {} / {} | {} / {} | {} / {} | {:.2} | {share} | {judge_tokens} | {} | {judge_total} | {all} |\n",
             e.agent,
             e.runs,
             Rate {
@@ -88,8 +110,10 @@ pub fn effort_table(rows: &[Effort]) -> String {
             num(e.usd_a, 3),
             num(e.usd_t, 3),
             e.usd_total,
+            num(e.judge_usd, 4),
         ));
     }
+    out.push_str("\nAgent columns are the agent's own spend (as the release counts it); the judge's spend is apart (per judged run and in total), then both together. `–`: the registry records no judge spend (the public release's does not).\n");
     out
 }
 

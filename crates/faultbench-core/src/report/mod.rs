@@ -4,9 +4,11 @@
 //! runs root. Output: Markdown, CSV and JSON tables, SVG charts, and one self-contained HTML
 //! file holding all of it. Definitions are in [`metrics`].
 //!
-//! ```
+//! ```no_run
 //! use faultbench_core::report::{Registry, Report};
-//! # let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/upstream/MANIFEST.csv"));
+//! // In a checkout of the public release (`scripts/fetch-release.sh`); the same numbers are
+//! // asserted by `tests/report_release.rs`.
+//! let path = std::path::Path::new("final_results/MANIFEST.csv");
 //! let report = Report::new(&Registry::load(path).unwrap(), None);
 //! let cf_all = report.tables.outcome_by_category.cells[0].last().unwrap().stat.rounded();
 //! assert_eq!(cf_all, Some(0.932)); // the paper's Correct-Fault outcome, all agents
@@ -24,6 +26,7 @@ pub use registry::{Registry, RegistryError, parse_row};
 pub use tables::Tables;
 
 use crate::dataset::DatasetStats;
+use crate::identity::RunIdentity;
 use std::path::{Path, PathBuf};
 
 /// A computed report.
@@ -37,22 +40,61 @@ pub struct Report {
     pub tables: Tables,
     /// Table 2, when a dataset was given.
     pub dataset: Option<DatasetStats>,
+    /// The configuration the runs were made with (the runs root's `identity.json`), printed at
+    /// the top; `None` for a registry without one (the public release's, or an older root).
+    pub identity: Option<RunIdentity>,
+}
+
+/// The runs root a registry was read from: the folder itself, or the folder of a `MANIFEST.csv`.
+fn root_of(source: &Path) -> Option<&Path> {
+    if source.is_dir() {
+        Some(source)
+    } else {
+        source.parent()
+    }
 }
 
 impl Report {
     /// Computes every table.
+    /// Computes every table; the configuration is read from the runs root's `identity.json`
+    /// when there is one (an unreadable one becomes a warning).
     pub fn new(registry: &Registry, dataset: Option<DatasetStats>) -> Report {
+        let mut warnings = registry.warnings.clone();
+        let identity = match root_of(&registry.source).map(RunIdentity::load) {
+            Some(Ok(id)) => id,
+            Some(Err(e)) => {
+                warnings.push(e.to_string());
+                None
+            }
+            None => None,
+        };
         Report {
             source: registry.source.clone(),
-            warnings: registry.warnings.clone(),
+            warnings,
             tables: tables::build(&registry.rows),
             dataset,
+            identity,
         }
     }
 
-    /// All tables in Markdown.
+    /// The configuration section that opens every report.
+    pub fn configuration(&self) -> String {
+        match &self.identity {
+            Some(id) => id.markdown(),
+            None => format!(
+                "## Configuration\n\nNot recorded: {} has no `identity.json` (the public release's registry, or a runs root made before faultbench recorded its configuration).\n",
+                root_of(&self.source).unwrap_or(&self.source).display()
+            ),
+        }
+    }
+
+    /// The configuration, then all tables, in Markdown.
     pub fn markdown(&self) -> String {
-        markdown::all(&self.tables, self.dataset.as_ref())
+        format!(
+            "{}\n{}",
+            self.configuration(),
+            markdown::all(&self.tables, self.dataset.as_ref())
+        )
     }
 
     /// All tables as one CSV.
@@ -64,6 +106,7 @@ impl Report {
     pub fn json(&self) -> String {
         let v = serde_json::json!({
             "source": self.source,
+            "configuration": self.identity,
             "warnings": self.warnings,
             "dataset": self.dataset,
             "tables": self.tables,

@@ -1,7 +1,9 @@
 //! Reading run registries: the public release's `MANIFEST.csv` or one written by `faultbench
 //! bench` (same columns), or, when a runs root has no registry, its `result.json` files.
 
-use crate::record::{MANIFEST_HEADER, ManifestRow, scan_records};
+use crate::record::{
+    MANIFEST_EXTRA_COLUMNS, ManifestRow, RELEASE_MANIFEST_HEADER, scan_records,
+};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -120,13 +122,15 @@ impl Registry {
             Some(Err(e)) => return Err(err(1, e.to_string())),
             Some(Ok(h)) => h,
         };
-        let want: Vec<&str> = MANIFEST_HEADER.split(',').collect();
-        if header.iter().collect::<Vec<_>>() != want {
-            return Err(err(
+        let cols: Vec<&str> = header.iter().collect();
+        let columns = Columns::of(&cols).ok_or_else(|| {
+            err(
                 1,
-                format!("unexpected header; expected `{MANIFEST_HEADER}`"),
-            ));
-        }
+                format!(
+                    "unexpected header; expected `{RELEASE_MANIFEST_HEADER}` (optionally followed by more columns)"
+                ),
+            )
+        })?;
         let mut reg = Registry {
             source: path.to_path_buf(),
             ..Default::default()
@@ -138,7 +142,7 @@ impl Registry {
             let (line, parsed) = match current {
                 Ok(rec) => (
                     rec.position().map(|p| p.line() as usize).unwrap_or(0),
-                    row_of(&rec),
+                    row_of(&rec, &columns),
                 ),
                 Err(e) => (
                     e.position().map(|p| p.line() as usize).unwrap_or(0),
@@ -192,24 +196,76 @@ impl Registry {
     }
 }
 
-/// Parses one data line of a registry.
+/// Where a registry's columns are: the release's 19 first, then, by name, the extra columns
+/// faultbench writes ([`MANIFEST_EXTRA_COLUMNS`]); other extra columns are ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns {
+    width: usize,
+    extra: [Option<usize>; MANIFEST_EXTRA_COLUMNS.len()],
+}
+
+impl Columns {
+    /// The layout of a header, or `None` when it does not start with the release's columns.
+    pub fn of(header: &[&str]) -> Option<Columns> {
+        let release: Vec<&str> = RELEASE_MANIFEST_HEADER.split(',').collect();
+        if header.len() < release.len() || header[..release.len()] != release[..] {
+            return None;
+        }
+        let mut extra = [None; MANIFEST_EXTRA_COLUMNS.len()];
+        for (slot, name) in extra.iter_mut().zip(MANIFEST_EXTRA_COLUMNS) {
+            *slot = header
+                .iter()
+                .skip(release.len())
+                .position(|c| c.trim() == name)
+                .map(|i| i + release.len());
+        }
+        Some(Columns {
+            width: header.len(),
+            extra,
+        })
+    }
+}
+
+/// Parses one data line of a registry with the release's 19 columns, or faultbench's columns
+/// ([`MANIFEST_HEADER`](crate::record::MANIFEST_HEADER)).
 pub fn parse_row(line: &str) -> Result<ManifestRow, String> {
-    let mut rdr = csv::ReaderBuilder::new()
+    let ours = crate::record::MANIFEST_HEADER
+        .split(',')
+        .collect::<Vec<_>>();
+    let release = RELEASE_MANIFEST_HEADER.split(',').collect::<Vec<_>>();
+    let fields = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(line.as_bytes());
-    let rec = rdr
+        .from_reader(line.as_bytes())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .map(|r| r.len())
+        .unwrap_or(0);
+    let header = if fields == ours.len() { ours } else { release };
+    row_of(
+        &one_record(line)?,
+        &Columns::of(&header).ok_or("bad built-in header")?,
+    )
+}
+
+/// The first CSV record of `line`.
+fn one_record(line: &str) -> Result<csv::StringRecord, String> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(line.as_bytes())
         .records()
         .next()
         .ok_or("empty line")?
-        .map_err(|e| e.to_string())?;
-    row_of(&rec)
+        .map_err(|e| e.to_string())
 }
 
-/// A registry row from its 19 fields; numbers must be finite, counts non-negative integers.
-fn row_of(rec: &csv::StringRecord) -> Result<ManifestRow, String> {
-    if rec.len() != 19 {
-        return Err(format!("{} fields, expected 19", rec.len()));
+/// A registry row from its fields laid out as `columns` says; numbers must be finite, counts
+/// non-negative integers.
+fn row_of(rec: &csv::StringRecord, columns: &Columns) -> Result<ManifestRow, String> {
+    if rec.len() != columns.width {
+        return Err(format!("{} fields, expected {}", rec.len(), columns.width));
     }
     let f = |i: usize| rec.get(i).unwrap_or("").to_string();
     let u = |i: usize| -> Result<u64, String> {
@@ -227,7 +283,7 @@ fn row_of(rec: &csv::StringRecord) -> Result<ManifestRow, String> {
             Ok(_) | Err(_) => Err(format!(
                 "field {} (`{}`) `{}` is not a count",
                 i + 1,
-                MANIFEST_HEADER.split(',').nth(i).unwrap_or(""),
+                name(i),
                 cut(s)
             )),
         }
@@ -241,6 +297,18 @@ fn row_of(rec: &csv::StringRecord) -> Result<ManifestRow, String> {
     };
     let score = |i: usize| -> Result<Option<f64>, String> {
         parse_opt_f64(&f(i)).map_err(|m| format!("field {} ({}): {m}", i + 1, name(i)))
+    };
+    let opt_u = |i: Option<usize>| -> Result<Option<u64>, String> {
+        match i.map(f) {
+            Some(s) if !s.trim().is_empty() => u(i.unwrap_or(0)).map(Some),
+            _ => Ok(None),
+        }
+    };
+    let opt_num = |i: Option<usize>| -> Result<Option<f64>, String> {
+        match i {
+            Some(i) if !f(i).trim().is_empty() => num(i).map(Some),
+            _ => Ok(None),
+        }
     };
     Ok(ManifestRow {
         arm: f(0),
@@ -262,16 +330,61 @@ fn row_of(rec: &csv::StringRecord) -> Result<ManifestRow, String> {
         out_tokens: u(16)?,
         cost_usd: num(17)?,
         wall_seconds: num(18)?,
+        judge_in_tokens: opt_u(columns.extra[0])?,
+        judge_out_tokens: opt_u(columns.extra[1])?,
+        judge_cost_usd: opt_num(columns.extra[2])?,
     })
 }
 
+/// The name of a release column; columns after those are found by name ([`Columns`]) and
+/// their positions differ between files.
 fn name(i: usize) -> &'static str {
-    MANIFEST_HEADER.split(',').nth(i).unwrap_or("")
+    RELEASE_MANIFEST_HEADER
+        .split(',')
+        .nth(i)
+        .unwrap_or("an extra column")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn our_extra_columns_are_read_by_name_and_others_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("MANIFEST.csv");
+        let row =
+            "base80,p1,Kath1,kath1-x,sade,m,scored,True,True,1.0,1.0,0.9,10,8,100,5,50,0.1,200.5";
+        std::fs::write(
+            &p,
+            format!("{MANIFEST_HEADER}\n{row},1200,80,0.0005\n{row},,,\n"),
+        )
+        .unwrap();
+        let r = Registry::load_csv(&p).unwrap();
+        assert_eq!(r.rows[0].judge_in_tokens, Some(1200));
+        assert_eq!(r.rows[0].judge_out_tokens, Some(80));
+        assert_eq!(r.rows[0].judge_cost_usd, Some(0.0005));
+        assert_eq!(r.rows[1].judge_cost_usd, None);
+        // A newer column before ours, unknown to this version: skipped, ours found by name.
+        std::fs::write(
+            &p,
+            format!("{RELEASE_MANIFEST_HEADER},lab,judge_cost_usd\n{row},fresh,0.25\n"),
+        )
+        .unwrap();
+        let r = Registry::load_csv(&p).unwrap();
+        assert_eq!(
+            (r.rows[0].judge_cost_usd, r.rows[0].judge_in_tokens),
+            (Some(0.25), None)
+        );
+        // The release's own header still reads, with no judge spend.
+        std::fs::write(&p, format!("{RELEASE_MANIFEST_HEADER}\n{row}\n")).unwrap();
+        assert_eq!(Registry::load_csv(&p).unwrap().rows[0].judge_cost_usd, None);
+        assert_eq!(parse_row(row).unwrap().cost_usd, 0.1);
+        assert_eq!(
+            parse_row(&format!("{row},1,2,0.5")).unwrap().judge_cost_usd,
+            Some(0.5)
+        );
+    }
 
     #[test]
     fn torn_last_line_is_skipped_but_a_broken_middle_line_is_an_error() {

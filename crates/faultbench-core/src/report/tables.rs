@@ -78,12 +78,32 @@ pub struct Effort {
     pub usd_timeouts: f64,
     /// Mean wall seconds per run.
     pub wall_seconds: Option<f64>,
+    /// Runs with a known judge spend (ours; the release's registry has none).
+    #[serde(default)]
+    pub judged: usize,
+    /// Mean judge input tokens per run with a known judge spend.
+    #[serde(default)]
+    pub judge_in_tokens: Option<f64>,
+    /// Mean judge output tokens per run with a known judge spend.
+    #[serde(default)]
+    pub judge_out_tokens: Option<f64>,
+    /// Mean judge USD per run with a known judge spend.
+    #[serde(default)]
+    pub judge_usd: Option<f64>,
+    /// Judge USD in total (the agent's runs of every status).
+    #[serde(default)]
+    pub judge_usd_total: f64,
 }
 
 impl Effort {
-    /// Share of the cost spent on timeouts.
+    /// Share of the agent's cost spent on timeouts.
     pub fn usd_timeout_share(&self) -> Option<f64> {
         (self.usd_total > 0.0).then(|| self.usd_timeouts / self.usd_total)
+    }
+
+    /// Everything spent: the agent's cost and the judge's.
+    pub fn usd_all(&self) -> f64 {
+        self.usd_total + self.judge_usd_total
     }
 }
 
@@ -200,6 +220,13 @@ fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
     let input = |r: &ManifestRow| {
         r.in_tokens as f64 + r.cache_read_tokens as f64 + r.cache_write_tokens as f64
     };
+    // The judge's spend is counted on every run of the agent that has one (a run judged and
+    // then re-run keeps only its final record).
+    let judged: Vec<&ManifestRow> = rows
+        .iter()
+        .filter(|r| agent == ALL || r.agent == agent)
+        .filter(|r| r.judge_cost_usd.is_some())
+        .collect();
     Effort {
         agent: agent.to_string(),
         runs: mine.len(),
@@ -216,6 +243,15 @@ fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
         usd_total: mine.iter().map(|r| r.cost_usd).sum::<f64>() + 0.0,
         usd_timeouts: t.iter().map(|r| r.cost_usd).sum::<f64>() + 0.0,
         wall_seconds: mean_of(&mine, |r| r.wall_seconds),
+        judged: judged.len(),
+        judge_in_tokens: mean_of(&judged, |r| r.judge_in_tokens.unwrap_or(0) as f64),
+        judge_out_tokens: mean_of(&judged, |r| r.judge_out_tokens.unwrap_or(0) as f64),
+        judge_usd: mean_of(&judged, |r| r.judge_cost_usd.unwrap_or(0.0)),
+        judge_usd_total: judged
+            .iter()
+            .map(|r| r.judge_cost_usd.unwrap_or(0.0))
+            .sum::<f64>()
+            + 0.0,
     }
 }
 

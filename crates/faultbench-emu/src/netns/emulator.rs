@@ -282,6 +282,19 @@ pub fn preflight() -> Result<(), EmuError> {
             )));
         }
     }
+    // The rest of what `faultbench doctor` calls required (FRR, ping, ps, start-stop-daemon):
+    // without them labs deploy but never reach their baseline, which says nothing of the cause.
+    let missing: Vec<_> = super::requirements()
+        .into_iter()
+        .filter(|r| r.required && !r.present)
+        .collect();
+    if let Some(cmd) = super::install_command(&missing) {
+        let programs: Vec<&str> = missing.iter().map(|r| r.program).collect();
+        return Err(EmuError::Environment(format!(
+            "{} not found: run `{cmd}` as root (scripts/install-deps.sh installs everything labs use)",
+            programs.join(", ")
+        )));
+    }
     Ok(())
 }
 
