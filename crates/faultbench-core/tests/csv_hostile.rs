@@ -27,6 +27,9 @@ fn row(agent: &str, model: &str) -> ManifestRow {
         out_tokens: 5,
         cost_usd: 0.5,
         wall_seconds: 1.5,
+        judge_in_tokens: Some(7),
+        judge_out_tokens: None,
+        judge_cost_usd: Some(0.001),
     }
 }
 
@@ -100,6 +103,8 @@ fn non_finite_and_negative_numbers_are_refused_with_file_and_line() {
         (good.replace(",0.5,1.5", ",0.5,-Infinity"), "-Infinity"),
         (good.replace(",3,10,", ",-3,10,"), "-3"),
         (good.replace(",3,10,", ",1e400,10,"), "1e400"),
+        (good.replace(",7,,0.001", ",7,,NaN"), "NaN"),
+        (good.replace(",7,,0.001", ",-1,,0.001"), "-1"),
     ] {
         assert_ne!(bad, good, "{what}");
         let p = dir.path().join("MANIFEST.csv");

@@ -1,9 +1,7 @@
 //! Reading run registries: the public release's `MANIFEST.csv` or one written by `faultbench
 //! bench` (same columns), or, when a runs root has no registry, its `result.json` files.
 
-use crate::record::{
-    MANIFEST_EXTRA_COLUMNS, ManifestRow, RELEASE_MANIFEST_HEADER, scan_records,
-};
+use crate::record::{MANIFEST_EXTRA_COLUMNS, ManifestRow, RELEASE_MANIFEST_HEADER, scan_records};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -348,6 +346,7 @@ fn name(i: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::MANIFEST_HEADER;
 
     #[test]
     fn our_extra_columns_are_read_by_name_and_others_ignored() {
@@ -392,12 +391,20 @@ mod tests {
         let p = dir.path().join("MANIFEST.csv");
         let good =
             "base80,p1,Kath1,kath1-x,sade,m,scored,True,True,1.0,1.0,0.9,10,8,100,5,50,0.1,200.5";
-        std::fs::write(&p, format!("{MANIFEST_HEADER}\n{good}\nbase80,p1,Ka")).unwrap();
+        std::fs::write(
+            &p,
+            format!("{RELEASE_MANIFEST_HEADER}\n{good}\nbase80,p1,Ka"),
+        )
+        .unwrap();
         let r = Registry::load_csv(&p).unwrap();
         assert_eq!(r.rows.len(), 1);
         assert_eq!(r.rows[0].cache_write_tokens, 5);
         assert_eq!(r.warnings.len(), 1);
-        std::fs::write(&p, format!("{MANIFEST_HEADER}\nbase80,p1\n{good}\n")).unwrap();
+        std::fs::write(
+            &p,
+            format!("{RELEASE_MANIFEST_HEADER}\nbase80,p1\n{good}\n"),
+        )
+        .unwrap();
         let e = Registry::load_csv(&p).unwrap_err();
         assert_eq!(e.line, 2);
     }
