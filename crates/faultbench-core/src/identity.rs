@@ -573,6 +573,9 @@ mod tests {
         b.scenarios
             .files
             .insert("lab-r1-ospfd-down".into(), "changed".into());
+        // Reused labs and telemetry change what an agent can see: a root holds one of each.
+        b.reuse_labs = true;
+        b.telemetry = false;
         let d = a.differences(&b);
         let shown: Vec<String> = d.iter().map(|d| d.to_string()).collect();
         assert_eq!(
@@ -580,11 +583,13 @@ mod tests {
             vec![
                 "agents.react.prompt_version: stored 0123456789abcdef, new ffff",
                 "judge.model: stored none, new gpt-5-mini",
+                "reuse_labs: stored false, new true",
                 format!(
                     "scenarios.files.lab-r1-ospfd-down: stored {}, new changed",
                     content_hash(&[b"text".as_slice()])
                 )
                 .as_str(),
+                "telemetry: stored true, new false",
                 "ticket_hint: stored none, new skeptical",
             ]
         );

@@ -24,6 +24,7 @@ use crate::ids::{ScenarioId, TopologyId};
 use crate::judge::Scores;
 use crate::lab::ProbeResult;
 use crate::scenario::{CheckVerdict, PostInjectCheck, Scenario};
+use crate::snapshot::StateChange;
 use crate::status::RunStatus;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -72,6 +73,10 @@ pub fn trace_of(rec: &RunRecord) -> Vec<crate::trace::TraceEvent> {
         .as_ref()
         .map(|a| crate::trace::events_from_outcome(&rec.key.agent, &a.outcome))
         .unwrap_or_default()
+}
+
+fn telemetry_on() -> bool {
+    true
 }
 
 /// Version of the `result.json` schema.
@@ -176,21 +181,102 @@ impl ScenarioSnapshot {
     }
 }
 
+/// Whether a run's lab was deployed for it or handed on from an earlier run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LabOrigin {
+    /// Deployed for this run (the paper's protocol, and the default).
+    #[default]
+    Fresh,
+    /// Kept from the previous run of the same topology after a verified revert
+    /// (`--reuse-labs`, a development shortcut: the lab carries that run's history).
+    Reused,
+}
+
+impl LabOrigin {
+    /// `fresh` or `reused`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LabOrigin::Fresh => "fresh",
+            LabOrigin::Reused => "reused",
+        }
+    }
+}
+
 /// Where the run's lab came from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "DeployPhaseFields")]
 pub struct DeployPhase {
     /// Emulator kind (`netns`, `kathara`, `mock`).
     pub emulator: String,
     /// Lab instance name.
     pub lab_name: String,
-    /// Reused from the previous run of the same topology (after a verified revert).
-    pub warm: bool,
+    /// `fresh` (deployed for this run) or `reused` (kept from the previous run). Records
+    /// written before this field existed say `warm: true` for reused labs and are read so.
+    pub lab: LabOrigin,
+    /// Its deploy and baseline check started in the background before the run asked for
+    /// the lab, while an earlier run of the job worked (`--prestart`).
+    #[serde(default)]
+    pub prestarted: bool,
     /// Deployed (or reused) successfully.
     pub ok: bool,
-    /// Duration in milliseconds (0 when warm).
+    /// When this run's lab history starts (Unix milliseconds): the start of the deploy of a
+    /// fresh lab, the moment a reused lab was taken over (0 in older records).
+    #[serde(default)]
+    pub started_unix_ms: u64,
+    /// Duration of the deploy in milliseconds (0 when reused).
     pub duration_ms: u64,
+    /// How long the run waited for its lab to be deployed and verified, in milliseconds (less
+    /// than deploy + baseline when the lab was prestarted).
+    #[serde(default)]
+    pub waited_ms: u64,
     /// What failed.
     pub error: Option<String>,
+}
+
+/// The stored form of [`DeployPhase`], which also accepts the `warm` flag of older records.
+#[derive(Deserialize)]
+struct DeployPhaseFields {
+    #[serde(default)]
+    emulator: String,
+    #[serde(default)]
+    lab_name: String,
+    #[serde(default)]
+    lab: Option<LabOrigin>,
+    #[serde(default)]
+    warm: bool,
+    #[serde(default)]
+    prestarted: bool,
+    #[serde(default)]
+    ok: bool,
+    #[serde(default)]
+    started_unix_ms: u64,
+    #[serde(default)]
+    duration_ms: u64,
+    #[serde(default)]
+    waited_ms: u64,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+impl From<DeployPhaseFields> for DeployPhase {
+    fn from(f: DeployPhaseFields) -> Self {
+        DeployPhase {
+            emulator: f.emulator,
+            lab_name: f.lab_name,
+            lab: f.lab.unwrap_or(if f.warm {
+                LabOrigin::Reused
+            } else {
+                LabOrigin::Fresh
+            }),
+            prestarted: f.prestarted,
+            ok: f.ok,
+            started_unix_ms: f.started_unix_ms,
+            duration_ms: f.duration_ms,
+            waited_ms: f.waited_ms,
+            error: f.error,
+        }
+    }
 }
 
 /// The healthy-baseline check before injection.
@@ -303,15 +389,46 @@ impl JudgePhase {
     }
 }
 
-/// After the run: revert-and-verify (warm reuse) or teardown.
+/// After the run: teardown, or (with `--reuse-labs`) revert-and-verify to keep the lab.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CleanupPhase {
-    /// `reverted` (lab kept warm after a verified revert) or `teardown`.
+    /// `teardown`, or `reverted` (lab kept for the next run after a verified revert).
     pub action: String,
     /// Whether it succeeded.
     pub ok: bool,
     /// Details.
     pub detail: Option<String>,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// The state snapshots taken right before the agent started and right after it ended (their
+/// difference is the record's `agent_changes`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotPhase {
+    /// Devices read.
+    pub devices: usize,
+    /// Duration of the snapshot before the agent, in milliseconds.
+    pub before_ms: u64,
+    /// Duration of the snapshot after the agent, in milliseconds.
+    pub after_ms: u64,
+    /// Aspects that could not be read (`before: device aspect: reason`, `after: …`); they are
+    /// not compared.
+    pub unreadable: Vec<String>,
+}
+
+/// The presence watch: after the agent and before any revert, does the situation the agent
+/// was given still stand?
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PresencePhase {
+    /// `fault` (the `[POST-INJECT-CHECK]` re-run) or `baseline` (nothing was injected).
+    pub watched: String,
+    /// It still held.
+    pub held: bool,
+    /// Rounds run.
+    pub attempts: u32,
+    /// What did not hold.
+    pub failures: Vec<String>,
     /// Duration in milliseconds.
     pub duration_ms: u64,
 }
@@ -327,8 +444,14 @@ pub struct Phases {
     pub injection: Option<InjectionPhase>,
     /// Post-injection check.
     pub post_inject_check: Option<CheckPhase>,
+    /// State snapshots around the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<SnapshotPhase>,
     /// Agent.
     pub agent: Option<AgentPhase>,
+    /// Presence watch after the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence: Option<PresencePhase>,
     /// Judge.
     pub judge: Option<JudgePhase>,
     /// Cleanup.
@@ -356,8 +479,17 @@ pub struct RunRecord {
     pub scenario: ScenarioSnapshot,
     /// The exact user message the agent received.
     pub agent_input_prompt: Option<String>,
+    /// Telemetry was collected for the agent (`--telemetry on`); off, the four `influx_*`
+    /// tools answered as the release's labs without a collector did. Older records: on.
+    #[serde(default = "telemetry_on")]
+    pub telemetry: bool,
     /// The phases.
     pub phases: Phases,
+    /// What the agent changed in the network: the difference between the state snapshots
+    /// taken right before it started and right after it ended (empty when it changed
+    /// nothing, or when no snapshot was taken).
+    #[serde(default)]
+    pub agent_changes: Vec<StateChange>,
     /// The parsed diagnosis (when the agent answered).
     pub diagnosis: Option<Diagnosis>,
     /// The scores (when judged).
@@ -639,6 +771,8 @@ mod tests {
             wall_seconds: 9.5,
             scenario: ScenarioSnapshot::of(&spec),
             agent_input_prompt: Some("p".into()),
+            telemetry: true,
+            agent_changes: Vec::new(),
             phases: Phases {
                 agent: Some(AgentPhase {
                     outcome: outcome.clone(),
@@ -651,6 +785,28 @@ mod tests {
             error: None,
             faultbench_version: "0".into(),
         }
+    }
+
+    #[test]
+    fn older_records_stay_readable() {
+        // A record written before fresh labs, snapshots and the telemetry setting existed.
+        let mut v = serde_json::to_value(record()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("telemetry");
+        o.remove("agent_changes");
+        o["phases"]["deploy"] = serde_json::json!({
+            "emulator": "netns", "lab_name": "x-1", "warm": true, "ok": true,
+            "duration_ms": 0, "error": null
+        });
+        let old: RunRecord = serde_json::from_value(v).unwrap();
+        assert!(old.telemetry, "the collector always ran then");
+        assert!(old.agent_changes.is_empty());
+        let d = old.phases.deploy.as_ref().unwrap();
+        assert_eq!((d.lab, d.prestarted), (LabOrigin::Reused, false));
+        // Written back, the new form: `lab`, no `warm`.
+        let back = serde_json::to_value(&old).unwrap();
+        assert_eq!(back["phases"]["deploy"]["lab"], "reused");
+        assert!(back["phases"]["deploy"].get("warm").is_none());
     }
 
     #[test]

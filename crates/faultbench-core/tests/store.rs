@@ -27,6 +27,8 @@ fn record(id: &str, pass: u32, status: RunStatus) -> RunRecord {
         wall_seconds: 1.0,
         scenario: ScenarioSnapshot::of(&spec),
         agent_input_prompt: None,
+        telemetry: true,
+        agent_changes: Vec::new(),
         phases: Phases {
             agent: Some(AgentPhase {
                 outcome: AgentOutcome::answer("x"),

@@ -55,6 +55,8 @@ fn judge_failed_record() -> Option<RunRecord> {
         wall_seconds: 300.0,
         scenario: ScenarioSnapshot::of(&sc),
         agent_input_prompt: None,
+        telemetry: true,
+        agent_changes: Vec::new(),
         diagnosis: Some(outcome.diagnosis()),
         phases: Phases {
             agent: Some(AgentPhase {

@@ -17,6 +17,7 @@ use faultbench_core::check::{
 use faultbench_core::emulator::Emulator;
 use faultbench_core::inject::RetryPolicy;
 use faultbench_core::lab::TopologyResolver;
+use faultbench_core::phases::PhaseOptions;
 use faultbench_core::pipeline::TrackingEmulator;
 use faultbench_core::scenario::{Scenario, ScenarioFile};
 use std::collections::VecDeque;
@@ -97,14 +98,21 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         resolver = resolver.prepend_root(root);
     }
     let emulator = Arc::new(TrackingEmulator::new(emulator()?));
+    let defaults = CheckOptions::default();
+    let baseline_wait = Duration::from_secs(args.baseline_timeout);
     let opts = CheckOptions {
-        baseline_deadline: Duration::from_secs(args.baseline_timeout),
-        verify: RetryPolicy {
-            deadline: Duration::from_secs(args.verify_timeout),
-            ..RetryPolicy::default()
+        phases: PhaseOptions {
+            baseline_wait,
+            // A check wants to know whether the [FIX] restores the baseline at all.
+            revert_wait: baseline_wait,
+            verify: RetryPolicy {
+                deadline: Duration::from_secs(args.verify_timeout),
+                ..defaults.phases.verify
+            },
+            ..defaults.phases
         },
         revert: args.revert,
-        ..CheckOptions::default()
+        ..defaults
     };
 
     let total = files.len();

@@ -10,11 +10,18 @@ fn score(c: &ScoreCell, with_sd: bool) -> String {
         return "–".into();
     };
     let mut s = format!("{m:.3}");
+    if let Some(ci) = c.ci {
+        s.push_str(&format!(" {}", ci.format(false)));
+    }
     if with_sd && let Some(sd) = c.stat.sd {
         s.push_str(&format!(" ±{sd:.3}"));
     }
     if let Some(d) = c.delta {
-        s.push_str(&format!(" ({}{:.3})", if d >= 0.0 { "+" } else { "" }, d));
+        s.push_str(&format!(" ({}{:.3}", if d >= 0.0 { "+" } else { "" }, d));
+        if let Some(ci) = c.delta_ci {
+            s.push_str(&format!(" {}", ci.format(false)));
+        }
+        s.push(')');
     }
     s
 }
@@ -24,7 +31,7 @@ pub fn score_table(t: &ScoreTable) -> String {
     let mut out = format!("### {}\n\n", t.title);
     if let Some(r) = &t.delta_vs {
         out.push_str(&format!(
-            "Mean over answered runs, averaged over passes; ± per-pass SD; (Δ vs {r}). n = answered runs.\n\n"
+            "Mean over answered runs, averaged over passes; [bootstrap 95% interval] when computed; ± per-pass SD; (Δ vs {r}). n = answered runs.\n\n"
         ));
     }
     out.push_str(&format!("| | {} | n |\n", t.agents.join(" | ")));
@@ -42,8 +49,15 @@ pub fn rate_table(t: &RateTable) -> String {
     let mut out = format!("### {}\n\n", t.title);
     out.push_str(&format!("| | {} |\n", t.agents.join(" | ")));
     out.push_str(&format!("|---|{}\n", "---:|".repeat(t.agents.len())));
-    for (label, row) in t.rows.iter().zip(&t.cells) {
-        let cells: Vec<String> = row.iter().map(Rate::to_string).collect();
+    for (i, (label, row)) in t.rows.iter().zip(&t.cells).enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(j, r)| match t.ci(i, j) {
+                Some(ci) => format!("{r} {}", ci.format(true)),
+                None => r.to_string(),
+            })
+            .collect();
         out.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
     }
     out
@@ -52,6 +66,17 @@ pub fn rate_table(t: &RateTable) -> String {
 fn num(x: Option<f64>, digits: usize) -> String {
     x.map(|v| format!("{v:.digits$}"))
         .unwrap_or_else(|| "–".into())
+}
+
+/// A mean with its interval from `e.cis[field]`, when there is one.
+fn num_ci(e: &Effort, field: &str, x: Option<f64>, digits: usize) -> String {
+    let mut s = num(x, digits);
+    if x.is_some()
+        && let Some(ci) = e.cis.get(field)
+    {
+        s.push_str(&format!(" [{:.digits$}, {:.digits$}]", ci.lo, ci.hi));
+    }
+    s
 }
 
 /// Table 8 in Markdown: the agent's effort and cost, then the judge's cost apart, then the
@@ -64,8 +89,13 @@ pub fn effort_table(rows: &[Effort]) -> String {
         let share = e
             .usd_timeout_share()
             .map(|s| {
+                let ci = e
+                    .cis
+                    .get("usd_timeout_share")
+                    .map(|c| format!(" {}", c.format(true)))
+                    .unwrap_or_default();
                 format!(
-                    "{:.1}% (${:.2} of ${:.2})",
+                    "{:.1}%{ci} (${:.2} of ${:.2})",
                     s * 100.0,
                     e.usd_timeouts,
                     e.usd_total
@@ -101,14 +131,14 @@ pub fn effort_table(rows: &[Effort]) -> String {
                 num: e.timeouts,
                 den: e.runs
             },
-            num(e.tool_calls_a, 1),
-            num(e.tool_calls_t, 1),
-            num(e.in_tokens_a, 0),
-            num(e.in_tokens_t, 0),
-            num(e.out_tokens_a, 0),
-            num(e.out_tokens_t, 0),
-            num(e.usd_a, 3),
-            num(e.usd_t, 3),
+            num_ci(e, "tool_calls_a", e.tool_calls_a, 1),
+            num_ci(e, "tool_calls_t", e.tool_calls_t, 1),
+            num_ci(e, "in_tokens_a", e.in_tokens_a, 0),
+            num_ci(e, "in_tokens_t", e.in_tokens_t, 0),
+            num_ci(e, "out_tokens_a", e.out_tokens_a, 0),
+            num_ci(e, "out_tokens_t", e.out_tokens_t, 0),
+            num_ci(e, "usd_a", e.usd_a, 3),
+            num_ci(e, "usd_t", e.usd_t, 3),
             e.usd_total,
             num(e.judge_usd, 4),
         ));
@@ -156,6 +186,11 @@ pub fn all(t: &Tables, dataset: Option<&DatasetStats>) -> String {
     }
     let statuses: Vec<String> = t.statuses.iter().map(|(k, v)| format!("{k} {v}")).collect();
     out.push_str(&format!("{} runs ({})\n\n", t.runs, statuses.join(", ")));
+    let presence = super::presence_markdown(&t.presence);
+    if !presence.is_empty() {
+        out.push_str(&presence);
+        out.push('\n');
+    }
     for s in [&t.outcome_by_category, &t.outcome_by_persona] {
         out.push_str(&score_table(s));
         out.push('\n');
@@ -167,6 +202,8 @@ pub fn all(t: &Tables, dataset: Option<&DatasetStats>) -> String {
     out.push_str(&score_table(&t.fix));
     out.push('\n');
     out.push_str(&score_table(&t.reasoning));
+    out.push('\n');
+    out.push_str(&score_table(&t.reasoning_by_persona));
     out.push('\n');
     out.push_str(&effort_table(&t.effort));
     out

@@ -26,6 +26,9 @@ pub struct Registry {
     pub rows: Vec<ManifestRow>,
     /// Lines that were skipped (e.g. a torn last line after a crash), with reasons.
     pub warnings: Vec<String>,
+    /// How the runs were made, from the `result.json` files beside the registry (runs roots
+    /// written by `faultbench bench`).
+    pub notes: Option<super::RunNotes>,
 }
 
 fn parse_bool(s: &str) -> Option<bool> {
@@ -181,16 +184,20 @@ impl Registry {
             source: root.to_path_buf(),
             rows: records.iter().map(|(_, r)| r.manifest_row()).collect(),
             warnings: bad.iter().map(|e| format!("skipped: {e}")).collect(),
+            notes: None,
         })
     }
 
-    /// Reads either a `MANIFEST.csv` file or a runs root folder.
+    /// Reads either a `MANIFEST.csv` file or a runs root folder, with the notes of the run
+    /// records beside it.
     pub fn load(path: &Path) -> Result<Registry, RegistryError> {
-        if path.is_dir() {
-            Registry::load_runs_root(path)
+        let (mut reg, root) = if path.is_dir() {
+            (Registry::load_runs_root(path)?, Some(path))
         } else {
-            Registry::load_csv(path)
-        }
+            (Registry::load_csv(path)?, path.parent())
+        };
+        reg.notes = root.and_then(super::RunNotes::scan);
+        Ok(reg)
     }
 }
 

@@ -4,6 +4,7 @@
 mod build;
 mod estimate;
 mod identity;
+mod memory;
 mod plan;
 mod progress;
 mod workers;
@@ -96,8 +97,21 @@ pub struct Args {
     /// Extra folder searched for topologies (before ./topologies).
     #[arg(long)]
     topologies: Option<PathBuf>,
-    /// Redeploy the lab for every run instead of reusing it after a verified revert.
+    /// Development shortcut: keep a lab for the next run of its topology after the `[FIX]`
+    /// revert is verified, instead of a fresh lab per run. A reused lab carries the previous
+    /// run's history; records and reports say so.
     #[arg(long)]
+    reuse_labs: bool,
+    /// Labs of each job's next runs deployed and baseline-checked in the background while a
+    /// run works (lowered, with a message, when memory does not allow it).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    prestart: usize,
+    /// Telemetry for the agents' influx_* tools: on (sampled from each lab's deploy) or off
+    /// (they answer as the release's labs without a collector did). Recorded per run.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    telemetry: Switch,
+    /// Removed: every run gets a fresh lab now (see --reuse-labs).
+    #[arg(long, hide = true)]
     no_warm: bool,
     /// LLM configuration file (providers, models, prices).
     #[arg(long)]
@@ -107,7 +121,21 @@ pub struct Args {
     no_report: bool,
 }
 
+/// On or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    /// On.
+    On,
+    /// Off.
+    Off,
+}
+
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.no_warm {
+        bail!(
+            "--no-warm is gone: every run gets a fresh lab by default now (--reuse-labs is the development shortcut that reuses labs)"
+        );
+    }
     // What to run.
     let (selection, default_passes) = if let Some(e) = &args.experiment {
         let (scopes, passes) = plan::experiment_scopes(e)?;
@@ -163,11 +191,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         judge: &judge,
         ticket_hint: args.ticket_hint,
         tool_policy: policy.to_string(),
-        // wired by issue-12a: `--telemetry on|off` (RunConfig.telemetry); always on here.
-        telemetry: true,
+        telemetry: args.telemetry == Switch::On,
         budget,
-        // wired by issue-12a: `--reuse-labs` (RunConfig.reuse_labs); warm reuse is today's default.
-        reuse_labs: !args.no_warm,
+        reuse_labs: args.reuse_labs,
         emulator: &args.emulator,
         scenarios: &scenarios,
     });
@@ -188,6 +214,18 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let topologies = match &args.topologies {
         Some(t) => TopologyResolver::default().prepend_root(t),
         None => TopologyResolver::default(),
+    };
+    let prestart = if args.reuse_labs {
+        // A reused lab is the previous run's: nothing to prepare ahead.
+        0
+    } else {
+        memory::bounded_prestart(
+            &args.emulator,
+            args.prestart,
+            args.jobs,
+            &items,
+            &topologies,
+        )
     };
     if args.dry_run {
         if args.resume {
@@ -230,7 +268,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let config = RunConfig {
         budget,
-        warm_labs: !args.no_warm,
+        reuse_labs: args.reuse_labs,
+        prestart,
+        telemetry: args.telemetry == Switch::On,
         ..Default::default()
     };
     let tools = build::tools(&args.policy)?;

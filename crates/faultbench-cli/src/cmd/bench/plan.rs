@@ -1,5 +1,5 @@
-//! What a benchmark invocation will run: scenarios × agents × passes, ordered so that
-//! consecutive runs of one topology can share a warm lab.
+//! What a benchmark invocation will run: scenarios × agents × passes, grouped by topology so
+//! that, with `--reuse-labs`, consecutive runs of one topology can share a lab.
 
 use anyhow::{Context, bail};
 use faultbench_core::dataset::{Dataset, Scope};
