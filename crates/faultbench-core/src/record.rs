@@ -656,6 +656,14 @@ fn opt_num(x: Option<f64>) -> String {
 }
 
 impl ManifestRow {
+    /// Every input token of the run (fresh, cache reads, cache writes), saturating: the counts
+    /// of a crafted registry must not wrap a sum (or panic in a debug build).
+    pub fn total_input_tokens(&self) -> u64 {
+        self.in_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+    }
+
     /// The CSV line (no newline), formatted like the release's registry. Written with the
     /// `csv` crate: a value with a comma, quote or newline is quoted and reads back verbatim.
     ///
