@@ -111,20 +111,25 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// All input tokens (uncached + cache read + cache write), as the paper's Table 8 counts.
+    /// All input tokens (uncached + cache read + cache write), as the paper's Table 8 counts
+    /// (saturating: counts come from providers' answers, which are not trusted).
     pub fn total_input(&self) -> u64 {
-        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
     }
 }
 
+/// Saturating: a provider answering `u64::MAX` tokens must not wrap a run's total to a small
+/// number (or panic in a debug build).
 impl Add for Usage {
     type Output = Usage;
     fn add(self, o: Usage) -> Usage {
         Usage {
-            input_tokens: self.input_tokens + o.input_tokens,
-            cache_read_tokens: self.cache_read_tokens + o.cache_read_tokens,
-            cache_write_tokens: self.cache_write_tokens + o.cache_write_tokens,
-            output_tokens: self.output_tokens + o.output_tokens,
+            input_tokens: self.input_tokens.saturating_add(o.input_tokens),
+            cache_read_tokens: self.cache_read_tokens.saturating_add(o.cache_read_tokens),
+            cache_write_tokens: self.cache_write_tokens.saturating_add(o.cache_write_tokens),
+            output_tokens: self.output_tokens.saturating_add(o.output_tokens),
         }
     }
 }

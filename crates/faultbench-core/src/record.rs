@@ -20,6 +20,7 @@
 use crate::agent::{AgentOutcome, Usage};
 use crate::category::{Category, Layer};
 use crate::diagnosis::Diagnosis;
+use crate::ids::{ScenarioId, TopologyId};
 use crate::judge::Scores;
 use crate::lab::ProbeResult;
 use crate::scenario::{CheckVerdict, PostInjectCheck, Scenario};
@@ -103,11 +104,11 @@ pub fn layer_of_arm(arm: &str) -> Option<Layer> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct RunKey {
     /// Topology (the scenario's `Topology:` header).
-    pub topology: String,
+    pub topology: TopologyId,
     /// Dataset layer.
     pub layer: Layer,
     /// Scenario id.
-    pub scenario_id: String,
+    pub scenario_id: ScenarioId,
     /// Agent name (`baseline`, `react`, `external:claude`, …).
     pub agent: String,
     /// Pass number, from 1.
@@ -116,7 +117,8 @@ pub struct RunKey {
 
 impl RunKey {
     /// The run directory under a runs root:
-    /// `<topology>/<layer>__<scenario>/<agent>/p<pass>` (agent names are made path-safe).
+    /// `<topology>/<layer>__<scenario>/<agent>/p<pass>` (agent names are made path-safe; the
+    /// topology and scenario ids are validated types, so the result is always under `root`).
     pub fn dir(&self, root: &Path) -> PathBuf {
         let agent: String = self
             .agent
@@ -129,8 +131,12 @@ impl RunKey {
                 }
             })
             .collect();
-        root.join(&self.topology)
-            .join(format!("{}__{}", self.layer.as_str(), self.scenario_id))
+        root.join(self.topology.as_str())
+            .join(format!(
+                "{}__{}",
+                self.layer.as_str(),
+                self.scenario_id.as_str()
+            ))
             .join(agent)
             .join(format!("p{}", self.pass))
     }
@@ -525,8 +531,8 @@ impl RunRecord {
         ManifestRow {
             arm: self.key.arm().to_string(),
             pass: format!("p{}", self.key.pass),
-            topology: self.key.topology.clone(),
-            scenario_id: self.key.scenario_id.clone(),
+            topology: self.key.topology.to_string(),
+            scenario_id: self.key.scenario_id.to_string(),
             agent: self.key.agent.clone(),
             model: self.model.clone().unwrap_or_default(),
             status: self.status.to_string(),
@@ -649,25 +655,32 @@ fn opt_num(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 impl ManifestRow {
-    /// The CSV line (no newline), formatted like the release's registry.
+    /// Every input token of the run (fresh, cache reads, cache writes), saturating: the counts
+    /// of a crafted registry must not wrap a sum (or panic in a debug build).
+    pub fn total_input_tokens(&self) -> u64 {
+        self.in_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+    }
+
+    /// The CSV line (no newline), formatted like the release's registry. Written with the
+    /// `csv` crate: a value with a comma, quote or newline is quoted and reads back verbatim.
+    ///
+    /// Values are not neutralised against spreadsheet formulas here: the registry is data that
+    /// programs read (ours, the release's pandas scripts) and must round-trip; `report.csv` is
+    /// the export meant for spreadsheets and neutralises its text cells. The only free-text
+    /// columns are the agent label and model name, which come from the command line; ids are
+    /// validated ([`ScenarioId`], [`TopologyId`]) and cannot start with a formula character.
     pub fn to_csv(&self) -> String {
-        [
-            csv_field(&self.arm),
-            csv_field(&self.pass),
-            csv_field(&self.topology),
-            csv_field(&self.scenario_id),
-            csv_field(&self.agent),
-            csv_field(&self.model),
-            csv_field(&self.status),
+        let cells = [
+            self.arm.clone(),
+            self.pass.clone(),
+            self.topology.clone(),
+            self.scenario_id.clone(),
+            self.agent.clone(),
+            self.model.clone(),
+            self.status.clone(),
             py_bool(self.submitted).to_string(),
             self.is_anomaly.map(py_bool).unwrap_or("").to_string(),
             opt_num(self.outcome_score),
@@ -687,33 +700,45 @@ impl ManifestRow {
                 .map(|x| x.to_string())
                 .unwrap_or_default(),
             opt_num(self.judge_cost_usd),
-        ]
-        .join(",")
+        ];
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        // Writing into a Vec cannot fail.
+        let _ = w.write_record(&cells);
+        let bytes = w.into_inner().unwrap_or_default();
+        let mut line = String::from_utf8(bytes).unwrap_or_default();
+        line.pop();
+        line
     }
 }
 
-/// Every `result.json` under a runs root, sorted by path. Unreadable records are returned as
-/// errors beside the good ones, never dropped silently.
+/// Every `result.json` under a runs root, sorted by path. Unreadable records (and folders) are
+/// returned as errors beside the good ones, never dropped silently. Symbolic links are not
+/// followed ([`find_files`](crate::fsutil::find_files)): a link loop cannot hang the scan or
+/// count a run twice.
 pub fn scan_records(root: &Path) -> (Vec<(PathBuf, RunRecord)>, Vec<RecordError>) {
-    let mut paths = Vec::new();
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.file_name().is_some_and(|n| n == "result.json") {
-                out.push(p);
-            }
-        }
-    }
-    walk(root, &mut paths);
-    paths.sort();
-    let mut ok = Vec::new();
     let mut bad = Vec::new();
-    for p in paths {
+    let found = match crate::fsutil::find_files(root, |n| n == "result.json") {
+        Ok(f) => f,
+        // A missing root holds no records (e.g. a runs root not created yet).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Default::default(),
+        Err(e) => {
+            bad.push(RecordError {
+                path: root.to_path_buf(),
+                message: format!("cannot read the folder: {e}"),
+            });
+            Default::default()
+        }
+    };
+    for (dir, e) in found.unreadable {
+        bad.push(RecordError {
+            path: dir,
+            message: format!("cannot read the folder: {e}"),
+        });
+    }
+    let mut ok = Vec::new();
+    for p in found.files {
         match RunRecord::read(&p) {
             Ok(r) => ok.push((p, r)),
             Err(e) => bad.push(e),
@@ -741,9 +766,9 @@ mod tests {
         RunRecord {
             schema: RECORD_SCHEMA,
             key: RunKey {
-                topology: "Lab".into(),
+                topology: TopologyId::new("Lab").unwrap(),
                 layer: Layer::Base,
-                scenario_id: spec.id().into(),
+                scenario_id: spec.scenario_id().clone(),
                 agent: "external:claude code".into(),
                 pass: 2,
             },
@@ -841,6 +866,45 @@ mod tests {
             dir,
             Path::new("/R/Lab/base__lab-r1-ospfd-down/external_claude_code/p2")
         );
+    }
+
+    #[test]
+    fn a_record_whose_key_is_a_path_is_refused_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = record();
+        let path = r.write(&r.key.dir(tmp.path())).unwrap();
+        for (field, value) in [
+            ("topology", "/etc"),
+            ("topology", "../.."),
+            ("scenario_id", "../../../x"),
+            ("scenario_id", "a/b"),
+        ] {
+            let mut v = serde_json::to_value(&r).unwrap();
+            v["key"][field] = serde_json::json!(value);
+            std::fs::write(&path, v.to_string()).unwrap();
+            let e = RunRecord::read(&path).unwrap_err().to_string();
+            assert!(e.contains(&path.display().to_string()), "{e}");
+            assert!(e.contains("invalid") && e.contains(value), "{e}");
+        }
+    }
+
+    /// Issue 19, finding 6: the scan followed directory links, so a `loop -> .` link counted
+    /// every run once per level until the kernel's link limit (2 runs became 82), and two links
+    /// made it exponential.
+    #[test]
+    fn scanning_never_follows_directory_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = record();
+        r.write(&r.key.dir(tmp.path())).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let mut other = r.clone();
+        other.key.pass = 9;
+        other.write(&other.key.dir(elsewhere.path())).unwrap();
+        std::os::unix::fs::symlink(".", tmp.path().join("loop")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), tmp.path().join("Lab/out")).unwrap();
+        let (ok, bad) = scan_records(tmp.path());
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(ok.len(), 1, "each run once, nothing from outside the root");
     }
 
     #[test]

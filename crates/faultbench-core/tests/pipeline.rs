@@ -525,3 +525,49 @@ async fn agent_and_judge_statuses() {
     assert_eq!(r.scores.unwrap().outcome, 1.0);
     assert!(!r.phases.injection.unwrap().applied);
 }
+
+/// A judge that never answers (a hung LLM endpoint).
+struct SilentJudge;
+
+#[async_trait]
+impl Judge for SilentJudge {
+    fn name(&self) -> &str {
+        "silent"
+    }
+    async fn judge(&self, _i: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
+        std::future::pending().await
+    }
+}
+
+/// Issue 19, finding 5: the judge ran inline without a timeout, so a hung judge hung the run.
+#[tokio::test]
+async fn a_judge_that_never_answers_is_judge_failed_with_the_diagnosis_kept() {
+    let s = setup(Behaviour::Answer("true"), true, true, false);
+    let config = RunConfig {
+        judge_timeout: Duration::from_millis(300),
+        ..s.runner.config().clone()
+    };
+    let runner = Runner::new(
+        s.emu.clone(),
+        Arc::new(Scripted(Behaviour::Answer("true"))),
+        Arc::new(SilentJudge),
+    )
+    .with_topologies(TopologyResolver::new([s._root.path()]))
+    .with_config(config);
+    let sc = scenario(
+        "t-r1-broken",
+        Some("ip link set eth0 down"),
+        "`ip link set eth0 up` on r1",
+    );
+    let rec = tokio::time::timeout(Duration::from_secs(30), runner.run(&sc))
+        .await
+        .expect("the run finishes although the judge never answers");
+    assert_eq!(rec.status, RunStatus::JudgeFailed);
+    assert!(rec.diagnosis.is_some(), "the diagnosis is kept");
+    let err = rec.error.unwrap();
+    assert!(err.contains("did not finish within"), "{err}");
+    assert_eq!(
+        rec.phases.judge.unwrap().error.as_deref(),
+        Some(err.as_str())
+    );
+}

@@ -14,9 +14,9 @@ fn record(id: &str, pass: u32, status: RunStatus) -> RunRecord {
     RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {
-            topology: "Lab".into(),
+            topology: "Lab".parse().unwrap(),
             layer: Layer::Base,
-            scenario_id: id.into(),
+            scenario_id: id.parse().unwrap(),
             agent: "baseline".into(),
             pass,
         },

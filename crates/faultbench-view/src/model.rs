@@ -222,7 +222,7 @@ pub fn apply_row(s: &mut RunSummary, r: &ManifestRow) {
     s.cost = opt_f(Some(r.cost_usd));
     s.wall = opt_f(Some(r.wall_seconds));
     s.tool_calls = Some(r.tool_calls);
-    s.tokens_in = Some(r.in_tokens + r.cache_read_tokens + r.cache_write_tokens);
+    s.tokens_in = Some(r.total_input_tokens());
     s.tokens_out = Some(r.out_tokens);
 }
 
@@ -302,7 +302,7 @@ pub fn apply_record(s: &mut RunSummary, v: &Value, have_row: bool) {
                 u("cache_write_tokens"),
             ) {
                 (None, None, None) => None,
-                (a, b, c) => Some(a.unwrap_or(0) + b.unwrap_or(0) + c.unwrap_or(0)),
+                (a, b, c) => Some(saturating_sum([a, b, c])),
             };
             s.tokens_out = u("output_tokens");
             s.wall = f64_at(v, &["wall_seconds"]);
@@ -317,7 +317,7 @@ pub fn apply_record(s: &mut RunSummary, v: &Value, have_row: bool) {
                 a("cache_write_tokens"),
             ) {
                 (None, None, None) => None,
-                (x, y, z) => Some(x.unwrap_or(0) + y.unwrap_or(0) + z.unwrap_or(0)),
+                (x, y, z) => Some(saturating_sum([x, y, z])),
             };
             s.tokens_out = a("out_tokens");
         }
@@ -338,9 +338,26 @@ pub fn apply_record(s: &mut RunSummary, v: &Value, have_row: bool) {
     s.is_anomaly = verdict;
 }
 
+/// The sum of token counts read from a record, saturating: a crafted record's counts must not
+/// wrap the sum (or panic in a debug build).
+fn saturating_sum(counts: [Option<u64>; 3]) -> u64 {
+    counts
+        .into_iter()
+        .fold(0u64, |acc, c| acc.saturating_add(c.unwrap_or(0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_counts_of_a_crafted_record_saturate() {
+        assert_eq!(
+            saturating_sum([Some(u64::MAX), Some(u64::MAX), None]),
+            u64::MAX
+        );
+        assert_eq!(saturating_sum([Some(1), None, Some(2)]), 3);
+    }
 
     #[test]
     fn sections_of_a_scenario_text() {

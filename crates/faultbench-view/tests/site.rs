@@ -89,9 +89,9 @@ fn hostile_record(agent: &str, pass: u32, model: &str) -> RunRecord {
     RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {
-            topology: "Lab".into(),
+            topology: "Lab".parse().unwrap(),
             layer: Layer::Base,
-            scenario_id: spec.id().into(),
+            scenario_id: spec.id().parse().unwrap(),
             agent: agent.into(),
             pass,
         },

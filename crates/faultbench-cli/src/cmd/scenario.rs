@@ -244,15 +244,18 @@ fn collect_files(args: &CheckArgs) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Every `.txt` under `dir`, not following symbolic links (a link loop cannot hang the walk).
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "txt") {
-            out.push(path);
-        }
+    let found = faultbench_core::fsutil::find_files(dir, |n| {
+        Path::new(n).extension().is_some_and(|x| x == "txt")
+    })?;
+    if let Some((d, e)) = found.unreadable.into_iter().next() {
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", d.display()),
+        ));
     }
+    out.extend(found.files);
     Ok(())
 }
 

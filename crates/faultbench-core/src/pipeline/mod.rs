@@ -170,6 +170,12 @@ pub struct RunConfig {
     pub agent_grace: Duration,
     /// Agent label recorded in run keys (defaults to the agent's name).
     pub agent_label: Option<String>,
+    /// How long the judge may take for one run (an LLM judge's three judgements with their
+    /// retries); past it the run is `judge_failed` with its diagnosis kept, and `faultbench
+    /// judge runs --write` can complete it later. The wait is on the judge's future: a judge
+    /// that computes without yielding (the rubric judge) bounds itself instead (it reads at
+    /// most the first 64 KiB of a diagnosis).
+    pub judge_timeout: Duration,
 }
 
 impl Default for RunConfig {
@@ -183,6 +189,7 @@ impl Default for RunConfig {
             snapshot: SnapshotOptions::default(),
             agent_grace: Duration::from_secs(30),
             agent_label: None,
+            judge_timeout: Duration::from_secs(300),
         }
     }
 }

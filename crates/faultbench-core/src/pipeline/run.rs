@@ -33,9 +33,9 @@ pub(super) async fn run(
     let mut rec = RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {
-            topology: scenario.topology().to_string(),
+            topology: scenario.topology_id().clone(),
             layer: scenario.layer(),
-            scenario_id: scenario.id().to_string(),
+            scenario_id: scenario.scenario_id().clone(),
             agent: label.to_string(),
             pass,
         },
@@ -149,7 +149,15 @@ async fn phases(
         let t = Instant::now();
         let digest = crate::record::digest_of(rec);
         let input = JudgeInput::new(scenario, &diagnosis).with_digest(&digest);
-        match runner.judge.judge(&input).await {
+        let verdict = tokio::time::timeout(cfg.judge_timeout, runner.judge.judge(&input))
+            .await
+            .unwrap_or_else(|_| {
+                Err(crate::judge::JudgeError::Unavailable(format!(
+                    "the judge did not finish within {} s (RunConfig::judge_timeout)",
+                    cfg.judge_timeout.as_secs()
+                )))
+            });
+        match verdict {
             Ok(scores) => {
                 rec.phases.judge = Some(JudgePhase::scored(
                     runner.judge.name(),

@@ -116,7 +116,7 @@ impl Measure {
     /// What one run adds: `(sum, count)`, or nothing.
     pub fn contribution(self, r: &ManifestRow, details: &RunDetails) -> Option<(f64, f64)> {
         let result = answered(r) || timeout(r);
-        let input = (r.in_tokens + r.cache_read_tokens + r.cache_write_tokens) as f64;
+        let input = r.total_input_tokens() as f64;
         let one = |v: f64| Some((v, 1.0));
         match self {
             Measure::Outcome => r.outcome_score.filter(|_| answered(r)).map(|v| (v, 1.0)),

@@ -592,13 +592,7 @@ impl Comparison {
 
     /// CSV: `table,row,agent,source,value,diff,ci_lo,ci_hi,shared` (one line per source).
     pub fn csv(&self) -> String {
-        let safe = |s: &str| {
-            if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-                format!("'{s}")
-            } else {
-                s.to_string()
-            }
-        };
+        let safe = |s: &str| super::csv_export::neutralise(s).into_owned();
         let f = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
         let mut w = csv::Writer::from_writer(Vec::new());
         let _ = w.write_record([

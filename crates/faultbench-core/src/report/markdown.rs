@@ -1,7 +1,7 @@
 //! Markdown and CSV renderings of the tables (scores to three decimals, rates as
 //! `24.3% (51/210)`, as the paper prints them).
 
-use super::metrics::{Rate, round3};
+use super::metrics::Rate;
 use super::tables::{Effort, RateTable, ScoreCell, ScoreTable, Tables};
 use crate::dataset::DatasetStats;
 
@@ -206,74 +206,5 @@ pub fn all(t: &Tables, dataset: Option<&DatasetStats>) -> String {
     out.push_str(&score_table(&t.reasoning_by_persona));
     out.push('\n');
     out.push_str(&effort_table(&t.effort));
-    out
-}
-
-/// Every table as one long CSV: `table,row,agent,value,sd,delta,n,num,den`.
-pub fn csv(t: &Tables) -> String {
-    let mut out = String::from("table,row,agent,value,sd,delta,n,num,den\n");
-    let f = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_default();
-    for s in [
-        &t.outcome_by_category,
-        &t.outcome_by_persona,
-        &t.fix,
-        &t.reasoning,
-    ] {
-        let name = s.title.split(" — ").next().unwrap_or(&s.title);
-        for (label, row) in s.rows.iter().zip(&s.cells) {
-            for (agent, c) in s.agents.iter().zip(row) {
-                out.push_str(&format!(
-                    "{name},{label},{agent},{},{},{},{},,\n",
-                    f(c.stat.mean.map(round3)),
-                    f(c.stat.sd.map(round3)),
-                    f(c.delta),
-                    c.stat.n
-                ));
-            }
-        }
-    }
-    for r in [&t.over_diagnosis, &t.timeouts] {
-        let name = r.title.split(" — ").next().unwrap_or(&r.title);
-        for (label, row) in r.rows.iter().zip(&r.cells) {
-            for (agent, c) in r.agents.iter().zip(row) {
-                out.push_str(&format!(
-                    "{name},{label},{agent},{},,,,{},{}\n",
-                    f(c.ratio()),
-                    c.num,
-                    c.den
-                ));
-            }
-        }
-    }
-    for e in &t.effort {
-        for (k, v) in [
-            ("tool_calls_a", e.tool_calls_a),
-            ("tool_calls_t", e.tool_calls_t),
-            ("in_tokens_a", e.in_tokens_a),
-            ("in_tokens_t", e.in_tokens_t),
-            ("out_tokens_a", e.out_tokens_a),
-            ("out_tokens_t", e.out_tokens_t),
-            ("usd_a", e.usd_a),
-            ("usd_t", e.usd_t),
-            ("usd_total", Some(e.usd_total)),
-            ("usd_timeouts", Some(e.usd_timeouts)),
-            ("usd_timeout_share", e.usd_timeout_share()),
-            ("judge_in_tokens", e.judge_in_tokens),
-            ("judge_out_tokens", e.judge_out_tokens),
-            ("judge_usd", e.judge_usd),
-            (
-                "judge_usd_total",
-                (e.judged > 0).then_some(e.judge_usd_total),
-            ),
-            ("usd_agent_and_judge", Some(e.usd_all())),
-        ] {
-            out.push_str(&format!(
-                "Table 8,{k},{},{},,,{},,\n",
-                e.agent,
-                f(v),
-                e.runs
-            ));
-        }
-    }
     out
 }

@@ -122,12 +122,9 @@ pub fn analyses(a: &Analyses) -> String {
 
 /// A text cell safe to open in a spreadsheet: one that would start a formula gets a leading
 /// apostrophe.
+/// A text cell for the spreadsheet export (formula-leading text neutralised).
 fn text(s: &str) -> String {
-    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{s}")
-    } else {
-        s.to_string()
-    }
+    super::csv_export::neutralise(s).into_owned()
 }
 
 struct Sheet(csv::Writer<Vec<u8>>);

@@ -21,6 +21,7 @@
 pub mod analyses;
 pub mod cells;
 pub mod compare;
+mod csv_export;
 pub mod details;
 pub mod effort_groups;
 mod html;
@@ -143,7 +144,7 @@ impl Report {
 
     /// All tables as one CSV.
     pub fn csv(&self) -> String {
-        markdown::csv(&self.tables)
+        csv_export::tables(&self.tables)
     }
 
     /// Every statistic with its bootstrap interval, and the analyses, as one CSV:

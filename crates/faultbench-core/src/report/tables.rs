@@ -264,7 +264,7 @@ fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
         .collect();
     let a: Vec<&ManifestRow> = mine.iter().copied().filter(|r| answered(r)).collect();
     let t: Vec<&ManifestRow> = mine.iter().copied().filter(|r| timeout(r)).collect();
-    let input = |r: &ManifestRow| (r.in_tokens + r.cache_read_tokens + r.cache_write_tokens) as f64;
+    let input = |r: &ManifestRow| r.total_input_tokens() as f64;
     // The judge's spend is counted on every run of the agent that has one (a run judged and
     // then re-run keeps only its final record).
     let judged: Vec<&ManifestRow> = rows

@@ -81,7 +81,7 @@ pub fn fast_timers_copy(lab: &Path) -> Result<FastTimersCopy, FastTimersError> {
         dir: dir.clone(),
         deviations: Vec::new(),
     };
-    super::prepare::copy_tree(lab, &dir).map_err(io(format!(
+    super::prepare::copy_tree(lab, lab, &dir).map_err(io(format!(
         "copying {} to {}",
         lab.display(),
         dir.display()

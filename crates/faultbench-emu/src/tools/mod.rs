@@ -61,6 +61,7 @@ mod base;
 mod factory;
 mod frr;
 pub mod mcp;
+pub mod mcp_framing;
 mod output;
 mod policy;
 mod reach;

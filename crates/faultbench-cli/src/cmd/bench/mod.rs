@@ -182,7 +182,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         wall_clock_secs: args.wall_clock,
     };
     let labels: Vec<String> = agents.iter().map(|a| a.label.clone()).collect();
-    let mut items = plan::plan(&scenarios, &labels, passes);
+    let mut items = plan::plan(&scenarios, &labels, passes)?;
     let total = items.len();
 
     // One configuration per runs root: compare with the stored one before writing anything.
