@@ -30,6 +30,11 @@
 //! before the agent starts and right after it ends; the difference is the record's
 //! `agent_changes`.
 //!
+//! **Repair task.** With [`RunConfig::task`] set to repair, the agent's message asks it to fix
+//! the fault; a snapshot is also taken before the injection, a clock re-checks the fault while
+//! the agent works, and after the agent [`crate::repair::verify_repair`] takes the presence
+//! watch's place: its report is the record's `repair`.
+//!
 //! **Presence watch.** After the agent and before the lab is torn down, the scenario's
 //! `[POST-INJECT-CHECK]` runs again (the healthy baseline for a network with nothing
 //! injected). If it no longer holds although the agent changed nothing, the fault healed
@@ -72,6 +77,7 @@
 
 mod memory;
 mod prepared;
+mod repairing;
 mod revert;
 mod run;
 mod tracking;
@@ -170,6 +176,11 @@ pub struct RunConfig {
     pub agent_grace: Duration,
     /// Agent label recorded in run keys (defaults to the agent's name).
     pub agent_label: Option<String>,
+    /// The task: diagnose (the paper's) or repair (the agent must fix the fault; the lab
+    /// verifies it after the agent, see [`crate::repair`]).
+    pub task: crate::task::Task,
+    /// Timeouts of the repair verification and whether it checks persistence.
+    pub repair: crate::repair::RepairOptions,
 }
 
 impl Default for RunConfig {
@@ -183,6 +194,8 @@ impl Default for RunConfig {
             snapshot: SnapshotOptions::default(),
             agent_grace: Duration::from_secs(30),
             agent_label: None,
+            task: crate::task::Task::Diagnose,
+            repair: crate::repair::RepairOptions::default(),
         }
     }
 }

@@ -1,0 +1,128 @@
+//! The repair task's part of a run: a snapshot before the injection, the repair clock while
+//! the agent works, and the verification after it ([`crate::repair`]), which stands in for the
+//! presence watch.
+
+use super::Runner;
+use crate::emulator::Lab;
+use crate::lab::Baseline;
+use crate::phases::PresenceReport;
+use crate::repair::{RepairClock, RepairReport, verify_repair};
+use crate::scenario::Scenario;
+use crate::snapshot::Snapshot;
+use crate::task::Task;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The repair task's state during one run (nothing in the diagnose task).
+pub(super) struct Repairing {
+    pre_injection: Option<Snapshot>,
+    clock: Option<RepairClock>,
+}
+
+impl Repairing {
+    /// Before the injection: in the repair task, the snapshot collateral is measured against
+    /// (a false premise injects nothing, so the snapshot before the agent serves).
+    pub(super) async fn before_injection(
+        runner: &Runner,
+        lab: &dyn Lab,
+        scenario: &dyn Scenario,
+    ) -> Option<Repairing> {
+        if runner.config.task != Task::Repair {
+            return None;
+        }
+        let pre_injection = if scenario.injection().is_negative_control() {
+            None
+        } else {
+            Some(Snapshot::take(lab, &runner.config.snapshot).await)
+        };
+        Some(Repairing {
+            pre_injection,
+            clock: None,
+        })
+    }
+
+    /// Right before the agent starts: the repair clock (for an injected fault).
+    pub(super) fn agent_starts(&mut self, runner: &Runner, lab: &Arc<dyn Lab>, scenario: &dyn Scenario) {
+        if scenario.injection().is_negative_control() {
+            return;
+        }
+        let o = &runner.config.repair;
+        self.clock = Some(RepairClock::start(
+            lab.clone(),
+            scenario.post_inject_checks().to_vec(),
+            o.watch_interval,
+            o.fault_retry.command_timeout,
+        ));
+    }
+
+    /// After the agent and its snapshot: the verification, and the presence report it implies
+    /// (the fault still there, or the false premise's baseline still whole).
+    pub(super) async fn after_agent(
+        self,
+        runner: &Runner,
+        lab: &dyn Lab,
+        scenario: &dyn Scenario,
+        baseline: &Baseline,
+        before: &Snapshot,
+        after: &Snapshot,
+        agent_changed: bool,
+    ) -> (RepairReport, PresenceReport) {
+        let clock = match self.clock {
+            Some(c) => Some(c.stop().await),
+            None => None,
+        };
+        let pre = self.pre_injection.as_ref().unwrap_or(before);
+        let mut report = verify_repair(
+            lab,
+            scenario,
+            baseline,
+            pre,
+            after,
+            agent_changed,
+            &runner.config.repair,
+        )
+        .await;
+        if let Some(c) = clock {
+            report.time_to_repair_ms = c.cleared_after_ms;
+            report.clock_rounds = c.rounds;
+        }
+        if self.pre_injection.is_none() {
+            report.pre_injection_snapshot_ms = 0;
+        }
+        let presence = presence_of(&report);
+        (report, presence)
+    }
+}
+
+/// The presence watch's view of a repair verification: for an injected fault, "held" means
+/// the fault's checks still hold; for a false premise, that the baseline holds.
+fn presence_of(r: &RepairReport) -> PresenceReport {
+    let elapsed = Duration::from_millis(r.duration_ms);
+    match &r.fault {
+        Some(f) => PresenceReport {
+            watched: "fault".into(),
+            held: !f.gone,
+            attempts: f.attempts,
+            failures: f
+                .checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| format!("{} `{}`: {}", c.check.device, c.check.command, c.reason))
+                .collect(),
+            elapsed,
+        },
+        None => PresenceReport {
+            watched: "baseline".into(),
+            held: r.baseline.healthy,
+            attempts: r.baseline.attempts,
+            failures: r
+                .baseline
+                .probes
+                .iter()
+                .filter(|p| !p.passed)
+                .map(|p| format!("{} ({}: {}): {}", p.probe.name, p.probe.device, p.probe.command, p.detail))
+                .collect(),
+            elapsed,
+        },
+    }
+}
