@@ -26,23 +26,29 @@ impl Repairing {
         runner: &Runner,
         lab: &dyn Lab,
         scenario: &dyn Scenario,
-    ) -> Option<Repairing> {
+    ) -> Result<Option<Repairing>, String> {
         if runner.config.task != Task::Repair {
-            return None;
+            return Ok(None);
         }
+        crate::repair::check_repairable(scenario).map_err(|e| e.to_string())?;
         let pre_injection = if scenario.injection().is_negative_control() {
             None
         } else {
             Some(Snapshot::take(lab, &runner.config.snapshot).await)
         };
-        Some(Repairing {
+        Ok(Some(Repairing {
             pre_injection,
             clock: None,
-        })
+        }))
     }
 
     /// Right before the agent starts: the repair clock (for an injected fault).
-    pub(super) fn agent_starts(&mut self, runner: &Runner, lab: &Arc<dyn Lab>, scenario: &dyn Scenario) {
+    pub(super) fn agent_starts(
+        &mut self,
+        runner: &Runner,
+        lab: &Arc<dyn Lab>,
+        scenario: &dyn Scenario,
+    ) {
         if scenario.injection().is_negative_control() {
             return;
         }
@@ -120,7 +126,12 @@ fn presence_of(r: &RepairReport) -> PresenceReport {
                 .probes
                 .iter()
                 .filter(|p| !p.passed)
-                .map(|p| format!("{} ({}: {}): {}", p.probe.name, p.probe.device, p.probe.command, p.detail))
+                .map(|p| {
+                    format!(
+                        "{} ({}: {}): {}",
+                        p.probe.name, p.probe.device, p.probe.command, p.detail
+                    )
+                })
                 .collect(),
             elapsed,
         },

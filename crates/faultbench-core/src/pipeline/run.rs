@@ -88,7 +88,13 @@ async fn phases(
     };
     let lab = ready.lab.clone();
     rec.task = cfg.task;
-    let mut repairing = Repairing::before_injection(runner, lab.as_ref(), scenario).await;
+    let mut repairing = match Repairing::before_injection(runner, lab.as_ref(), scenario).await {
+        Ok(r) => r,
+        Err(why) => {
+            rec.phases.cleanup = Some(teardown(&ready, "the scenario cannot be repaired").await);
+            return (RunStatus::PipelineError, Some(why));
+        }
+    };
 
     // 3. Injection and its verification.
     let fault = crate::phases::inject_and_verify(lab.as_ref(), scenario, &cfg.phases).await;
@@ -148,7 +154,15 @@ async fn phases(
             Some(r) => {
                 let changed = !rec.agent_changes.is_empty();
                 let (report, w) = r
-                    .after_agent(runner, lab.as_ref(), scenario, &plan.baseline, &before, &after, changed)
+                    .after_agent(
+                        runner,
+                        lab.as_ref(),
+                        scenario,
+                        &plan.baseline,
+                        &before,
+                        &after,
+                        changed,
+                    )
                     .await;
                 rec.repair = Some(report);
                 w

@@ -90,6 +90,56 @@ use crate::snapshot::{Aspect, Snapshot, StateChange};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
+/// A scenario the repair task cannot verify: a real fault without `[FIX]` or without
+/// `[POST-INJECT-CHECK]` lines (false premises need neither).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{where_}: scenario `{scenario}` has no {missing}; the repair task needs a [FIX] (to know the fault's scope) and [POST-INJECT-CHECK] lines (to know whether the fault is gone) for every injected fault — add them, or leave the scenario out of repair runs"
+)]
+pub struct NotRepairable {
+    /// The scenario's file (or `scenario <id>` when it came from code).
+    pub where_: String,
+    /// Its id.
+    pub scenario: String,
+    /// What is missing (`[FIX]`, `[POST-INJECT-CHECK] lines`, or both).
+    pub missing: String,
+}
+
+/// Checks that the repair task can verify `scenario` (refused at plan time otherwise).
+///
+/// ```
+/// use faultbench_core::repair::check_repairable;
+/// use faultbench_core::scenario::ScenarioSpec;
+/// let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/minimal.txt")).unwrap();
+/// assert!(check_repairable(&ScenarioSpec::parse(&text).unwrap()).is_ok());
+/// let no_fix = text.replace("[FIX]\n", "[DIAGNOSTIC-PROCESS]\n");
+/// let err = check_repairable(&ScenarioSpec::parse(&no_fix).unwrap()).unwrap_err();
+/// assert!(err.to_string().contains("has no [FIX]"), "{err}");
+/// ```
+pub fn check_repairable(scenario: &dyn Scenario) -> Result<(), NotRepairable> {
+    if scenario.injection().is_negative_control() {
+        return Ok(());
+    }
+    let mut missing = Vec::new();
+    if scenario.fix().is_none() {
+        missing.push("[FIX]");
+    }
+    if scenario.post_inject_checks().is_empty() {
+        missing.push("[POST-INJECT-CHECK] lines");
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(NotRepairable {
+        where_: scenario
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| format!("scenario {}", scenario.id())),
+        scenario: scenario.id().to_string(),
+        missing: missing.join(" and "),
+    })
+}
+
 fn ms(d: Duration) -> u64 {
     d.as_millis().try_into().unwrap_or(u64::MAX)
 }
@@ -227,7 +277,15 @@ pub async fn verify_repair(
     let fault = if negative {
         None
     } else {
-        Some(fault_gone(lab, scenario.post_inject_checks(), &opts.fault_retry, agent_changed).await)
+        Some(
+            fault_gone(
+                lab,
+                scenario.post_inject_checks(),
+                &opts.fault_retry,
+                agent_changed,
+            )
+            .await,
+        )
     };
     // Wait for the baseline only where it can still come: after a fault that is gone, or
     // after a false premise the agent changed.
@@ -256,13 +314,22 @@ pub async fn verify_repair(
         .into_iter()
         .map(|f| format!("before the injection: {f}"))
         .collect();
-    unreadable.extend(after.failures().into_iter().map(|f| format!("after the agent: {f}")));
+    unreadable.extend(
+        after
+            .failures()
+            .into_iter()
+            .map(|f| format!("after the agent: {f}")),
+    );
     let mut report = RepairReport {
         verdict,
         reason,
         fault,
         baseline: health,
-        scope: scope.device_names().into_iter().map(str::to_string).collect(),
+        scope: scope
+            .device_names()
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
         collateral,
         in_scope,
         derived,

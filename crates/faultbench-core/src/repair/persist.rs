@@ -51,7 +51,11 @@ pub async fn check_persistence(
     let mut failures = Vec::new();
     for d in devices.iter().filter(|d| runs_frr(d)) {
         let out = lab
-            .exec(d, &Command::shell("service frr restart"), opts.command_timeout)
+            .exec(
+                d,
+                &Command::shell("service frr restart"),
+                opts.command_timeout,
+            )
             .await;
         match out {
             Ok(o) if o.success() => restarted.push(d.clone()),

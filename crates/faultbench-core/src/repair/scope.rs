@@ -45,8 +45,10 @@ const FRR_SECTIONS: [&str; 8] = [
 ];
 
 static INTERFACE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(eth|ens|enp|eno|br|bond|vlan|veth|tap|tun|dummy|team|lo|vrf|sw)[A-Za-z0-9_.:@-]*$")
-        .unwrap()
+    Regex::new(
+        r"^(eth|ens|enp|eno|br|bond|vlan|veth|tap|tun|dummy|team|lo|vrf|sw)[A-Za-z0-9_.:@-]*$",
+    )
+    .unwrap()
 });
 
 /// What the fault touches on one device.
@@ -355,8 +357,9 @@ fn frr_stanzas(d: &mut DeviceScope, words: &[String]) {
         }
         if FRR_SECTIONS.contains(&ws[0]) {
             d.frr_stanzas.insert(ws.join(" "));
+        } else {
+            d.frr_stanzas.insert(ws[..ws.len().min(2)].join(" "));
         }
-        d.frr_stanzas.insert(ws[..ws.len().min(2)].join(" "));
     }
 }
 
@@ -388,11 +391,21 @@ mod tests {
             "vtysh -c 'conf t' -c 'router bgp 2' -c 'no neighbor 193.10.11.1 local-as 22'",
         );
         s.add_command("router3", "pkill -9 -x bgpd");
-        s.add_command("router4", "vtysh -c 'conf t' -c 'ip route 10.0.0.0/8 blackhole'");
-        s.add_command("pc1", "ip addr del 10.0.0.2/24 dev eth1 && ip route add default via 10.0.0.1");
+        s.add_command(
+            "router4",
+            "vtysh -c 'conf t' -c 'ip route 10.0.0.0/8 blackhole'",
+        );
+        s.add_command(
+            "pc1",
+            "ip addr del 10.0.0.2/24 dev eth1 && ip route add default via 10.0.0.1",
+        );
         let r1 = &s.devices["router1"];
         assert!(r1.packet_filter && r1.frr_stanzas.is_empty() && !r1.whole);
-        assert!(s.contains(&change("router1", Aspect::PacketFilter, "table filter › -A INPUT")));
+        assert!(s.contains(&change(
+            "router1",
+            Aspect::PacketFilter,
+            "table filter › -A INPUT"
+        )));
         assert!(!s.contains(&change("router1", Aspect::FrrConfig, "router bgp 1")));
         assert!(s.contains(&change(
             "router2",
@@ -404,7 +417,11 @@ mod tests {
         assert!(s.contains(&change("router3", Aspect::Services, "bgpd")));
         assert!(s.contains(&change("router3", Aspect::FrrConfig, "router bgp 3")));
         assert!(!s.contains(&change("router3", Aspect::Services, "ospfd")));
-        assert!(s.contains(&change("router4", Aspect::FrrConfig, "ip route 10.0.0.0/8 blackhole")));
+        assert!(s.contains(&change(
+            "router4",
+            Aspect::FrrConfig,
+            "ip route 10.0.0.0/8 blackhole"
+        )));
         assert!(!s.contains(&change("router4", Aspect::PacketFilter, "x")));
         assert!(s.contains(&change("pc1", Aspect::Addresses, "eth1 10.0.0.2/24")));
         assert!(!s.contains(&change("pc1", Aspect::Addresses, "eth0 10.0.9.2/24")));

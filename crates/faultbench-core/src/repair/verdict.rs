@@ -97,7 +97,11 @@ pub fn decide(
         s.join("; ")
     };
     let broken = || {
-        let mut s: Vec<&str> = baseline_failures.iter().take(3).map(String::as_str).collect();
+        let mut s: Vec<&str> = baseline_failures
+            .iter()
+            .take(3)
+            .map(String::as_str)
+            .collect();
         if baseline_failures.len() > 3 {
             s.push("…");
         }
@@ -143,7 +147,10 @@ pub fn decide(
     if !baseline.healthy {
         return (
             RepairVerdict::Partial,
-            format!("the fault is gone but the baseline does not hold: {}", broken()),
+            format!(
+                "the fault is gone but the baseline does not hold: {}",
+                broken()
+            ),
         );
     }
     if collateral.is_empty() {
@@ -204,7 +211,10 @@ mod tests {
         assert_eq!(v(Some(&fault(true, &[])), true, &c), RepairedWithCollateral);
         assert_eq!(v(Some(&fault(true, &[])), false, &c), Partial);
         assert_eq!(v(Some(&fault(false, &[])), true, &[]), NotRepaired);
-        assert_eq!(v(Some(&fault(false, &["pc1 gone"])), false, &[]), NotRepaired);
+        assert_eq!(
+            v(Some(&fault(false, &["pc1 gone"])), false, &[]),
+            NotRepaired
+        );
         assert_eq!(v(None, true, &[]), Untouched);
         assert_eq!(v(None, true, &c), UnneededChange);
         assert_eq!(v(None, false, &c), UnneededChange);
@@ -212,7 +222,10 @@ mod tests {
         assert!(why.contains("r9 links: eth1"), "{why}");
         assert!(Repaired.is_repaired() && !Partial.is_repaired() && Partial.fault_gone());
         let names: Vec<&str> = RepairVerdict::ALL.iter().map(|v| v.as_str()).collect();
-        assert_eq!(serde_json::to_string(&UnneededChange).unwrap(), "\"unneeded_change\"");
+        assert_eq!(
+            serde_json::to_string(&UnneededChange).unwrap(),
+            "\"unneeded_change\""
+        );
         assert_eq!(names.len(), 6);
     }
 }

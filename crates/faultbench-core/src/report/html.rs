@@ -112,6 +112,9 @@ pub fn page(r: &Report) -> String {
         "<pre>{}</pre>\n",
         esc(&super::markdown::effort_table(&t.effort))
     ));
+    if let Some(repair) = &r.repair {
+        body.push_str(&format!("<pre>{}</pre>\n", esc(&repair.markdown())));
+    }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>faultbench report</title>\n<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}th:first-child{{text-align:left}}.neg{{color:#b00}}.pos{{color:#070}}small{{color:#777}}.warn{{color:#a60}}figure{{margin:1em 0}}</style></head>\n<body><h1>faultbench report</h1>\n{body}</body></html>\n"
     )

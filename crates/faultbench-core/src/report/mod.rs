@@ -17,6 +17,7 @@ mod markdown;
 pub mod metrics;
 mod protocol;
 mod registry;
+pub mod repair;
 mod svg;
 pub mod tables;
 
@@ -26,6 +27,16 @@ pub use tables::Tables;
 
 use crate::dataset::DatasetStats;
 use std::path::{Path, PathBuf};
+
+/// The folder whose `result.json` files hold repair runs: a runs root, or the folder of a
+/// `MANIFEST.csv` written by `faultbench bench`.
+fn repair_root(source: &Path) -> Option<&Path> {
+    if source.is_dir() {
+        Some(source)
+    } else {
+        source.parent().filter(|p| p.join("MANIFEST.csv") == source)
+    }
+}
 
 /// A computed report.
 #[derive(Debug, Clone)]
@@ -41,6 +52,8 @@ pub struct Report {
     /// How the runs were made (reused labs, telemetry off), from their `result.json` files
     /// when the registry came from a runs root.
     pub notes: Option<RunNotes>,
+    /// The repair task's tables, when the runs root holds repair runs.
+    pub repair: Option<repair::RepairTables>,
 }
 
 impl Report {
@@ -52,6 +65,7 @@ impl Report {
             tables: tables::build(&registry.rows),
             dataset,
             notes: registry.notes.clone(),
+            repair: repair_root(&registry.source).and_then(repair::RepairTables::scan),
         }
     }
 
@@ -64,9 +78,18 @@ impl Report {
             .map(RunNotes::markdown)
             .unwrap_or_default();
         format!(
-            "{notes}{}",
-            markdown::all(&self.tables, self.dataset.as_ref())
+            "{notes}{}{}",
+            markdown::all(&self.tables, self.dataset.as_ref()),
+            self.repair_markdown()
         )
+    }
+
+    /// The repair tables in Markdown (empty without repair runs).
+    fn repair_markdown(&self) -> String {
+        self.repair
+            .as_ref()
+            .map(|r| format!("\n{}", r.markdown()))
+            .unwrap_or_default()
     }
 
     /// All tables as one CSV.
@@ -82,13 +105,16 @@ impl Report {
             "dataset": self.dataset,
             "notes": self.notes,
             "tables": self.tables,
+            "repair": self.repair,
         });
         serde_json::to_string_pretty(&v).unwrap_or_default()
     }
 
     /// The charts as `(file name, svg)`.
     pub fn charts(&self) -> Vec<(String, String)> {
-        svg::charts(&self.tables)
+        let mut out = svg::charts(&self.tables);
+        out.extend(self.repair.as_ref().map(repair::RepairTables::chart));
+        out
     }
 
     /// One self-contained HTML page with every table and chart.
