@@ -6,7 +6,9 @@
 //! - the `[FIX]` plus an unrelated interface shut → `repaired_with_collateral`, naming it;
 //! - restarting the wrong daemon → `not_repaired`;
 //! - a route added on a healthy network (false premise) → `unneeded_change`;
-//! - only reading a healthy network → `untouched`.
+//! - only reading a healthy network → `untouched`;
+//! - killing a device's init (from the host, as an agent with more power than the tools might)
+//!   → `not_repaired` with the checks that could not run; the run ends and the lab goes.
 //!
 //! Each run gets a fresh `simple_bgp` lab (pc1 – router1 – router2 – pc2).
 
@@ -18,8 +20,8 @@ use faultbench::core::repair::{RepairOptions, RepairVerdict};
 use faultbench::core::snapshot::Aspect;
 use faultbench::core::task::{REPAIR_INSTRUCTIONS, Task};
 use faultbench::core::toolbox::Toolbox;
-use faultbench::core::{RunStatus, Scenario, ScenarioFile};
-use faultbench::emu::netns::NetnsEmulator;
+use faultbench::core::{Emulator, Lab, LabRequest, RunStatus, Scenario, ScenarioFile};
+use faultbench::emu::netns::{NetnsEmulator, NetnsLab};
 use faultbench::emu::tools::{NikaToolsFactory, ToolConfig};
 use faultbench::judge::RubricJudge;
 use serde_json::json;
@@ -93,32 +95,37 @@ impl Agent for Scripted {
     }
 }
 
-async fn run(agent: Arc<Scripted>, scenario: &ScenarioFile, persist: bool) -> RunRecord {
+async fn run(agent: Arc<dyn Agent>, scenario: &ScenarioFile, persist: bool) -> RunRecord {
+    run_on(Arc::new(NetnsEmulator::new()), agent, scenario, persist).await
+}
+
+async fn run_on(
+    emulator: Arc<dyn Emulator>,
+    agent: Arc<dyn Agent>,
+    scenario: &ScenarioFile,
+    persist: bool,
+) -> RunRecord {
     faultbench::emu::netns::preflight().unwrap_or_else(|e| {
         panic!("live lab tests need root, FRR and the lab packages (scripts/install-deps.sh): {e}")
     });
-    let runner = Runner::new(
-        Arc::new(NetnsEmulator::new()),
-        agent,
-        Arc::new(RubricJudge::new()),
-    )
-    .with_tools(Arc::new(
-        NikaToolsFactory::new().with_config(ToolConfig::fast()),
-    ))
-    .with_topologies(faultbench::core::lab::TopologyResolver::new([
-        repo().join("topologies")
-    ]))
-    .with_config(RunConfig {
-        task: Task::Repair,
-        repair: RepairOptions {
-            persist,
-            // Under a loaded CI machine BGP may need more than the default to re-form.
-            baseline_wait: Duration::from_secs(30),
-            persist_wait: Duration::from_secs(40),
+    let runner = Runner::new(emulator, agent, Arc::new(RubricJudge::new()))
+        .with_tools(Arc::new(
+            NikaToolsFactory::new().with_config(ToolConfig::fast()),
+        ))
+        .with_topologies(faultbench::core::lab::TopologyResolver::new([
+            repo().join("topologies")
+        ]))
+        .with_config(RunConfig {
+            task: Task::Repair,
+            repair: RepairOptions {
+                persist,
+                // Under a loaded CI machine BGP may need more than the default to re-form.
+                baseline_wait: Duration::from_secs(30),
+                persist_wait: Duration::from_secs(40),
+                ..Default::default()
+            },
             ..Default::default()
-        },
-        ..Default::default()
-    });
+        });
     let rec = runner.run(scenario).await;
     runner.shutdown().await;
     rec
@@ -272,4 +279,105 @@ async fn only_reading_a_healthy_network_leaves_it_untouched() {
     assert_eq!(r.verdict, RepairVerdict::Untouched, "{}", r.reason);
     assert!(r.collateral.is_empty() && rec.agent_changes.is_empty());
     assert!(r.baseline.healthy);
+}
+
+/// Deploys netns labs and keeps a handle on the last one, so that a test agent can do what no
+/// tool allows (kill a device's init from the host).
+#[derive(Default)]
+struct Exposing {
+    inner: NetnsEmulator,
+    last: Mutex<Option<Arc<NetnsLab>>>,
+}
+
+#[async_trait]
+impl Emulator for Exposing {
+    fn kind(&self) -> &str {
+        "netns"
+    }
+    async fn deploy(
+        &self,
+        request: &LabRequest,
+    ) -> Result<Arc<dyn Lab>, faultbench::core::EmuError> {
+        let lab = Arc::new(self.inner.deploy_lab(request).await?);
+        *self.last.lock().unwrap() = Some(lab.clone());
+        Ok(lab)
+    }
+}
+
+/// Kills router2's PID 1 from the host, then answers.
+struct InitKiller(Arc<Exposing>);
+
+#[async_trait]
+impl Agent for InitKiller {
+    fn name(&self) -> &str {
+        "init-killer"
+    }
+    async fn run(&self, _input: &AgentInput, _tools: Arc<dyn Toolbox>) -> AgentOutcome {
+        let lab = self.0.last.lock().unwrap().clone().expect("a deployed lab");
+        let pid = lab.device_pid("router2").expect("router2 runs");
+        let status = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        AgentOutcome::answer(
+            "=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: router2\ndiagnosis_text:\nI restarted router2 the hard way.\n=== END ===",
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_a_device_init_is_not_repaired_and_the_lab_goes() {
+    let s = scenario(BGPD_KILLED);
+    let emulator = Arc::new(Exposing::default());
+    let rec = run_on(
+        emulator.clone(),
+        Arc::new(InitKiller(emulator.clone())),
+        &s,
+        false,
+    )
+    .await;
+    let r = repair(&rec);
+    assert_eq!(r.verdict, RepairVerdict::NotRepaired, "{}", r.reason);
+    let f = r.fault.as_ref().unwrap();
+    assert!(
+        !f.unverifiable.is_empty() && f.unverifiable.iter().all(|u| u.starts_with("router2")),
+        "{:?}",
+        f.unverifiable
+    );
+    assert!(r.reason.contains("could not run"), "{}", r.reason);
+    assert!(!r.baseline.healthy);
+    assert!(
+        r.collateral
+            .iter()
+            .any(|c| c.device == "router2" && c.item == "device")
+            || r.unreadable.iter().any(|u| u.contains("router2")),
+        "router2's state is gone: {:?} {:?}",
+        r.collateral,
+        r.unreadable
+    );
+    let cleanup = rec.phases.cleanup.as_ref().expect("the lab was cleaned up");
+    assert_eq!(cleanup.action, "teardown");
+    // Nothing of the lab is left on the host: no instance, no device's PID 1.
+    let lab = emulator.last.lock().unwrap().take().unwrap();
+    let name = lab.name().to_string();
+    let pids: Vec<i32> = ["pc1", "router1", "pc2"]
+        .iter()
+        .filter_map(|d| lab.device_pid(d))
+        .collect();
+    assert_eq!(pids.len(), 3);
+    drop(lab);
+    assert!(
+        !faultbench::emu::netns::list()
+            .iter()
+            .any(|i| i.name == name),
+        "instance {name} left behind"
+    );
+    for pid in pids {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "device init {pid} of {name} still runs"
+        );
+    }
 }
