@@ -13,6 +13,18 @@ use crate::task::Task;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How the agent's phase ended, as the verification needs it.
+pub(super) struct AgentEnd<'a> {
+    /// The snapshot right before the agent.
+    pub before: &'a Snapshot,
+    /// The snapshot right after it.
+    pub after: &'a Snapshot,
+    /// The two differ.
+    pub changed: bool,
+    /// How long the agent worked.
+    pub duration_ms: u64,
+}
+
 /// The repair task's state during one run (nothing in the diagnose task).
 pub(super) struct Repairing {
     pre_injection: Option<Snapshot>,
@@ -69,10 +81,14 @@ impl Repairing {
         lab: &dyn Lab,
         scenario: &dyn Scenario,
         baseline: &Baseline,
-        before: &Snapshot,
-        after: &Snapshot,
-        agent_changed: bool,
+        end: AgentEnd<'_>,
     ) -> (RepairReport, PresenceReport) {
+        let AgentEnd {
+            before,
+            after,
+            changed: agent_changed,
+            duration_ms: agent_ms,
+        } = end;
         let clock = match self.clock {
             Some(c) => Some(c.stop().await),
             None => None,
@@ -91,6 +107,12 @@ impl Repairing {
         if let Some(c) = clock {
             report.time_to_repair_ms = c.cleared_after_ms;
             report.clock_rounds = c.rounds;
+        }
+        if report.time_to_repair_ms.is_none() && report.verdict.fault_gone() {
+            // The fault went after the clock's last round: it was gone by the agent's end at
+            // the latest (an upper bound, and said so).
+            report.time_to_repair_ms = Some(agent_ms);
+            report.time_to_repair_at_agent_end = true;
         }
         if self.pre_injection.is_none() {
             report.pre_injection_snapshot_ms = 0;

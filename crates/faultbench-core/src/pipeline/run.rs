@@ -2,7 +2,7 @@
 
 use super::Runner;
 use super::prepared::{LabPlan, PreparedLab, ReadyLab};
-use super::repairing::Repairing;
+use super::repairing::{AgentEnd, Repairing};
 use crate::agent::{Agent, AgentInput, AgentOutcome};
 use crate::inject::{InjectionReport, VerifyReport};
 use crate::judge::JudgeInput;
@@ -159,9 +159,12 @@ async fn phases(
                         lab.as_ref(),
                         scenario,
                         &plan.baseline,
-                        &before,
-                        &after,
-                        changed,
+                        AgentEnd {
+                            before: &before,
+                            after: &after,
+                            changed,
+                            duration_ms: agent_ms,
+                        },
                     )
                     .await;
                 rec.repair = Some(report);

@@ -246,6 +246,10 @@ pub struct RepairReport {
     /// Rounds the repair clock ran.
     #[serde(default)]
     pub clock_rounds: u32,
+    /// No clock round saw the fault gone (the agent fixed it after the last one):
+    /// `time_to_repair_ms` is the agent's end, an upper bound.
+    #[serde(default)]
+    pub time_to_repair_at_agent_end: bool,
     /// The persistence check, when asked for.
     #[serde(default)]
     pub persistence: Option<PersistenceReport>,
@@ -274,34 +278,53 @@ pub async fn verify_repair(
     let negative = scenario.injection().is_negative_control();
     let scope = FaultScope::of(scenario, &lab.devices());
     let (collateral, in_scope, derived) = partition(&scope, pre, after);
-    let fault = if negative {
-        None
-    } else {
-        Some(
-            fault_gone(
-                lab,
-                scenario.post_inject_checks(),
-                &opts.fault_retry,
-                agent_changed,
+    // The fault's checks and a first baseline round run at the same time (both only read);
+    // the baseline is then waited for only where it can still come: after a fault that is
+    // gone, or after a false premise the agent changed.
+    let fault_check = async {
+        if negative {
+            None
+        } else {
+            Some(
+                fault_gone(
+                    lab,
+                    scenario.post_inject_checks(),
+                    &opts.fault_retry,
+                    agent_changed,
+                )
+                .await,
             )
-            .await,
-        )
+        }
     };
-    // Wait for the baseline only where it can still come: after a fault that is gone, or
-    // after a false premise the agent changed.
+    let first_round = wait_for_baseline(
+        lab,
+        baseline,
+        Duration::ZERO,
+        opts.baseline_interval,
+        opts.probe_timeout,
+    );
+    let (fault, first) = futures::join!(fault_check, first_round);
     let wait = match &fault {
         Some(f) if f.gone => opts.baseline_wait,
         None if agent_changed || !collateral.is_empty() => opts.baseline_wait,
         _ => Duration::ZERO,
     };
-    let b = wait_for_baseline(
-        lab,
-        baseline,
-        wait,
-        opts.baseline_interval,
-        opts.probe_timeout,
-    )
-    .await;
+    let b = if first.passed() || wait.is_zero() {
+        first
+    } else {
+        tokio::time::sleep(opts.baseline_interval).await;
+        let mut more = wait_for_baseline(
+            lab,
+            baseline,
+            wait.saturating_sub(first.elapsed + opts.baseline_interval),
+            opts.baseline_interval,
+            opts.probe_timeout,
+        )
+        .await;
+        more.attempts += first.attempts;
+        more.elapsed += first.elapsed + opts.baseline_interval;
+        more
+    };
     let health = BaselineCheck {
         healthy: b.passed(),
         probes: b.results.clone(),
@@ -336,6 +359,7 @@ pub async fn verify_repair(
         unreadable,
         time_to_repair_ms: None,
         clock_rounds: 0,
+        time_to_repair_at_agent_end: false,
         persistence: None,
         pre_injection_snapshot_ms: ms(pre.elapsed),
         duration_ms: 0,
