@@ -5,7 +5,8 @@
 
 Per runs root: the verdicts, and the time the repair task adds to a run — the verification
 after the agent (fault checks, baseline probes, snapshot diff: `repair.duration_ms`) and the
-extra snapshot before the injection (`repair.pre_injection_snapshot_ms`) — as median, 90th
+extra snapshot before the injection (`repair.pre_injection_snapshot_ms`, when it was not taken
+while the lab was prepared) — as median, 90th
 percentile and maximum, overall and per verdict. The verification replaces the diagnose task's
 presence watch, whose time is printed beside it for comparison when diagnose runs are given.
 """
@@ -36,7 +37,7 @@ def main() -> int:
         return 2
     for root in sys.argv[1:]:
         verdicts = defaultdict(int)
-        total, by_verdict, pre, presence = [], defaultdict(list), [], []
+        total, by_verdict, pre, presence, verification = [], defaultdict(list), [], [], []
         for f in sorted(glob.glob(f"{root}/**/result.json", recursive=True)):
             r = json.load(open(f))
             rep = r.get("repair")
@@ -47,16 +48,20 @@ def main() -> int:
                 continue
             v = rep["verdict"]
             verdicts[v] += 1
-            extra = rep.get("duration_ms", 0) + rep.get("pre_injection_snapshot_ms", 0)
+            # A snapshot taken while the lab was prepared is off the run's path.
+            on_path = 0 if rep.get("pre_injection_snapshot_at_prepare") else rep.get("pre_injection_snapshot_ms", 0)
+            extra = rep.get("duration_ms", 0) + on_path
             total.append(extra)
             by_verdict[v].append(extra)
-            if rep.get("pre_injection_snapshot_ms"):
-                pre.append(rep["pre_injection_snapshot_ms"])
+            if on_path:
+                pre.append(on_path)
+            verification.append(rep.get("duration_ms", 0))
         print(f"{root}: " + ", ".join(f"{k} {n}" for k, n in sorted(verdicts.items())))
         print(line("added by the repair task", total))
         for v, xs in sorted(by_verdict.items()):
             print(line(f"  … {v}", xs))
-        print(line("  of which pre-injection snapshot", pre))
+        print(line("  verification after the agent", verification))
+        print(line("  pre-injection snapshot on the run's path", pre))
         if presence:
             print(line("diagnose presence watch", presence))
     return 0

@@ -268,6 +268,9 @@ impl Runner {
             self.config.phases.clone(),
             self.config.telemetry,
         )
+        .with_healthy_snapshot(
+            (self.config.task == crate::task::Task::Repair).then_some(self.config.snapshot),
+        )
     }
 
     /// Deploys a fresh lab of `topology` (a scenario's `Topology:`), builds its toolbox and

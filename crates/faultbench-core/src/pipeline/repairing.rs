@@ -28,6 +28,8 @@ pub(super) struct AgentEnd<'a> {
 /// The repair task's state during one run (nothing in the diagnose task).
 pub(super) struct Repairing {
     pre_injection: Option<Snapshot>,
+    /// The pre-injection snapshot was taken while the lab was prepared (off the run's path).
+    prepared: bool,
     clock: Option<RepairClock>,
 }
 
@@ -38,18 +40,25 @@ impl Repairing {
         runner: &Runner,
         lab: &dyn Lab,
         scenario: &dyn Scenario,
+        healthy: Option<Snapshot>,
     ) -> Result<Option<Repairing>, String> {
         if runner.config.task != Task::Repair {
             return Ok(None);
         }
         crate::repair::check_repairable(scenario).map_err(|e| e.to_string())?;
-        let pre_injection = if scenario.injection().is_negative_control() {
-            None
+        let (pre_injection, prepared) = if scenario.injection().is_negative_control() {
+            (None, false)
+        } else if let Some(s) = healthy {
+            (Some(s), true)
         } else {
-            Some(Snapshot::take(lab, &runner.config.snapshot).await)
+            (
+                Some(Snapshot::take(lab, &runner.config.snapshot).await),
+                false,
+            )
         };
         Ok(Some(Repairing {
             pre_injection,
+            prepared,
             clock: None,
         }))
     }
@@ -117,6 +126,7 @@ impl Repairing {
         if self.pre_injection.is_none() {
             report.pre_injection_snapshot_ms = 0;
         }
+        report.pre_injection_snapshot_at_prepare = self.prepared;
         let presence = presence_of(&report);
         (report, presence)
     }

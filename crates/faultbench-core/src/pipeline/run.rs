@@ -80,7 +80,7 @@ async fn phases(
     if let Some((status, why)) = prepared.failure.take() {
         return (status, Some(why));
     }
-    let (Some(plan), Some(ready)) = (prepared.plan.clone(), prepared.ready.take()) else {
+    let (Some(plan), Some(mut ready)) = (prepared.plan.clone(), prepared.ready.take()) else {
         return (
             RunStatus::PipelineError,
             Some("the prepared lab holds no running lab".into()),
@@ -88,7 +88,10 @@ async fn phases(
     };
     let lab = ready.lab.clone();
     rec.task = cfg.task;
-    let mut repairing = match Repairing::before_injection(runner, lab.as_ref(), scenario).await {
+    let healthy = ready.healthy.take();
+    let mut repairing = match Repairing::before_injection(runner, lab.as_ref(), scenario, healthy)
+        .await
+    {
         Ok(r) => r,
         Err(why) => {
             rec.phases.cleanup = Some(teardown(&ready, "the scenario cannot be repaired").await);

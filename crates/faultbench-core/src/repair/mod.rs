@@ -256,6 +256,10 @@ pub struct RepairReport {
     /// How long the snapshot before the injection took, in milliseconds.
     #[serde(default)]
     pub pre_injection_snapshot_ms: u64,
+    /// That snapshot was taken while the lab was prepared (right after its baseline held,
+    /// in the background for a prestarted lab), not on the run's path.
+    #[serde(default)]
+    pub pre_injection_snapshot_at_prepare: bool,
     /// How long this verification took (fault, baseline, diff; not the persistence check).
     pub duration_ms: u64,
 }
@@ -362,6 +366,7 @@ pub async fn verify_repair(
         time_to_repair_at_agent_end: false,
         persistence: None,
         pre_injection_snapshot_ms: ms(pre.elapsed),
+        pre_injection_snapshot_at_prepare: false,
         duration_ms: 0,
     };
     report.duration_ms = ms(t.elapsed());
