@@ -376,10 +376,14 @@ fn the_repair_task_records_verdicts_and_reports_them() {
             .join("baseline/p1/result.json");
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
     };
+    // The generic mock answers the baseline's inventory scripts too little for it to find
+    // ospfd (it blames missing addresses, for which it has no command): it changes nothing,
+    // says so, and the lab finds the fault still there. (The baseline's repairs on real labs
+    // are measured on netns; the verdicts themselves are tested in tests/repair_netns.rs.)
     let fault = rec("base", "tri-r1-ospfd-down");
     assert_eq!(fault["task"], "repair");
     assert_eq!(
-        fault["repair"]["verdict"], "repaired",
+        fault["repair"]["verdict"], "not_repaired",
         "{:#}",
         fault["repair"]
     );
@@ -387,9 +391,17 @@ fn the_repair_task_records_verdicts_and_reports_them() {
         fault["diagnosis"]["text"]
             .as_str()
             .unwrap()
-            .contains("Repair: I ran `service frr restart` on r1"),
+            .contains("Repair: no command follows from the evidence; I changed nothing."),
         "{}",
         fault["diagnosis"]["text"]
+    );
+    let checks = fault["repair"]["fault"]["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 2, "every check's outcome is recorded");
+    assert!(
+        !fault["repair"]["baseline"]["probes"]
+            .as_array()
+            .unwrap()
+            .is_empty()
     );
     assert!(
         fault["agent_input_prompt"]
@@ -400,7 +412,8 @@ fn the_repair_task_records_verdicts_and_reports_them() {
     let fp = rec("cex", "tri-false-premise-web-slow");
     assert_eq!(fp["repair"]["verdict"], "untouched", "{:#}", fp["repair"]);
     assert!(out.contains("## Repair task"), "{out}");
-    assert!(out.contains("| Correct-Fault | 100.0% (1/1) |"), "{out}");
+    assert!(out.contains("| Correct-Fault | 0.0% (0/1) |"), "{out}");
+    assert!(out.contains("| standard | 0.0% (0/1) |"), "{out}");
     assert!(runs.join("report/repair.svg").is_file());
 }
 
