@@ -1,12 +1,13 @@
 //! Bring your own judge: implement `Judge`, score a diagnosis with it and with the rubric.
 //!
 //! `cargo run --example custom_judge [SCENARIO_FILE]` (default: a Wrong-Device scenario of the
-//! public release, whose ticket blames router1 for router0's dead RIP daemon).
+//! repository's dataset, whose ticket blames the healthy switch3 for router1's dead RIP daemon).
 
 use faultbench::core::Diagnosis;
 use faultbench::core::judge::{AxisVerdict, Judge, JudgeError, JudgeInput, Scores};
 use faultbench::core::scenario::{Assertion, ScenarioFile};
 use faultbench::judge::RubricJudge;
+use std::path::{Path, PathBuf};
 
 /// Checks only the verdict and the blamed devices; ignores the explanation.
 struct VerdictAndDevices;
@@ -43,14 +44,20 @@ impl Judge for VerdictAndDevices {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let path = std::env::args().nth(1).unwrap_or_else(|| {
-        "/work/shared/upstream-sample/kath2_Q/cex/kath2-router0-ripd-down-misdirected.txt".into()
-    });
+    let path = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("dataset/kath2_Q/cex/kath2-router1-ripd-killed-misdirected.txt")
+        });
     let scenario = ScenarioFile::load(&path)?;
     let answer = Diagnosis::parse(
-        "=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: router0\n\
-        diagnosis_text:\nrouter1 is healthy: its uplinks are up and it is not the cause. The RIP \
-        daemon on router0 is dead, so router1 aged out the IT and CS prefixes.\n=== END ===",
+        "=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: router1\n\
+        diagnosis_text:\nswitch3 is healthy: pc0 and laptop0 reach each other and their gateway \
+        192.168.4.1 through it, so it is not the cause. The RIP daemon (ripd) on router1 is not \
+        running, so router1 lost every RIP route. Fix: start ripd on router1 and enter its \
+        router rip configuration again.\n=== END ===",
     )?;
     let input = JudgeInput::new(&scenario, &answer);
     for judge in [&VerdictAndDevices as &dyn Judge, &RubricJudge::new()] {

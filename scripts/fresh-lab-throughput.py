@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Wall time of a benchmark with fresh labs + prestart against warm lab reuse (`--reuse-labs`).
 
-    scripts/fresh-lab-throughput.py [--rounds 2] [--jobs 2] [--delay TOPOLOGY=SECS ...] [TOPOLOGY ...]
+    scripts/fresh-lab-throughput.py [--rounds 2] [--jobs 2] [--delay TOPOLOGY=SECS ...]
+                                    [--keep DIR] [TOPOLOGY ...]
 
 For each topology (default: simple_bgp ospf_enterprise_static Kath2) it runs
 
@@ -13,7 +14,8 @@ the medians, the ratio fresh / reuse, and the load average around each bench. `-
 makes every agent wait S seconds before it starts (`FAULTBENCH_AGENT_DELAY_SECS`, bench-only):
 an agent at least as slow as the topology's bring-up, so that a prestarted lab is ready in time.
 The fresh benches' median bring-up (deploy + baseline) is printed beside the agents' median
-time so that this can be checked. Needs root (netns labs) and a release build
+time so that this can be checked. `--keep DIR` keeps every runs root there (for
+`scripts/harness-overhead.py`). Needs root (netns labs) and a release build
 (`cargo build --release -p faultbench-cli`; FAULTBENCH=path overrides the binary).
 """
 import argparse
@@ -72,19 +74,23 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--delay", action="append", default=[], metavar="TOPOLOGY=SECS")
+    ap.add_argument("--keep", metavar="DIR", help="keep the runs roots in DIR")
     args = ap.parse_args()
     binary = os.environ.get("FAULTBENCH", "target/release/faultbench")
     delays = dict(d.split("=", 1) for d in args.delay)
-    tmp = tempfile.mkdtemp(prefix="fb-throughput-")
+    tmp = args.keep or tempfile.mkdtemp(prefix="fb-throughput-")
+    os.makedirs(tmp, exist_ok=True)
     try:
         for topo in args.topologies:
             delay = float(delays.get(topo, 0) or 0)
             res = {"reuse": [], "fresh": []}
             for rnd in range(args.rounds):
                 for mode in ["reuse", "fresh"]:
-                    root = os.path.join(tmp, f"{topo}-{mode}-{rnd}")
-                    r = bench(binary, topo, args.jobs, mode == "reuse", delay, root)
+                    root = os.path.join(tmp, f"{topo}-d{delay:g}-{mode}-{rnd}")
                     shutil.rmtree(root, ignore_errors=True)
+                    r = bench(binary, topo, args.jobs, mode == "reuse", delay, root)
+                    if not args.keep:
+                        shutil.rmtree(root, ignore_errors=True)
                     res[mode].append(r)
                     print(f"{topo} {mode:5} round {rnd + 1}: {r['wall']:.1f} s, {r['runs']} runs "
                           f"{r['statuses']}, load {r['load']}", flush=True)
@@ -98,7 +104,8 @@ def main() -> int:
                   f"fresh bring-up median {fresh_bringup:.2f} s, agent median {agent:.2f} s, "
                   f"run waited for its lab median {waited:.2f} s", flush=True)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

@@ -179,7 +179,10 @@ async fn applying_the_fix_is_repaired_and_persists() {
     let agent_ms = rec.phases.agent.as_ref().unwrap().duration_ms;
     assert!(ttr >= 2000 && ttr <= agent_ms, "{ttr} ms of {agent_ms} ms");
     assert!(r.clock_rounds >= 1);
-    assert!(r.pre_injection_snapshot_at_prepare, "taken when the lab was prepared");
+    assert!(
+        r.pre_injection_snapshot_at_prepare,
+        "taken when the lab was prepared"
+    );
     let p = r.persistence.as_ref().expect("persistence was asked for");
     assert_eq!(p.restarted, vec!["router2".to_string()]);
     assert!(p.held, "{:?}", p.failures);

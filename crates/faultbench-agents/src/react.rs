@@ -1,12 +1,14 @@
 //! `react`: a plain reason–act loop over function calling, as the release's ReAct agent.
 //!
-//! The model gets a short system prompt (role, the tools by name, the evidence rule and the
-//! answer format) and the paper's user message; each reply may request several tools, all of
-//! them executed; the first reply without tool calls is the answer. No playbooks, no nudges.
+//! The model gets a short system prompt (role, the tools by name, reason–act cycles, the
+//! evidence rule and the answer format — [`react_system`]) and the paper's user message; each
+//! reply may request several tools, all of them executed; the first reply without tool calls
+//! is the answer. No playbooks, no nudges, nothing about the ticket's reliability unless the
+//! [`TicketHint`] asks for it.
 
 use crate::llm_loop::{LoopSettings, run_tool_loop};
-use crate::prompt::react_system;
-use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
+use crate::prompt::{TOOLS_PLACEHOLDER, prompt_version, react_system};
+use faultbench_core::agent::{Agent, AgentInput, AgentOutcome, TicketHint};
 use faultbench_core::toolbox::Toolbox;
 use faultbench_llm::{ChatModel, PriceTable};
 use std::sync::Arc;
@@ -42,6 +44,7 @@ pub struct ReactAgent {
     model: Arc<dyn ChatModel>,
     prices: PriceTable,
     max_output_tokens: Option<u32>,
+    ticket_hint: TicketHint,
 }
 
 impl ReactAgent {
@@ -51,7 +54,14 @@ impl ReactAgent {
             model,
             prices: PriceTable::defaults(),
             max_output_tokens: None,
+            ticket_hint: TicketHint::None,
         }
+    }
+
+    /// Tells the agent (or not) that the ticket may be inaccurate.
+    pub fn with_ticket_hint(mut self, hint: TicketHint) -> Self {
+        self.ticket_hint = hint;
+        self
     }
 
     /// Uses `prices` for `cost_usd`.
@@ -60,7 +70,7 @@ impl ReactAgent {
         self
     }
 
-    /// Caps each reply's output tokens.
+    /// Caps each reply's output tokens (default: the model client's configured cap).
     pub fn with_max_output_tokens(mut self, max: u32) -> Self {
         self.max_output_tokens = Some(max);
         self
@@ -77,10 +87,24 @@ impl Agent for ReactAgent {
         Some(self.model.model())
     }
 
+    /// A hash of the system prompt with the tool list left as a placeholder (the tool set is
+    /// the run's, recorded through the tool policy).
+    fn prompt_version(&self) -> Option<String> {
+        let system = react_system(&[TOOLS_PLACEHOLDER.to_string()], self.ticket_hint);
+        Some(prompt_version(&[&system]))
+    }
+
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(crate::llm_loop::effective_cap(
+            self.model.as_ref(),
+            self.max_output_tokens,
+        ))
+    }
+
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
         let names: Vec<String> = tools.specs().into_iter().map(|s| s.name).collect();
         let settings = LoopSettings {
-            system: react_system(&names),
+            system: react_system(&names, self.ticket_hint),
             max_output_tokens: self.max_output_tokens,
             nudge_missing_block: false,
         };

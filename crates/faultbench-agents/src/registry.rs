@@ -8,7 +8,7 @@
 //! | `external:NAME` | [`ExternalAgent`] with template `NAME` | the CLI's own |
 
 use crate::{BaselineAgent, ExternalAgent, ExternalTemplates, ReactAgent, SadeAgent};
-use faultbench_core::agent::Agent;
+use faultbench_core::agent::{Agent, TicketHint};
 use faultbench_llm::{LlmConfig, PriceTable};
 use std::sync::Arc;
 
@@ -28,6 +28,9 @@ pub struct AgentOptions {
     pub external: Option<ExternalTemplates>,
     /// Output cap per model reply.
     pub max_output_tokens: Option<u32>,
+    /// Whether the LLM and external agents are told the ticket may be inaccurate (default:
+    /// no, as in the paper).
+    pub ticket_hint: TicketHint,
 }
 
 /// Why an agent could not be built.
@@ -65,7 +68,9 @@ pub fn build_agent(spec: &str, opts: &AgentOptions) -> Result<Arc<dyn Agent>, Bu
         "baseline" => Ok(Arc::new(BaselineAgent::new())),
         "react" => {
             let (model, prices) = llm_model("gpt-5")?;
-            let mut a = ReactAgent::new(model).with_prices(prices);
+            let mut a = ReactAgent::new(model)
+                .with_prices(prices)
+                .with_ticket_hint(opts.ticket_hint);
             if let Some(m) = opts.max_output_tokens {
                 a = a.with_max_output_tokens(m);
             }
@@ -73,7 +78,9 @@ pub fn build_agent(spec: &str, opts: &AgentOptions) -> Result<Arc<dyn Agent>, Bu
         }
         "sade" => {
             let (model, prices) = llm_model("claude-sonnet-4-6")?;
-            let mut a = SadeAgent::new(model).with_prices(prices);
+            let mut a = SadeAgent::new(model)
+                .with_prices(prices)
+                .with_ticket_hint(opts.ticket_hint);
             if let Some(m) = opts.max_output_tokens {
                 a = a.with_max_output_tokens(m);
             }
@@ -86,7 +93,7 @@ pub fn build_agent(spec: &str, opts: &AgentOptions) -> Result<Arc<dyn Agent>, Bu
                     .clone()
                     .unwrap_or_else(ExternalTemplates::defaults);
                 let t = templates.get(cli).map_err(|e| BuildError(e.0))?.clone();
-                let mut a = ExternalAgent::new(cli, t);
+                let mut a = ExternalAgent::new(cli, t).with_ticket_hint(opts.ticket_hint);
                 if let Some(m) = &opts.model {
                     a = a.with_model(m);
                 }

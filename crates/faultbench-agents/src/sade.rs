@@ -15,9 +15,9 @@
 //! like any other. `tool_calls` in the outcome counts the calls the model made (a snapshot is
 //! one), as the release counts tool-use blocks.
 
-use crate::llm_loop::{LoopSettings, run_tool_loop};
-use crate::prompt::DIAGNOSIS_CONTRACT;
-use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
+use crate::llm_loop::{LoopSettings, MISSING_BLOCK_NUDGE, run_tool_loop};
+use crate::prompt::{DIAGNOSIS_CONTRACT, prompt_version, with_hint};
+use faultbench_core::agent::{Agent, AgentInput, AgentOutcome, TicketHint};
 use faultbench_core::toolbox::{ToolError, ToolOutput, ToolSpec, Toolbox};
 use faultbench_llm::{ChatModel, PriceTable};
 use serde::Deserialize;
@@ -66,7 +66,8 @@ pub fn playbooks() -> &'static [Playbook] {
 }
 
 impl Playbook {
-    fn render(&self) -> String {
+    /// The text the `playbook` tool returns for this family.
+    pub fn render(&self) -> String {
         format!(
             "PLAYBOOK {}: {}\nSymptoms: {}\nChecks: {}\nFingerprint: {}\nBlame: {}\nTraps: {}",
             self.name,
@@ -81,15 +82,30 @@ impl Playbook {
 }
 
 /// The SADE system prompt: workflow, normal signals, the playbook index and the answer format.
-pub fn sade_system() -> String {
+/// With [`TicketHint::Skeptical`] the workflow's opening paragraph gets the one added sentence.
+pub fn sade_system(hint: TicketHint) -> String {
     let index: Vec<String> = playbooks()
         .iter()
         .map(|b| format!("- {}: {}", b.name, b.title))
         .collect();
+    let (opening, rest) = WORKFLOW.split_once("\n\n").unwrap_or((WORKFLOW, ""));
     format!(
-        "{WORKFLOW}\n{NORMAL_SIGNALS}\nFAULT FAMILIES (read one with the `playbook` tool):\n{}\n\n{DIAGNOSIS_CONTRACT}",
+        "{}\n\n{rest}\n{NORMAL_SIGNALS}\nFAULT FAMILIES (read one with the `playbook` tool):\n{}\n\n{DIAGNOSIS_CONTRACT}",
+        with_hint(opening, hint),
         index.join("\n")
     )
+}
+
+/// Every prompt text SADE sends besides the user message: the system prompt, the playbooks
+/// (read through the `playbook` tool), its own tools' descriptions and the one reminder.
+pub fn sade_prompt_texts(hint: TicketHint) -> Vec<String> {
+    let own_tools = serde_json::to_string_pretty(&SadeToolbox::own_specs()).unwrap_or_default();
+    vec![
+        sade_system(hint),
+        PLAYBOOKS.to_string(),
+        own_tools,
+        MISSING_BLOCK_NUDGE.to_string(),
+    ]
 }
 
 /// The SADE agent.
@@ -97,6 +113,7 @@ pub struct SadeAgent {
     model: Arc<dyn ChatModel>,
     prices: PriceTable,
     max_output_tokens: Option<u32>,
+    ticket_hint: TicketHint,
 }
 
 impl SadeAgent {
@@ -106,7 +123,14 @@ impl SadeAgent {
             model,
             prices: PriceTable::defaults(),
             max_output_tokens: None,
+            ticket_hint: TicketHint::None,
         }
+    }
+
+    /// Tells the agent (or not) that the ticket may be inaccurate.
+    pub fn with_ticket_hint(mut self, hint: TicketHint) -> Self {
+        self.ticket_hint = hint;
+        self
     }
 
     /// Uses `prices` for `cost_usd`.
@@ -115,7 +139,7 @@ impl SadeAgent {
         self
     }
 
-    /// Caps each reply's output tokens.
+    /// Caps each reply's output tokens (default: the model client's configured cap).
     pub fn with_max_output_tokens(mut self, max: u32) -> Self {
         self.max_output_tokens = Some(max);
         self
@@ -132,9 +156,22 @@ impl Agent for SadeAgent {
         Some(self.model.model())
     }
 
+    fn prompt_version(&self) -> Option<String> {
+        let texts = sade_prompt_texts(self.ticket_hint);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        Some(prompt_version(&refs))
+    }
+
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(crate::llm_loop::effective_cap(
+            self.model.as_ref(),
+            self.max_output_tokens,
+        ))
+    }
+
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
         let settings = LoopSettings {
-            system: sade_system(),
+            system: sade_system(self.ticket_hint),
             max_output_tokens: self.max_output_tokens,
             nudge_missing_block: true,
         };
@@ -415,7 +452,7 @@ mod tests {
     fn embedded_playbooks_parse_and_are_indexed() {
         let parsed: PlaybookFile = toml::from_str(PLAYBOOKS).unwrap();
         assert!(parsed.family.len() >= 10);
-        let sys = sade_system();
+        let sys = sade_system(TicketHint::None);
         for b in playbooks() {
             assert!(sys.contains(&format!("- {}: ", b.name)));
         }

@@ -1,6 +1,7 @@
 //! `react` and `sade` end to end on the `two-sites` mock network through the real 22 tools,
 //! driven by scripted models: tool results reach the model, turns and tokens are recorded,
-//! budgets end runs as timeouts, provider failures as agent errors.
+//! budgets end runs as timeouts, provider failures as agent errors; the ticket hint reaches what
+//! each agent (external ones included) sends.
 
 mod common;
 
@@ -247,4 +248,52 @@ async fn the_wall_clock_cap_ends_a_stalled_run() {
         out.cost_usd, None,
         "an unpriced model has no cost, not a zero"
     );
+}
+
+/// What each LLM or external agent actually sends carries the skeptical sentence with
+/// `--ticket-hint skeptical` and nothing of the kind by default.
+#[tokio::test]
+async fn the_ticket_hint_reaches_what_each_agent_sends() {
+    use faultbench_agents::ExternalAgent;
+    use faultbench_agents::external::ExternalTemplates;
+    use faultbench_agents::prompt::SKEPTICAL_SENTENCE;
+    use faultbench_core::agent::TicketHint;
+
+    for hint in TicketHint::ALL {
+        let want = hint == TicketHint::Skeptical;
+        let input = common::input("pc1 cannot reach the web server.", 3);
+        let model = Arc::new(ScriptedModel::new("m", vec![ChatResponse::text(ANSWER)]));
+        ReactAgent::new(model.clone())
+            .with_ticket_hint(hint)
+            .run(&input, common::tools(common::lab(true)))
+            .await;
+        let system = model.requests()[0].system.clone().unwrap();
+        assert_eq!(system.contains(SKEPTICAL_SENTENCE), want, "react {hint}");
+
+        let model = Arc::new(ScriptedModel::new("m", vec![ChatResponse::text(ANSWER)]));
+        SadeAgent::new(model.clone())
+            .with_ticket_hint(hint)
+            .run(&input, common::tools(common::lab(true)))
+            .await;
+        let system = model.requests()[0].system.clone().unwrap();
+        assert_eq!(system.contains(SKEPTICAL_SENTENCE), want, "sade {hint}");
+
+        // An external CLI that prints the instructions it was given as its answer.
+        let t = ExternalTemplates::from_toml_str(
+            "[agents.echo]\nprogram = \"printf\"\nargs = [\"%s\", \"{system}\"]\noutput = \"text\"\nmcp_config = \"none\"\n",
+        )
+        .unwrap();
+        let base = tempfile::tempdir().unwrap();
+        let out = ExternalAgent::new("echo", t.agents["echo"].clone())
+            .with_ticket_hint(hint)
+            .with_workdir_base(base.path())
+            .run(&input, common::tools(common::lab(true)))
+            .await;
+        assert!(out.final_text.contains("=== DIAGNOSIS ==="), "{out:?}");
+        assert_eq!(
+            out.final_text.contains(SKEPTICAL_SENTENCE),
+            want,
+            "external {hint}"
+        );
+    }
 }

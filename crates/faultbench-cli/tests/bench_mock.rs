@@ -148,7 +148,254 @@ fn dry_run_prints_plan_and_cost_and_runs_nothing() {
     );
     assert!(stdout.contains("plan: 12 run(s) to do"), "{stdout}");
     assert!(stdout.contains("estimated cost"), "{stdout}");
-    assert_eq!(manifest_rows(&runs).len(), 0);
+    assert!(stdout.starts_with("## Configuration"), "{stdout}");
+    assert!(
+        !runs.exists(),
+        "a dry run writes nothing, not even the runs root"
+    );
+}
+
+/// The price of one line of `--dry-run`'s estimate (`... × ~$0.1234 = ...`).
+fn per_run_price(stdout: &str, what: &str) -> f64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(what))
+        .unwrap_or_else(|| panic!("no `{what}` line in\n{stdout}"));
+    line.split("× ~$")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no price in `{line}`"))
+}
+
+#[test]
+fn dry_run_prices_external_agents_and_the_llm_judge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .current_dir(tmp.path())
+        .env_remove("OPENAI_API_KEY")
+        .args([
+            "bench",
+            "--scope",
+            "all",
+            "--agents",
+            "baseline,external:claude-code",
+            "--judge",
+            "llm",
+            "--dry-run",
+            "--dataset",
+        ])
+        .arg(fixtures().join("dataset"))
+        .arg("--topologies")
+        .arg(fixtures().join("topologies"))
+        .arg("--runs-root")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Claude Code without --model: priced as the paper's CC-Baseline (claude-sonnet-4-6 with
+    // its Table 8 tokens), never $0.
+    let cc = per_run_price(&stdout, "agent external:claude-code");
+    assert!(cc > 0.3 && cc < 1.0, "{cc}\n{stdout}");
+    assert_eq!(per_run_price(&stdout, "agent baseline"), 0.0);
+    let judge = per_run_price(&stdout, "judge llm:gpt-5-mini");
+    assert!(judge > 0.0 && judge < 0.1, "{judge}\n{stdout}");
+    assert!(stdout.contains("assumptions:"), "{stdout}");
+    assert!(stdout.contains("the paper's Table 8 effort"), "{stdout}");
+    assert!(stdout.contains("| judge.model | gpt-5-mini |"), "{stdout}");
+    assert!(!runs.exists(), "nothing written");
+    assert!(
+        !tmp.path().join(".faultbench").exists(),
+        "no verdict cache created by a dry run"
+    );
+}
+
+/// Every file under `dir` with its bytes and modification time.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let modified = e.metadata().unwrap().modified().unwrap();
+                out.push((p.clone(), std::fs::read(&p).unwrap(), modified));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn one_configuration_per_runs_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let topo = fixtures().join("topologies");
+    let (code, _, err) = bench(&runs, &topo, &["--no-report"]);
+    assert_eq!(code, 0, "{err}");
+    let id: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("identity.json")).unwrap())
+            .unwrap();
+    assert_eq!(id["max_turns"], 20);
+    assert_eq!(id["ticket_hint"], "none");
+    assert_eq!(id["judge"]["name"], "rubric");
+    assert_eq!(id["scenarios"]["count"], 2);
+    assert_eq!(id["reuse_labs"], false, "fresh labs are the default");
+    assert_eq!(id["telemetry"], true);
+    assert!(
+        id.get("prestart").is_none(),
+        "prestart only schedules: {id}"
+    );
+    let before = snapshot(&runs);
+
+    // Resuming with other settings is refused, every differing field listed, nothing written.
+    let (code, _, err) = bench(
+        &runs,
+        &topo,
+        &[
+            "--resume",
+            "--max-turns",
+            "30",
+            "--ticket-hint",
+            "skeptical",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("was made with another configuration"), "{err}");
+    assert!(err.contains("max_turns: stored 20, new 30"), "{err}");
+    assert!(
+        err.contains("ticket_hint: stored none, new skeptical"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("wall_clock"),
+        "only the fields that differ: {err}"
+    );
+    assert_eq!(snapshot(&runs), before, "a refused resume writes nothing");
+    // Reused labs or telemetry off cannot join a root of fresh labs with telemetry.
+    let (code, _, err) = bench(
+        &runs,
+        &topo,
+        &["--resume", "--reuse-labs", "--telemetry", "off"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("reuse_labs: stored false, new true"), "{err}");
+    assert!(err.contains("telemetry: stored true, new false"), "{err}");
+    assert_eq!(snapshot(&runs), before);
+    // So is a fresh run of other runs (another pass) with other settings.
+    let (code, _, err) = bench(&runs, &topo, &["--passes", "2", "--policy", "read-only"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("tool_policy: stored full, new read-only"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&runs), before);
+    // A changed scenario file is a different configuration too.
+    let dataset = tmp.path().join("dataset");
+    copy_tree(&fixtures().join("dataset"), &dataset);
+    let file = dataset.join("tri_Q/base/tri-r1-ospfd-down.txt");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("[GROUND-TRUTH]\n", "[GROUND-TRUTH]\nEdited. "),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .args(["bench", "--emulator", "mock", "--scope", "all", "--resume"])
+        .arg("--dataset")
+        .arg(&dataset)
+        .arg("--topologies")
+        .arg(&topo)
+        .arg("--runs-root")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("scenarios.files.tri-r1-ospfd-down: stored "),
+        "{err}"
+    );
+    assert_eq!(snapshot(&runs), before);
+
+    // The same configuration resumes, and may add passes; prestart is scheduling, not
+    // configuration.
+    let (code, _, err) = bench(
+        &runs,
+        &topo,
+        &["--resume", "--no-report", "--prestart", "0"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("nothing to run"), "{err}");
+    let (code, _, err) = bench(&runs, &topo, &["--passes", "2", "--resume"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(manifest_rows(&runs).len(), 4);
+
+    // The report opens with the configuration.
+    let report = std::fs::read_to_string(runs.join("report/report.md")).unwrap();
+    assert!(report.starts_with("## Configuration"), "{report}");
+    for row in [
+        "| max_turns | 20 |",
+        "| ticket_hint | none |",
+        "| judge.name | rubric |",
+        "| emulator | mock |",
+        "| reuse_labs | false |",
+        "| telemetry | true |",
+    ] {
+        assert!(report.contains(row), "{row} in\n{report}");
+    }
+    let html = std::fs::read_to_string(runs.join("report/report.html")).unwrap();
+    assert!(
+        html.contains("<h2>Configuration</h2>")
+            && html.contains("<th>ticket_hint</th><td>none</td>")
+    );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_root_made_before_run_identities_needs_an_explicit_adoption() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let topo = fixtures().join("topologies");
+    let (code, _, err) = bench(&runs, &topo, &["--no-report"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_file(runs.join("identity.json")).unwrap();
+    let before = snapshot(&runs);
+    let (code, _, err) = bench(&runs, &topo, &["--resume"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no record of the configuration"), "{err}");
+    assert!(err.contains("--adopt-config"), "{err}");
+    assert_eq!(snapshot(&runs), before, "nothing written");
+    let (code, _, err) = bench(&runs, &topo, &["--resume", "--adopt-config", "--no-report"]);
+    assert_eq!(code, 0, "{err}");
+    let id: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("identity.json")).unwrap())
+            .unwrap();
+    assert_eq!(id["adopted"], true);
+    // From then on it is an ordinary root with a recorded configuration.
+    let (code, _, err) = bench(&runs, &topo, &["--resume", "--max-turns", "5"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("max_turns: stored 20, new 5"), "{err}");
 }
 
 /// The triangle mock with every rule slowed down, so that a run takes a while.
@@ -271,6 +518,14 @@ fn fresh_labs_prestart_snapshots_and_telemetry_are_recorded() {
         "later labs were prepared in the background: {prestarted}"
     );
     assert!(!out.contains("Reused labs"), "{out}");
+    let id: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("identity.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (&id["reuse_labs"], &id["telemetry"]),
+        (&false.into(), &false.into())
+    );
+    assert!(out.contains("| telemetry | false |"), "{out}");
 }
 
 #[test]
@@ -293,6 +548,11 @@ fn reused_labs_are_recorded_and_the_report_says_so_at_the_top() {
         out.starts_with("> **Reused labs:**"),
         "the report opens with the warning:\n{out}"
     );
+    let id: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("identity.json")).unwrap())
+            .unwrap();
+    assert_eq!(id["reuse_labs"], true, "{id}");
+    assert!(out.contains("| reuse_labs | true |"), "{out}");
     let (code, out, _) = {
         let o = Command::new(env!("CARGO_BIN_EXE_faultbench"))
             .arg("report")

@@ -1,5 +1,8 @@
-//! `faultbench validate | stats | list` on the public release's files and on corrupted copies.
+//! `faultbench validate | stats | list` on the public release's files (found through
+//! `faultbench-testkit`: every file present, a subset in a partial copy) and on corrupted
+//! copies of a file of our own dataset.
 
+use faultbench_testkit::release_for_test;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -7,8 +10,8 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_faultbench"))
 }
 
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn run(cmd: &mut Command) -> (i32, String, String) {
@@ -22,19 +25,24 @@ fn run(cmd: &mut Command) -> (i32, String, String) {
 
 #[test]
 fn validate_accepts_every_release_file() {
-    let (code, out, _) = run(bin()
-        .arg("validate")
-        .arg(shared().join("upstream-sample"))
-        .arg(shared().join("upstream/dataset")));
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let n = release.scenario_files().len();
+    assert!(n > 0, "no scenario files in {}", release.describe());
+    let (code, out, _) = run(bin().arg("validate").args(release.topology_folders()));
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("34 file(s): 34 valid, 0 invalid"), "{out}");
+    assert!(
+        out.contains(&format!("{n} file(s): {n} valid, 0 invalid")),
+        "{out}"
+    );
 }
 
 #[test]
 fn validate_rejects_each_corruption_with_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let good = std::fs::read_to_string(
-        shared().join("upstream/dataset/kath2_Q/base/kath2-router1-ip-forward-off.txt"),
+        repo().join("dataset/kath2_Q/base/kath2-router1-rip-auth-mismatch.txt"),
     )
     .unwrap();
     let mut big = good.clone();
@@ -47,7 +55,7 @@ fn validate_rejects_each_corruption_with_file_and_line() {
         ("unknown", good.replace("[FIX]", "[REMEDY]").into_bytes()),
         (
             "noheader",
-            good.replace("Scenario: kath2-router1-ip-forward-off\n", "")
+            good.replace("Scenario: kath2-router1-rip-auth-mismatch\n", "")
                 .into_bytes(),
         ),
         (
@@ -86,21 +94,18 @@ fn validate_rejects_each_corruption_with_file_and_line() {
 
 #[test]
 fn stats_counts_equal_files_present() {
-    let (code, out, _) = run(bin()
-        .arg("stats")
-        .arg(shared().join("upstream/dataset"))
-        .arg("--json"));
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let (code, out, _) = run(bin().arg("stats").arg(release.dataset()).arg("--json"));
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let mut present = std::collections::BTreeMap::<String, u64>::new();
-    for topo in std::fs::read_dir(shared().join("upstream/dataset")).unwrap() {
-        for layer in std::fs::read_dir(topo.unwrap().path()).unwrap() {
-            let layer = layer.unwrap().path();
-            let n = std::fs::read_dir(&layer).unwrap().count() as u64;
-            *present
-                .entry(layer.file_name().unwrap().to_string_lossy().into_owned())
-                .or_default() += n;
-        }
+    for f in release.scenario_files() {
+        let layer = f.parent().unwrap().file_name().unwrap();
+        *present
+            .entry(layer.to_string_lossy().into_owned())
+            .or_default() += 1;
     }
     for (layer, n) in &present {
         assert_eq!(v["layers"][layer].as_u64(), Some(*n), "layer {layer}");
@@ -112,9 +117,43 @@ fn stats_counts_equal_files_present() {
     );
 }
 
+/// Ten Kath2 files of the release (`layer`, `id`): two base faults, three `cex` tickets (one of
+/// each kind) and the five persona rewrites of the false premise.
+const KATH2_SAMPLE: [(&str, &str); 10] = [
+    ("base", "kath2-pc1-wrong-netmask"),
+    ("base", "kath2-router0-ripd-down"),
+    ("cex", "kath2-false-premise-dept-gateway-flapping"),
+    ("cex", "kath2-router0-ripd-down-misdirected"),
+    ("cex", "kath2-pc1-wrong-netmask-misdescribed"),
+    ("novice", "kath2-false-premise-dept-gateway-flapping-novice"),
+    ("naive", "kath2-false-premise-dept-gateway-flapping-naive"),
+    (
+        "novice_confident",
+        "kath2-false-premise-dept-gateway-flapping-novice-confident",
+    ),
+    (
+        "naive_unsure",
+        "kath2-false-premise-dept-gateway-flapping-naive-unsure",
+    ),
+    (
+        "naive_no_detail",
+        "kath2-false-premise-dept-gateway-flapping-naive-no-detail",
+    ),
+];
+
 #[test]
 fn list_scopes_and_manifest() {
-    let ds = shared().join("upstream-sample");
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    // A dataset of exactly these files, whatever else the checkout holds.
+    let sample = tempfile::tempdir().unwrap();
+    let ds = sample.path().join("dataset");
+    for (layer, id) in KATH2_SAMPLE {
+        let to = ds.join("kath2_Q").join(layer).join(format!("{id}.txt"));
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(release.scenario("kath2_Q", layer, id), &to).unwrap();
+    }
     let (code, out, _) = run(bin().args(["list", "--scope", "all", "--dataset"]).arg(&ds));
     assert_eq!(code, 0);
     let ids: Vec<&str> = out.lines().collect();

@@ -168,6 +168,18 @@ pub struct Turn {
     pub usage: Usage,
     /// Model latency in milliseconds.
     pub latency_ms: u64,
+    /// The wall-clock cap cut this turn while the model was still answering: `text`, the tool
+    /// calls and `usage` are what it had produced by then (none of its calls were executed).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cut: bool,
+    /// Some of `usage` is estimated from the text (the server reported none, or the turn was
+    /// cut before its usage arrived).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub usage_estimated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A tool call as the model requested it.
@@ -201,6 +213,9 @@ pub struct AgentOutcome {
     pub tool_calls: u32,
     /// Model name, when a model was used.
     pub model: Option<String>,
+    /// The output-token cap every model call of the run was sent with (LLM agents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
     /// Tool calls recorded by the agent itself (external agents report them from the MCP log).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_log: Vec<ToolCallRecord>,
@@ -240,6 +255,71 @@ pub trait Agent: Send + Sync {
         None
     }
 
+    /// A short version of the prompt texts the agent sends (e.g. a content hash of its system
+    /// prompt and instructions), recorded in a runs root's identity so that a changed prompt is
+    /// a changed configuration. `None` for agents without prompts (the deterministic baseline).
+    fn prompt_version(&self) -> Option<String> {
+        None
+    }
+
+    /// The output-token cap each of its model calls is sent with, if it calls a model (part of
+    /// a runs root's configuration, like the model).
+    fn max_output_tokens(&self) -> Option<u32> {
+        None
+    }
+
     /// Investigates through `tools` and answers. Must respect `input.budget`.
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome;
+}
+
+/// Whether LLM agents are told that the ticket may be inaccurate — an experiment arm of its own.
+///
+/// The paper's agents were told nothing about the ticket's reliability (trust in a wrong ticket
+/// is what the benchmark measures), so [`TicketHint::None`] is the default and the faithful
+/// setting. [`TicketHint::Skeptical`] adds one sentence saying the ticket may be inaccurate to
+/// each LLM or external agent's instructions.
+///
+/// ```
+/// use faultbench_core::agent::TicketHint;
+/// assert_eq!("skeptical".parse::<TicketHint>().unwrap(), TicketHint::Skeptical);
+/// assert_eq!(TicketHint::default().to_string(), "none");
+/// assert!("maybe".parse::<TicketHint>().unwrap_err().contains("none, skeptical"));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TicketHint {
+    /// No statement about the ticket (the paper's prompts).
+    #[default]
+    None,
+    /// One added sentence: the ticket may be inaccurate.
+    Skeptical,
+}
+
+impl TicketHint {
+    /// Every hint, in order.
+    pub const ALL: [TicketHint; 2] = [TicketHint::None, TicketHint::Skeptical];
+
+    /// The name used on the command line and in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TicketHint::None => "none",
+            TicketHint::Skeptical => "skeptical",
+        }
+    }
+}
+
+impl std::fmt::Display for TicketHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for TicketHint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        TicketHint::ALL
+            .into_iter()
+            .find(|h| h.as_str() == s.trim())
+            .ok_or_else(|| format!("unknown ticket hint `{s}` (expected one of: none, skeptical)"))
+    }
 }

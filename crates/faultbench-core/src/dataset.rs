@@ -8,10 +8,10 @@
 //!
 //! ```
 //! use faultbench_core::dataset::{Dataset, Scope};
-//! # let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/upstream-sample");
+//! # let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dataset"); // the repository's dataset
 //! let ds = Dataset::scan(root).unwrap();
 //! let personas = ds.select(Scope::Layer(faultbench_core::Layer::Naive), None);
-//! assert_eq!(personas.len(), 1);
+//! assert_eq!(personas.len(), 72); // nine naive rewrites in each of the eight topologies
 //! let stats = ds.stats(&Default::default());
 //! assert!(stats.violations.is_empty(), "{:?}", stats.violations);
 //! ```

@@ -41,6 +41,7 @@
 //! # });
 //! ```
 
+use crate::agent::Usage;
 use crate::diagnosis::Diagnosis;
 use crate::scenario::{Assertion, AxisKind, Scenario, ScoringAxis};
 use serde::{Deserialize, Serialize};
@@ -155,6 +156,13 @@ pub struct Scores {
     pub reasoning_mode: Option<String>,
     /// A problem worth recording that did not stop judging.
     pub error: Option<String>,
+    /// Tokens the judge spent on this run (zero for a deterministic judge or a cache hit;
+    /// `None` when not known, e.g. scores read from the public release).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// What the judge spent on this run in USD (`None` when unknown or the model is unpriced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl Scores {
@@ -173,7 +181,16 @@ impl Scores {
             judge: judge.into(),
             reasoning_mode: None,
             error: None,
+            usage: None,
+            cost_usd: None,
         }
+    }
+
+    /// Records the judge's spend on this run.
+    pub fn with_spend(mut self, usage: Usage, cost_usd: Option<f64>) -> Self {
+        self.usage = Some(usage);
+        self.cost_usd = cost_usd;
+        self
     }
 
     /// Records an axis verdict and updates the pass counters (reasoning-kind axes are kept but
@@ -336,7 +353,19 @@ pub trait Judge: Send + Sync {
     /// Short name recorded with the scores (`rubric`, `llm`, …).
     fn name(&self) -> &str;
 
-    /// Scores one diagnosis.
+    /// The judge's model, when it uses one.
+    fn model(&self) -> Option<&str> {
+        None
+    }
+
+    /// A short version of the judge's prompts or rules, recorded in a runs root's identity so
+    /// that a changed judge is a changed configuration.
+    fn prompt_version(&self) -> Option<String> {
+        None
+    }
+
+    /// Scores one diagnosis. The scores carry the judge's own spend for this run
+    /// ([`Scores::usage`], [`Scores::cost_usd`]) when the judge knows it.
     async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError>;
 }
 

@@ -32,6 +32,7 @@ pub mod diagnosis;
 pub mod emulator;
 pub mod fsutil;
 pub mod identifiers;
+pub mod identity;
 pub mod inject;
 pub mod judge;
 pub mod lab;

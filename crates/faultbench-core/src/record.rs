@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! RUNS/
+//!   identity.json                                  the root's configuration (crate::identity)
 //!   MANIFEST.csv                                   one synced line per finished run
 //!   <topology>/<layer>__<scenario>/<agent>/p<pass>/
 //!       result.json                                a RunRecord (schema below)
@@ -12,10 +13,11 @@
 //!
 //! `result.json` holds everything needed to re-judge or re-report a run without re-running it:
 //! the scenario's full text, the exact prompt the agent received, every phase with its duration,
-//! the agent's turns, tool calls, tokens and cost, the diagnosis, and the judge's breakdown.
-//! `MANIFEST.csv` has the public release's columns, so reports read both.
+//! the agent's turns, tool calls, tokens and cost, the diagnosis, and the judge's breakdown
+//! with its own tokens and cost. `MANIFEST.csv` has the public release's 19 columns first (so
+//! reports read both), then the judge's spend ([`MANIFEST_EXTRA_COLUMNS`]).
 
-use crate::agent::AgentOutcome;
+use crate::agent::{AgentOutcome, Usage};
 use crate::category::{Category, Layer};
 use crate::diagnosis::Diagnosis;
 use crate::judge::Scores;
@@ -346,6 +348,39 @@ pub struct JudgePhase {
     pub error: Option<String>,
     /// Duration in milliseconds.
     pub duration_ms: u64,
+    /// Tokens spent judging this run, re-judgings included (zero for the rubric judge and for
+    /// cached verdicts; `None` when unknown: a failed judgement, or a record made before judges
+    /// reported spend).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// What judging this run cost in USD, re-judgings included (`None` when unknown or
+    /// unpriced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl JudgePhase {
+    /// The phase of a judgement by `judge` that produced `scores` (their spend included).
+    pub fn scored(judge: &str, scores: &Scores, duration_ms: u64) -> Self {
+        JudgePhase {
+            judge: judge.to_string(),
+            error: None,
+            duration_ms,
+            usage: scores.usage,
+            cost_usd: scores.cost_usd,
+        }
+    }
+
+    /// The phase of a judgement by `judge` that failed with `error`.
+    pub fn failed(judge: &str, error: &str, duration_ms: u64) -> Self {
+        JudgePhase {
+            judge: judge.to_string(),
+            error: Some(error.to_string()),
+            duration_ms,
+            usage: None,
+            cost_usd: None,
+        }
+    }
 }
 
 /// After the run: teardown, or (with `--reuse-labs`) revert-and-verify to keep the lab.
@@ -492,6 +527,7 @@ impl RunRecord {
     pub fn manifest_row(&self) -> ManifestRow {
         let outcome = self.phases.agent.as_ref().map(|a| &a.outcome);
         let usage = outcome.map(|o| o.usage).unwrap_or_default();
+        let judge = self.phases.judge.as_ref();
         let scored = self.status == RunStatus::Scored;
         ManifestRow {
             arm: self.key.arm().to_string(),
@@ -517,6 +553,9 @@ impl RunRecord {
             out_tokens: usage.output_tokens,
             cost_usd: outcome.and_then(|o| o.cost_usd).unwrap_or(0.0),
             wall_seconds: self.wall_seconds,
+            judge_in_tokens: judge.and_then(|j| j.usage).map(|u| u.total_input()),
+            judge_out_tokens: judge.and_then(|j| j.usage).map(|u| u.output_tokens),
+            judge_cost_usd: judge.and_then(|j| j.cost_usd),
         }
     }
 
@@ -585,10 +624,29 @@ pub struct ManifestRow {
     pub cost_usd: f64,
     /// Wall time in seconds.
     pub wall_seconds: f64,
+    /// The judge's input tokens for this run (ours only; blank when unknown).
+    #[serde(default)]
+    pub judge_in_tokens: Option<u64>,
+    /// The judge's output tokens for this run (ours only; blank when unknown).
+    #[serde(default)]
+    pub judge_out_tokens: Option<u64>,
+    /// The judge's cost for this run in USD (ours only; blank when unknown). `cost_usd` is the
+    /// agent's alone, as in the release.
+    #[serde(default)]
+    pub judge_cost_usd: Option<f64>,
 }
 
-/// The `MANIFEST.csv` header.
-pub const MANIFEST_HEADER: &str = "arm,pass,topology,scenario_id,agent,model,status,submitted,is_anomaly,outcome_score,fix_score,reasoning_score,tool_calls,in_tokens,cache_read_tokens,cache_write_tokens,out_tokens,cost_usd,wall_seconds";
+/// The public release's `MANIFEST.csv` columns (19), in order.
+pub const RELEASE_MANIFEST_HEADER: &str = "arm,pass,topology,scenario_id,agent,model,status,submitted,is_anomaly,outcome_score,fix_score,reasoning_score,tool_calls,in_tokens,cache_read_tokens,cache_write_tokens,out_tokens,cost_usd,wall_seconds";
+
+/// Columns faultbench appends after the release's: the judge's spend per run.
+pub const MANIFEST_EXTRA_COLUMNS: [&str; 3] =
+    ["judge_in_tokens", "judge_out_tokens", "judge_cost_usd"];
+
+/// The header of the `MANIFEST.csv` faultbench writes: the release's 19 columns, then
+/// [`MANIFEST_EXTRA_COLUMNS`]. Readers accept the release's header alone (and ignore
+/// columns they do not know after the release's).
+pub const MANIFEST_HEADER: &str = "arm,pass,topology,scenario_id,agent,model,status,submitted,is_anomaly,outcome_score,fix_score,reasoning_score,tool_calls,in_tokens,cache_read_tokens,cache_write_tokens,out_tokens,cost_usd,wall_seconds,judge_in_tokens,judge_out_tokens,judge_cost_usd";
 
 fn py_bool(b: bool) -> &'static str {
     if b { "True" } else { "False" }
@@ -629,6 +687,13 @@ impl ManifestRow {
             self.out_tokens.to_string(),
             self.cost_usd.to_string(),
             self.wall_seconds.to_string(),
+            self.judge_in_tokens
+                .map(|x| x.to_string())
+                .unwrap_or_default(),
+            self.judge_out_tokens
+                .map(|x| x.to_string())
+                .unwrap_or_default(),
+            opt_num(self.judge_cost_usd),
         ]
         .join(",")
     }
@@ -748,9 +813,38 @@ mod tests {
         let r = record();
         assert_eq!(
             r.manifest_row().to_csv(),
-            "base80,p2,Lab,lab-r1-ospfd-down,external:claude code,m,scored,True,True,0.7499999999999999,,,7,100,0,0,0,0.25,9.5"
+            "base80,p2,Lab,lab-r1-ospfd-down,external:claude code,m,scored,True,True,0.7499999999999999,,,7,100,0,0,0,0.25,9.5,,,"
         );
-        assert_eq!(MANIFEST_HEADER.split(',').count(), 19);
+        assert_eq!(RELEASE_MANIFEST_HEADER.split(',').count(), 19);
+        assert_eq!(
+            MANIFEST_HEADER,
+            format!(
+                "{RELEASE_MANIFEST_HEADER},{}",
+                MANIFEST_EXTRA_COLUMNS.join(",")
+            )
+        );
+        let mut judged = r.clone();
+        judged.phases.judge = Some(JudgePhase::scored(
+            "llm:gpt-5-mini",
+            &Scores::new("llm:gpt-5-mini").with_spend(
+                Usage {
+                    input_tokens: 900,
+                    cache_read_tokens: 100,
+                    output_tokens: 50,
+                    ..Default::default()
+                },
+                Some(0.0003),
+            ),
+            5,
+        ));
+        assert!(
+            judged
+                .manifest_row()
+                .to_csv()
+                .ends_with(",0.25,9.5,1000,50,0.0003"),
+            "{}",
+            judged.manifest_row().to_csv()
+        );
         let dir = r.key.dir(Path::new("/R"));
         assert_eq!(
             dir,

@@ -1,5 +1,8 @@
 //! Malformed scenario files are rejected with a file:line message and never a panic.
 //!
+//! The corruptions start from a valid file of our own dataset (the release's grammar), so the
+//! fuzzer needs nothing outside the repository.
+//!
 //! The proptest below is the parser fuzzer. CI runs the quick default; the long run is
 //! `PROPTEST_CASES=200000 cargo test --release -p faultbench-core --test corrupt`.
 
@@ -7,13 +10,17 @@ use faultbench_core::scenario::{MAX_SCENARIO_BYTES, ScenarioError, ScenarioFile,
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn release_file() -> PathBuf {
+/// A valid scenario of the repository's dataset with every section the cases below corrupt
+/// (`device: router1`, an `=> expect loss>0` check, `[DIAGNOSTIC-PROCESS]`, `[FIX]`).
+fn valid_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/upstream/dataset/kath2_Q/base/kath2-router1-ip-forward-off.txt")
+        .join("../../dataset/kath2_Q/base/kath2-router1-rip-auth-mismatch.txt")
 }
 
 fn original() -> String {
-    std::fs::read_to_string(release_file()).unwrap()
+    let text = std::fs::read_to_string(valid_file()).unwrap();
+    ScenarioSpec::parse(&text).expect("the starting file is valid");
+    text
 }
 
 fn load_bytes(bytes: &[u8]) -> ScenarioError {

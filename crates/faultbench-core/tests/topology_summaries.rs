@@ -1,14 +1,16 @@
 //! The summary an agent reads must be the release's, byte for byte.
 //!
-//! Every run record of the public release (`../shared/upstream/runs/**/result.json`) stores the
-//! exact user message its agent received: the topology overview, then the ticket. For every
-//! record whose topology exists under `topologies/`, we rebuild that message from our lab
-//! directory (`TopologySummary::for_lab`, which picks the Kathará or NIKA style from
-//! `topology.toml`) and the record's ticket, and compare. The three NIKA topologies must be
-//! present; the Kathará ones are checked as soon as their directories exist.
+//! Every run record of the public release (`final_results/**/result.json`, found through
+//! `faultbench-testkit`) stores the exact user message its agent received: the topology
+//! overview, then the ticket. For every record whose topology exists under `topologies/`, we
+//! rebuild that message from our lab directory (`TopologySummary::for_lab`, which picks the
+//! Kathará or NIKA style from `topology.toml`) and the record's ticket, and compare. The three
+//! NIKA topologies must be present; the Kathará ones are checked as soon as their directories
+//! exist. A full checkout of the release gives all 3,960 records, a partial copy a subset.
 
 use faultbench_core::agent::{AgentInput, Budget};
 use faultbench_core::lab::{LabDir, TopologySummary};
+use faultbench_testkit::{full, release_for_test};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -16,29 +18,23 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn runs_dir() -> PathBuf {
-    repo().join("../shared/upstream/runs")
-}
-
-fn result_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            result_files(&p, out);
-        } else if p.file_name().is_some_and(|n| n == "result.json") {
-            out.push(p);
-        }
-    }
-}
-
 const NIKA: [&str; 3] = ["dc_clos_bgp", "ospf_enterprise_static", "simple_bgp"];
 
 #[test]
 fn agent_prompts_of_the_release_are_rebuilt_byte_for_byte() {
-    let mut files = Vec::new();
-    result_files(&runs_dir(), &mut files);
-    files.sort();
-    assert_eq!(files.len(), 80, "the shared folder holds 80 run records");
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let files = release.run_records();
+    eprintln!("{}: {} run records", release.describe(), files.len());
+    assert!(
+        !files.is_empty(),
+        "no run records under {}",
+        release.final_results().display()
+    );
+    if release.is_full() {
+        assert_eq!(files.len(), full::RUN_RECORDS);
+    }
 
     let mut summaries: BTreeMap<String, Option<Result<String, String>>> = BTreeMap::new();
     let mut failures: Vec<String> = Vec::new();

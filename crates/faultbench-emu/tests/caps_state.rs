@@ -18,7 +18,7 @@ impl Shims {
             // SAFETY: geteuid has no preconditions.
             unsafe { libc::geteuid() },
             0,
-            "capability tests need root (they run as root here and in CI)"
+            "capability tests need root (they run as root here and in CI): run them as root, e.g. `sudo ./scripts/test.sh`"
         );
         let caps = HostCaps::probe()
             .with(Feature::Netem, false)

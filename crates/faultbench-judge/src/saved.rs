@@ -170,6 +170,14 @@ fn sidecars(dir: &Path) -> Vec<Scores> {
         .collect()
 }
 
+/// The sum of two optional amounts (unknown + known = known).
+fn add<T>(a: Option<T>, b: Option<T>, plus: impl Fn(T, T) -> T) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(plus(a, b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Where [`store_verdict`] put a re-judged verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stored {
@@ -182,7 +190,8 @@ pub enum Stored {
 
 /// Stores the outcome of re-judging `run` found under `root`: `Ok(scores)` makes a faultbench
 /// record `scored` with those scores; `Err(message)` makes it `judge_failed` (its diagnosis
-/// kept). Release records get a sidecar file instead.
+/// kept). The judgement's spend is added to the record's `phases.judge` (everything spent
+/// judging the run). Release records get a sidecar file instead.
 pub fn store_verdict(
     root: &Path,
     run: &SavedRun,
@@ -206,6 +215,11 @@ pub fn store_verdict(
             let phase = rec.phases.judge.get_or_insert_with(Default::default);
             phase.judge = judge.to_string();
             phase.error = verdict.err().map(str::to_string);
+            // Every judgement's spend counts: the re-judging's is added to what judging this
+            // run cost before (a failed judgement's spend is unknown and adds nothing).
+            let new = verdict.ok();
+            phase.usage = add(phase.usage, new.and_then(|s| s.usage), |a, b| a + b);
+            phase.cost_usd = add(phase.cost_usd, new.and_then(|s| s.cost_usd), |a, b| a + b);
             // The registry is rebuilt once by the caller after all updates
             // (`RunsRoot::rebuild_manifest`), not once per run.
             let store = faultbench_core::store::RunsRoot::attach(root);

@@ -10,19 +10,21 @@ use faultbench_judge::release::ReleaseRun;
 use faultbench_llm::{
     ChatRequest, ChatResponse, LlmError, OpenAiClient, RetryPolicy, ScriptedModel,
 };
+use faultbench_testkit::release_for_test;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-const SAMPLE: &str = "/work/shared/upstream-sample/kath2_Q";
-const RUNS: &str = "/work/shared/upstream/runs";
-
 /// kath2-router0-ripd-down: assert-identifies, must-identify-device, must-identify-component,
 /// one bonus; it has a [FIX].
-fn ripd_scenario() -> ScenarioFile {
-    ScenarioFile::load(format!("{SAMPLE}/base/kath2-router0-ripd-down.txt")).unwrap()
+/// The release's file (through `faultbench-testkit`); `None` when the release is missing.
+fn ripd_scenario() -> Option<ScenarioFile> {
+    let release = release_for_test()?;
+    Some(
+        ScenarioFile::load(release.scenario("kath2_Q", "base", "kath2-router0-ripd-down")).unwrap(),
+    )
 }
 
 fn good_diagnosis() -> Diagnosis {
@@ -68,7 +70,9 @@ fn answer(req: &ChatRequest) -> ChatResponse {
 
 #[tokio::test]
 async fn valid_answers_combine_with_the_release_formula() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let model = Arc::new(ScriptedModel::from_fn("gpt-5-mini", |r| Ok(answer(r))));
     let judge = LlmJudge::new(model.clone());
@@ -115,7 +119,9 @@ async fn valid_answers_combine_with_the_release_formula() {
 
 #[tokio::test]
 async fn a_trace_digest_switches_reasoning_to_trace_mode() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let events = vec![
         TraceEvent::ToolCall {
@@ -153,7 +159,9 @@ async fn a_trace_digest_switches_reasoning_to_trace_mode() {
 
 #[tokio::test]
 async fn malformed_json_gets_one_repair_request() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let outcome_calls = Arc::new(AtomicUsize::new(0));
     let seen = outcome_calls.clone();
@@ -185,7 +193,9 @@ async fn malformed_json_gets_one_repair_request() {
 
 #[tokio::test]
 async fn repeated_garbage_is_a_judge_error() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let model = Arc::new(ScriptedModel::from_fn("m", |r| {
         Ok(match kind(r) {
@@ -212,7 +222,9 @@ async fn repeated_garbage_is_a_judge_error() {
 
 #[tokio::test]
 async fn an_unreachable_model_is_unavailable() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let model = Arc::new(ScriptedModel::from_fn("m", |_| {
         Err(LlmError::GaveUp {
@@ -235,7 +247,9 @@ async fn an_unreachable_model_is_unavailable() {
 #[tokio::test]
 async fn the_second_judgement_comes_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = good_diagnosis();
     let first_model = Arc::new(ScriptedModel::from_fn("gpt-5-mini", |r| Ok(answer(r))));
     let first =
@@ -247,7 +261,21 @@ async fn the_second_judgement_comes_from_the_cache() {
     let offline = Arc::new(ScriptedModel::new("gpt-5-mini", vec![]));
     let second = LlmJudge::new(offline.clone()).with_cache(VerdictCache::open(dir.path()).unwrap());
     let b = second.judge(&JudgeInput::new(&scenario, &d)).await.unwrap();
-    assert_eq!(a, b);
+    // The first judgement paid for three calls; the cached one paid nothing.
+    let three_calls = Usage {
+        input_tokens: 300,
+        output_tokens: 30,
+        ..Default::default()
+    };
+    assert_eq!(a.usage, Some(three_calls));
+    assert_eq!(b.usage, Some(Usage::default()));
+    assert_eq!(b.cost_usd, Some(0.0));
+    let spendless = |s: &faultbench_core::Scores| faultbench_core::Scores {
+        usage: None,
+        cost_usd: None,
+        ..s.clone()
+    };
+    assert_eq!(spendless(&a), spendless(&b));
     assert!(offline.requests().is_empty());
     assert_eq!(second.cache().unwrap().stats(), (3, 0));
 
@@ -267,7 +295,9 @@ async fn the_second_judgement_comes_from_the_cache() {
 
 #[tokio::test]
 async fn an_empty_diagnosis_costs_nothing() {
-    let scenario = ripd_scenario();
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
     let d = Diagnosis {
         is_anomaly: Some(true),
         faulty_devices: vec!["router0".into()],
@@ -283,6 +313,79 @@ async fn an_empty_diagnosis_costs_nothing() {
     assert_eq!(s.error.as_deref(), Some("empty diagnosis_text"));
     assert!(s.fix.is_none() && s.reasoning.is_none());
     assert!(model.requests().is_empty());
+    assert_eq!((s.usage, s.cost_usd), (Some(Usage::default()), Some(0.0)));
+}
+
+#[tokio::test]
+async fn each_run_gets_its_own_spend_even_when_judged_concurrently() {
+    let Some(scenario) = ripd_scenario() else {
+        return;
+    };
+    let d1 = good_diagnosis();
+    let mut d2 = good_diagnosis();
+    d2.text.push_str(" The RIP timers are the defaults.");
+    // The second diagnosis' calls are bigger, so the two runs' spends differ.
+    let model = Arc::new(ScriptedModel::from_fn("gpt-5-mini", |r| {
+        let big = r
+            .messages
+            .iter()
+            .any(|m| format!("{m:?}").contains("RIP timers"));
+        Ok(answer(r).with_usage(Usage {
+            input_tokens: if big { 1000 } else { 100 },
+            output_tokens: 10,
+            ..Default::default()
+        }))
+    }));
+    let judge = LlmJudge::new(model);
+    let (in1, in2) = (
+        JudgeInput::new(&scenario, &d1),
+        JudgeInput::new(&scenario, &d2),
+    );
+    let (a, b) = tokio::join!(judge.judge(&in1), judge.judge(&in2));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.usage.unwrap().input_tokens, 300);
+    assert_eq!(b.usage.unwrap().input_tokens, 3000);
+    assert_eq!(
+        judge.usage().input_tokens,
+        3300,
+        "the judge's total is the sum"
+    );
+    // gpt-5-mini at $0.25 / $2 per million tokens.
+    assert!((a.cost_usd.unwrap() - (300.0 * 0.25 + 30.0 * 2.0) / 1e6).abs() < 1e-12);
+    assert!(b.cost_usd.unwrap() > a.cost_usd.unwrap());
+    // An unpriced model: tokens known, cost unknown (never a made-up zero).
+    let unpriced = LlmJudge::new(Arc::new(ScriptedModel::from_fn("my-llama", |r| {
+        Ok(answer(r))
+    })));
+    let s = unpriced
+        .judge(&JudgeInput::new(&scenario, &d1))
+        .await
+        .unwrap();
+    assert_eq!((s.usage.unwrap().input_tokens, s.cost_usd), (300, None));
+}
+
+#[test]
+fn the_judge_names_its_model_and_prompt_version() {
+    let judge = LlmJudge::new(Arc::new(ScriptedModel::new("gpt-5-mini", vec![])));
+    assert_eq!(judge.model(), Some("gpt-5-mini"));
+    let v = judge.prompt_version().unwrap();
+    assert!(
+        v.starts_with(&format!("{}+", faultbench_judge::llm::PROMPT_VERSION)),
+        "{v}"
+    );
+    assert_eq!(v, faultbench_judge::llm::prompts::prompt_version());
+    let rubric = faultbench_judge::RubricJudge::new();
+    let rv = rubric.prompt_version().unwrap();
+    assert!(rv.starts_with("rubric-"), "{rv}");
+    let strict = faultbench_judge::RubricJudge::new().with_config(faultbench_judge::RubricConfig {
+        rule: faultbench_core::judge::OutcomeRule::Strict,
+        ..Default::default()
+    });
+    assert_ne!(
+        strict.prompt_version().unwrap(),
+        rv,
+        "settings are part of the version"
+    );
 }
 
 fn completion(content: &str) -> Value {
@@ -322,8 +425,15 @@ fn wire_judge(req: &Request) -> ResponseTemplate {
 
 #[tokio::test]
 async fn a_release_run_is_judged_over_the_openai_wire_format() {
-    let run = ReleaseRun::read(format!(
-        "{RUNS}/base80/ospf_enterprise_static/ospf-enterprise-dns-named-down/cc-baseline/p1/result.json"
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let run = ReleaseRun::read(release.run_record(
+        "base80",
+        "ospf_enterprise_static",
+        "ospf-enterprise-dns-named-down",
+        "cc-baseline",
+        "p1",
     ))
     .unwrap();
     let server = MockServer::start().await;
@@ -369,4 +479,19 @@ async fn a_release_run_is_judged_over_the_openai_wire_format() {
         assert_eq!(body["messages"][0]["role"], "system");
     }
     assert_eq!(judge.usage().input_tokens, 3 * 900);
+    // This run's spend, as sent on the wire, priced as gpt-5-mini (the dated name matches).
+    assert_eq!(
+        s.usage,
+        Some(Usage {
+            input_tokens: 3 * 900,
+            output_tokens: 3 * 120,
+            ..Default::default()
+        })
+    );
+    let want = (2700.0 * 0.25 + 360.0 * 2.0) / 1e6;
+    assert!(
+        (s.cost_usd.unwrap() - want).abs() < 1e-12,
+        "{:?}",
+        s.cost_usd
+    );
 }

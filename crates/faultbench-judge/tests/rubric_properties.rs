@@ -12,37 +12,32 @@ use faultbench_core::Diagnosis;
 use faultbench_core::judge::OutcomeRule;
 use faultbench_core::scenario::{Scenario, ScenarioFile, ScenarioSpec};
 use faultbench_judge::{RubricConfig, RubricJudge};
+use faultbench_testkit::{Release, release_for_test};
 use proptest::prelude::*;
-use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
+use std::cell::OnceCell;
+use std::sync::OnceLock;
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|x| x == "txt") {
-            out.push(p);
-        }
-    }
+thread_local! {
+    /// This test's answer from `release_for_test` (asked once per test thread, so a missing
+    /// release is recorded once per test, not once per generated case).
+    static RELEASE: OnceCell<Option<Release>> = const { OnceCell::new() };
 }
 
-/// The release's scenario files kept beside the project (34 files).
-static SCENARIOS: LazyLock<Vec<ScenarioFile>> = LazyLock::new(|| {
-    let mut paths = Vec::new();
-    walk(Path::new("/work/shared/upstream-sample"), &mut paths);
-    walk(Path::new("/work/shared/upstream/dataset"), &mut paths);
-    paths.sort();
-    let v: Vec<ScenarioFile> = paths
-        .iter()
-        .filter_map(|p| ScenarioFile::load(p).ok())
-        .collect();
-    assert!(v.len() >= 30, "release scenario files missing: {}", v.len());
-    v
-});
+/// The release's scenario files (every one present: a subset in a partial copy, 560 in a full
+/// checkout), or `None` when the release is missing.
+fn scenarios() -> Option<&'static [ScenarioFile]> {
+    static ALL: OnceLock<Vec<ScenarioFile>> = OnceLock::new();
+    let release = RELEASE.with(|r| r.get_or_init(release_for_test).clone())?;
+    Some(ALL.get_or_init(|| {
+        let paths = release.scenario_files();
+        let v: Vec<ScenarioFile> = paths
+            .iter()
+            .map(|p| ScenarioFile::load(p).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        assert!(!v.is_empty(), "no scenario files in {}", release.describe());
+        v
+    }))
+}
 
 /// Sentences a diagnosis of `s` may be built from: its ground truth, its axes, and
 /// clearing/blaming sentences about its devices.
@@ -130,7 +125,8 @@ proptest! {
 
     #[test]
     fn scores_stay_in_range(idx in 0usize..1000, ds in diagnoses()) {
-        let s = &SCENARIOS[idx % SCENARIOS.len()];
+        let Some(all) = scenarios() else { return Ok(()) };
+        let s = &all[idx % all.len()];
         for rule in [OutcomeRule::Release, OutcomeRule::Strict] {
             let j = judge(rule);
             for (a, m, p) in &ds {
@@ -148,7 +144,8 @@ proptest! {
 
     #[test]
     fn strict_rule_correct_outranks_wrong(idx in 0usize..1000, ds in diagnoses()) {
-        let s = &SCENARIOS[idx % SCENARIOS.len()];
+        let Some(all) = scenarios() else { return Ok(()) };
+        let s = &all[idx % all.len()];
         let j = judge(OutcomeRule::Strict);
         let scored: Vec<_> = ds.iter().map(|(a, m, p)| j.score(s, &build(s, *a, *m, p))).collect();
         for x in &scored {
@@ -162,7 +159,8 @@ proptest! {
 
     #[test]
     fn release_rule_correct_outranks_wrong_with_few_required_axes(idx in 0usize..1000, ds in diagnoses()) {
-        let s = &SCENARIOS[idx % SCENARIOS.len()];
+        let Some(all) = scenarios() else { return Ok(()) };
+        let s = &all[idx % all.len()];
         let j = judge(OutcomeRule::Release);
         let scored: Vec<_> = ds.iter().map(|(a, m, p)| j.score(s, &build(s, *a, *m, p))).collect();
         for x in &scored {
@@ -189,7 +187,8 @@ proptest! {
         devices in proptest::collection::vec("\\PC{0,12}", 0..4),
         anomaly in proptest::option::of(any::<bool>()),
     ) {
-        let s = &SCENARIOS[idx % SCENARIOS.len()];
+        let Some(all) = scenarios() else { return Ok(()) };
+        let s = &all[idx % all.len()];
         let d = Diagnosis { is_anomaly: anomaly, faulty_devices: devices, text, parsed_ok: false };
         let sc = judge(OutcomeRule::Release).score(s, &d);
         prop_assert!((0.0..=1.0).contains(&sc.outcome));
@@ -199,9 +198,12 @@ proptest! {
 /// The generator is not vacuous: it produces diagnoses on both sides of the property.
 #[test]
 fn generated_diagnoses_pass_and_fail_required_axes() {
+    let Some(all) = scenarios() else {
+        return;
+    };
     let j = judge(OutcomeRule::Strict);
     let (mut all_pass, mut some_fail) = (0, 0);
-    for s in SCENARIOS.iter() {
+    for s in all {
         let n = pool(s).1.len();
         let picks: Vec<usize> = (0..n).collect();
         for (anomaly, mask) in [(Some(true), 0b1u8), (Some(true), 0b11), (Some(false), 0)] {

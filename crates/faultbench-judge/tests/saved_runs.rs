@@ -10,16 +10,18 @@ use faultbench_core::toolbox::ToolCallRecord;
 use faultbench_core::{Layer, RunStatus};
 use faultbench_judge::RubricJudge;
 use faultbench_judge::saved::{Origin, Stored, load_runs, store_verdict};
+use faultbench_testkit::release_for_test;
 use serde_json::json;
 
 const ANSWER: &str = "=== DIAGNOSIS ===\nis_anomaly: true\nfaulty_devices: router0\ndiagnosis_text:\n\
     ripd is not running on router0, so router1 aged out the IT and CS prefixes. Fix: restart \
     FRR on router0 and re-apply the router rip configuration.\n=== END ===";
 
-fn judge_failed_record() -> RunRecord {
+/// A judge-failed run of the release's `kath2-router0-ripd-down`; `None` without the release.
+fn judge_failed_record() -> Option<RunRecord> {
+    let release = release_for_test()?;
     let sc =
-        ScenarioFile::load("/work/shared/upstream-sample/kath2_Q/base/kath2-router0-ripd-down.txt")
-            .unwrap();
+        ScenarioFile::load(release.scenario("kath2_Q", "base", "kath2-router0-ripd-down")).unwrap();
     let outcome = AgentOutcome {
         final_text: ANSWER.into(),
         tool_calls: 1,
@@ -37,7 +39,7 @@ fn judge_failed_record() -> RunRecord {
         }],
         ..Default::default()
     };
-    RunRecord {
+    Some(RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {
             topology: "Kath2".into(),
@@ -68,14 +70,17 @@ fn judge_failed_record() -> RunRecord {
         scores: None,
         error: Some("judge unavailable: HTTP 503".into()),
         faultbench_version: "test".into(),
-    }
+    })
 }
 
 #[test]
 fn a_judge_failed_record_is_rejudged_in_place() {
+    let Some(record) = judge_failed_record() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let root = RunsRoot::open(dir.path()).unwrap();
-    root.archive(&judge_failed_record()).unwrap();
+    root.archive(&record).unwrap();
 
     let (runs, errors) = load_runs(dir.path()).unwrap();
     assert!(errors.is_empty());
@@ -129,14 +134,22 @@ fn a_judge_failed_record_is_rejudged_in_place() {
 
 #[test]
 fn release_records_get_a_sidecar_and_bad_files_are_reported() {
+    let Some(release) = release_for_test() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
-    let src =
-        "/work/shared/upstream/runs/cex120/Kath1/kath1-false-premise-wifi-down/sade/p3/result.json";
+    let src = release.run_record(
+        "cex120",
+        "Kath1",
+        "kath1-false-premise-wifi-down",
+        "sade",
+        "p3",
+    );
     let run_dir = dir
         .path()
         .join("cex120/Kath1/kath1-false-premise-wifi-down/sade/p3");
     std::fs::create_dir_all(&run_dir).unwrap();
-    std::fs::copy(src, run_dir.join("result.json")).unwrap();
+    std::fs::copy(&src, run_dir.join("result.json")).unwrap();
     let bad_dir = dir.path().join("broken");
     std::fs::create_dir_all(&bad_dir).unwrap();
     std::fs::write(bad_dir.join("result.json"), "{\"hello\": 1}").unwrap();

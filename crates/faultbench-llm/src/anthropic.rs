@@ -8,11 +8,19 @@
 //! agent loop reads the previous turns from the cache. Usage is reported by the API already
 //! split: `input_tokens` (uncached), `cache_read_input_tokens`, `cache_creation_input_tokens`,
 //! `output_tokens`.
+//!
+//! The API requires `max_tokens`: the request's cap, else the client's
+//! ([`crate::DEFAULT_MAX_OUTPUT_TOKENS`] unless configured). Replies are streamed by default
+//! (`stream: true`, assembled by [`crate::anthropic_stream`]), so that a call cut by a deadline
+//! keeps its text; input usage arrives first (`message_start`), output usage last.
 
+use crate::DEFAULT_MAX_OUTPUT_TOKENS;
+use crate::anthropic_stream::{apply_event, stop_reason, usage_of};
 use crate::model::ChatModel;
-use crate::retry::{RetryPolicy, excerpt, http_client, post_json};
-use crate::types::{ChatRequest, ChatResponse, LlmError, Message, StopReason, ToolCall};
-use faultbench_core::Usage;
+use crate::partial::{Partial, Progress};
+use crate::retry::{RetryPolicy, excerpt, http_client};
+use crate::streaming::{Applied, HttpCall, call};
+use crate::types::{ChatRequest, ChatResponse, LlmError, Message};
 use serde_json::{Value, json};
 
 /// The API version header this client speaks.
@@ -33,7 +41,8 @@ pub struct AnthropicClient {
     base_url: String,
     api_key: String,
     policy: RetryPolicy,
-    default_max_tokens: u32,
+    max_output_tokens: u32,
+    stream: bool,
     prompt_caching: bool,
     headers: Vec<(String, String)>,
 }
@@ -58,7 +67,8 @@ impl AnthropicClient {
             base_url,
             api_key: api_key.into(),
             policy: RetryPolicy::default(),
-            default_max_tokens: 16_000,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            stream: true,
             prompt_caching: true,
             headers: Vec::new(),
         })
@@ -76,9 +86,15 @@ impl AnthropicClient {
         self
     }
 
-    /// The `max_tokens` sent when a request sets none (the API requires the field).
-    pub fn with_default_max_tokens(mut self, max: u32) -> Self {
-        self.default_max_tokens = max;
+    /// The `max_tokens` sent when a request sets none (the API requires the field; at least 1).
+    pub fn with_max_output_tokens(mut self, max: u32) -> Self {
+        self.max_output_tokens = max.max(1);
+        self
+    }
+
+    /// Streams replies (the default) or asks for one JSON body.
+    pub fn with_streaming(mut self, on: bool) -> Self {
+        self.stream = on;
         self
     }
 
@@ -157,7 +173,7 @@ impl AnthropicClient {
         }
         let mut body = json!({
             "model": req.model,
-            "max_tokens": req.max_output_tokens.unwrap_or(self.default_max_tokens),
+            "max_tokens": req.max_output_tokens.unwrap_or(self.max_output_tokens),
             "messages": messages.into_iter()
                 .map(|(role, content)| json!({"role": role, "content": content}))
                 .collect::<Vec<_>>(),
@@ -188,77 +204,68 @@ impl AnthropicClient {
             }
             body["tools"] = json!(tools);
         }
+        if self.stream {
+            body["stream"] = json!(true);
+        }
         body
     }
 
-    /// Reads a Messages API response body.
-    pub fn parse_response(&self, body: &Value) -> Result<ChatResponse, LlmError> {
-        let malformed = |detail: String| LlmError::Malformed {
-            provider: self.provider.clone(),
-            detail,
-        };
+    /// Reads the Messages API response body that answered `req` (usage the server did not
+    /// report is estimated against `req` and marked).
+    pub fn parse_response(
+        &self,
+        req: &ChatRequest,
+        body: &Value,
+    ) -> Result<ChatResponse, LlmError> {
+        Ok(self.parse_partial(body)?.to_response(req, None))
+    }
+
+    fn parse_partial(&self, body: &Value) -> Result<Partial, LlmError> {
         let blocks = body
             .get("content")
             .and_then(Value::as_array)
-            .ok_or_else(|| {
-                malformed(format!(
-                    "no `content` array in {}",
-                    excerpt(&body.to_string())
-                ))
+            .ok_or_else(|| LlmError::Malformed {
+                provider: self.provider.clone(),
+                detail: format!("no `content` array in {}", excerpt(&body.to_string())),
             })?;
+        let mut p = Partial::default();
         let mut texts = Vec::new();
-        let mut tool_calls = Vec::new();
-        for (i, b) in blocks.iter().enumerate() {
+        for b in blocks {
             match b.get("type").and_then(Value::as_str) {
                 Some("text") => texts.push(b.get("text").and_then(Value::as_str).unwrap_or("")),
                 Some("tool_use") => {
-                    let name = b
+                    let i = p.calls.len();
+                    let call = p.call(i);
+                    // A nameless call is answered with an unknown-tool error by the agent.
+                    call.name = b
                         .get("name")
                         .and_then(Value::as_str)
-                        .ok_or_else(|| malformed(format!("tool_use block {i} has no name")))?;
-                    let id = b.get("id").and_then(Value::as_str).unwrap_or_default();
-                    let id = if id.is_empty() {
-                        format!("toolu_{i}")
-                    } else {
-                        id.to_string()
-                    };
-                    let input = b.get("input").cloned().unwrap_or_else(|| json!({}));
-                    tool_calls.push(ToolCall::new(id, name, input));
+                        .unwrap_or_default()
+                        .into();
+                    call.id = b
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .or_else(|| Some(format!("toolu_{i}")));
+                    call.arguments = b.get("input").map(Value::to_string).unwrap_or_default();
                 }
                 // Thinking and other block kinds carry nothing the agent needs.
                 _ => {}
             }
         }
-        let stop = match body.get("stop_reason").and_then(Value::as_str) {
-            Some("end_turn") | Some("stop_sequence") | None => StopReason::EndTurn,
-            Some("tool_use") => StopReason::ToolUse,
-            Some("max_tokens") => StopReason::MaxTokens,
-            Some("refusal") => StopReason::ContentFilter,
-            Some(other) => StopReason::Other(other.to_string()),
-        };
-        let n = |k: &str| {
-            body.get("usage")
-                .and_then(|u| u.get(k))
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-        };
-        Ok(ChatResponse {
-            text: texts.join("\n"),
-            tool_calls,
-            usage: Usage {
-                input_tokens: n("input_tokens"),
-                cache_read_tokens: n("cache_read_input_tokens"),
-                cache_write_tokens: n("cache_creation_input_tokens"),
-                output_tokens: n("output_tokens"),
-            },
-            latency_ms: 0,
-            stop,
-            model: body
-                .get("model")
+        p.text = texts.join("\n");
+        p.stop = Some(stop_reason(body.get("stop_reason").and_then(Value::as_str)));
+        if let Some(u) = body.get("usage").filter(|u| u.is_object()) {
+            usage_of(&mut p, u);
+        }
+        p.model = Some(
+            body.get("model")
                 .and_then(Value::as_str)
                 .unwrap_or(&self.model)
                 .to_string(),
-        })
+        );
+        Ok(p)
     }
 }
 
@@ -268,22 +275,49 @@ impl ChatModel for AnthropicClient {
         &self.model
     }
 
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(self.max_output_tokens)
+    }
+
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.chat_streamed(req, &Progress::new()).await
+    }
+
+    async fn chat_streamed(
+        &self,
+        req: &ChatRequest,
+        progress: &Progress,
+    ) -> Result<ChatResponse, LlmError> {
         let mut headers = self.headers.clone();
         headers.push(("x-api-key".into(), self.api_key.clone()));
         headers.push(("anthropic-version".into(), ANTHROPIC_VERSION.into()));
         let body = self.request_body(req);
-        let ok = post_json(
-            &self.http,
-            &self.provider,
-            &self.endpoint(),
-            &headers,
-            &body,
-            &self.policy,
+        let endpoint = self.endpoint();
+        let c = HttpCall {
+            http: &self.http,
+            provider: &self.provider,
+            endpoint: &endpoint,
+            headers: &headers,
+            body: &body,
+            policy: &self.policy,
+        };
+        let apply = |event: Option<&str>, data: &Value, p: &mut Partial| {
+            let kind = event
+                .or_else(|| data.get("type").and_then(Value::as_str))
+                .unwrap_or_default();
+            Ok(Applied {
+                done: apply_event(p, kind, data)?,
+                answered: kind == "message_start",
+            })
+        };
+        call(
+            &c,
+            req,
+            progress,
+            |j| self.parse_partial(j),
+            apply,
+            "`message_start`",
         )
-        .await?;
-        let mut resp = self.parse_response(&ok.body)?;
-        resp.latency_ms = ok.elapsed.as_millis() as u64;
-        Ok(resp)
+        .await
     }
 }

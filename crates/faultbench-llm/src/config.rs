@@ -16,6 +16,7 @@
 //! ```toml
 //! default_model = "gpt-5"
 //! prices = "my-prices.toml"         # merged over the built-in price table
+//! max_output_tokens = 4096          # output cap of every model call (the default)
 //!
 //! [retry]                           # for every provider (each may override)
 //! max_attempts = 6
@@ -33,7 +34,14 @@
 //!
 //! [models."llama3.1:8b"]
 //! provider = "ollama"
+//! max_output_tokens = 1024          # this model's cap (model > provider > file > 4096)
+//!
+//! [models."gemma-3-270m"]           # a cap alone: routed as usual (here to `openai`)
+//! max_output_tokens = 512
 //! ```
+//!
+//! Replies are streamed (`stream = false` in a provider turns that off for servers that reject
+//! it; a reply cut by the wall clock then keeps no text).
 
 use crate::anthropic::AnthropicClient;
 use crate::model::ChatModel;
@@ -73,8 +81,12 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     /// OpenAI-format only: `max_completion_tokens` or `max_tokens`.
     pub max_tokens_field: Option<MaxTokensField>,
-    /// Anthropic only: the `max_tokens` sent when a request sets none.
-    pub default_max_tokens: Option<u32>,
+    /// The output cap of this provider's models (a model's own entry wins; accepted under its
+    /// older name `default_max_tokens` too).
+    #[serde(alias = "default_max_tokens")]
+    pub max_output_tokens: Option<u32>,
+    /// Stream replies (default true).
+    pub stream: Option<bool>,
     /// Anthropic only: cache breakpoints on tools, system prompt and newest message.
     pub prompt_caching: Option<bool>,
     /// Extra headers for every request.
@@ -88,10 +100,12 @@ pub struct ProviderConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelRoute {
-    /// Provider name.
-    pub provider: String,
+    /// Provider name (absent: the usual routing by name).
+    pub provider: Option<String>,
     /// The provider's id for the model, when it differs from the name used on the CLI.
     pub model: Option<String>,
+    /// This model's output cap per call.
+    pub max_output_tokens: Option<u32>,
 }
 
 /// The LLM configuration (file contents plus built-in defaults).
@@ -104,6 +118,9 @@ pub struct LlmConfig {
     pub prices: Option<PathBuf>,
     /// Retry policy for every provider.
     pub retry: Option<RetryPolicy>,
+    /// Output cap of every model call, unless a provider or model sets its own
+    /// ([`crate::DEFAULT_MAX_OUTPUT_TOKENS`] when absent).
+    pub max_output_tokens: Option<u32>,
     /// Providers by name.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
@@ -132,6 +149,8 @@ pub struct Resolved {
     pub settings: ProviderConfig,
     /// Retry policy.
     pub retry: RetryPolicy,
+    /// The output cap sent when a request sets none.
+    pub max_output_tokens: u32,
 }
 
 const OPENAI_URL: &str = "https://api.openai.com/v1";
@@ -168,10 +187,32 @@ impl LlmConfig {
             }
         }
         for (model, route) in &cfg.models {
-            if !cfg.providers.contains_key(&route.provider) && builtin(&route.provider).is_none() {
+            if let Some(p) = &route.provider
+                && !cfg.providers.contains_key(p)
+                && builtin(p).is_none()
+            {
                 return Err(LlmError::Config(format!(
-                    "LLM config: model `{model}` routes to unknown provider `{}` (declare [providers.{}])",
-                    route.provider, route.provider
+                    "LLM config: model `{model}` routes to unknown provider `{p}` (declare [providers.{p}])"
+                )));
+            }
+        }
+        let caps = std::iter::once(("max_output_tokens".to_string(), cfg.max_output_tokens))
+            .chain(cfg.providers.iter().map(|(n, p)| {
+                (
+                    format!("providers.{n}.max_output_tokens"),
+                    p.max_output_tokens,
+                )
+            }))
+            .chain(cfg.models.iter().map(|(n, m)| {
+                (
+                    format!("models.\"{n}\".max_output_tokens"),
+                    m.max_output_tokens,
+                )
+            }));
+        for (key, cap) in caps {
+            if cap == Some(0) {
+                return Err(LlmError::Config(format!(
+                    "LLM config: {key} must be at least 1 (output tokens per model call)"
                 )));
             }
         }
@@ -228,21 +269,20 @@ impl LlmConfig {
                 "no model named (pass --model NAME or set default_model in the LLM config)".into(),
             ));
         }
-        let (provider, id) = if let Some(route) = self.models.get(model) {
-            (
-                route.provider.clone(),
-                route.model.clone().unwrap_or_else(|| model.to_string()),
-            )
-        } else if let Some((p, rest)) = model
-            .split_once('/')
-            .filter(|(p, rest)| self.providers.contains_key(*p) && !rest.is_empty())
-        {
-            (p.to_string(), rest.to_string())
-        } else if model.starts_with("claude") {
-            ("anthropic".to_string(), model.to_string())
-        } else {
-            ("openai".to_string(), model.to_string())
-        };
+        let route = self.models.get(model);
+        let (provider, id) =
+            if let Some((p, route)) = route.and_then(|r| r.provider.clone().map(|p| (p, r))) {
+                (p, route.model.clone().unwrap_or_else(|| model.to_string()))
+            } else if let Some((p, rest)) = model
+                .split_once('/')
+                .filter(|(p, rest)| self.providers.contains_key(*p) && !rest.is_empty())
+            {
+                (p.to_string(), rest.to_string())
+            } else if model.starts_with("claude") {
+                ("anthropic".to_string(), model.to_string())
+            } else {
+                ("openai".to_string(), model.to_string())
+            };
         let mut settings = builtin(&provider).unwrap_or_default();
         if let Some(file) = self.providers.get(&provider) {
             let b = settings.clone();
@@ -284,6 +324,11 @@ impl LlmConfig {
             )));
         }
         let retry = settings.retry.or(self.retry).unwrap_or_default();
+        let max_output_tokens = route
+            .and_then(|r| r.max_output_tokens)
+            .or(settings.max_output_tokens)
+            .or(self.max_output_tokens)
+            .unwrap_or(crate::DEFAULT_MAX_OUTPUT_TOKENS);
         Ok(Resolved {
             provider,
             kind,
@@ -292,6 +337,7 @@ impl LlmConfig {
             model: id,
             settings,
             retry,
+            max_output_tokens,
         })
     }
 
@@ -321,7 +367,9 @@ impl Resolved {
             ProviderKind::Openai => {
                 let mut c = OpenAiClient::new(&self.model, &self.base_url, self.api_key.clone())?
                     .named(&self.provider)
-                    .with_retry(self.retry);
+                    .with_retry(self.retry)
+                    .with_max_output_tokens(self.max_output_tokens)
+                    .with_streaming(self.settings.stream.unwrap_or(true));
                 if let Some(f) = self.settings.max_tokens_field {
                     c = c.with_max_tokens_field(f);
                 }
@@ -337,10 +385,9 @@ impl Resolved {
                     self.api_key.clone().unwrap_or_default(),
                 )?
                 .named(&self.provider)
-                .with_retry(self.retry);
-                if let Some(m) = self.settings.default_max_tokens {
-                    c = c.with_default_max_tokens(m);
-                }
+                .with_retry(self.retry)
+                .with_max_output_tokens(self.max_output_tokens)
+                .with_streaming(self.settings.stream.unwrap_or(true));
                 if let Some(on) = self.settings.prompt_caching {
                     c = c.with_prompt_caching(on);
                 }
@@ -443,6 +490,64 @@ mod tests {
         assert_eq!(r.base_url, "http://proxy:4000", "file beats environment");
         assert_eq!(r.settings.prompt_caching, Some(false));
         assert!(r.connect().is_ok());
+    }
+
+    #[test]
+    fn output_caps_model_over_provider_over_file_over_default() {
+        let e = env(&[("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1")]);
+        let r = LlmConfig::default().resolve_with("qwen", &e).unwrap();
+        assert_eq!(r.max_output_tokens, crate::DEFAULT_MAX_OUTPUT_TOKENS);
+        let cfg = LlmConfig::from_toml_str(
+            r#"
+            max_output_tokens = 2000
+            [providers.ollama]
+            kind = "openai"
+            base_url = "http://localhost:11434/v1"
+            max_output_tokens = 1000
+            stream = false
+            [providers.anthropic]
+            base_url = "http://proxy:4000"
+            default_max_tokens = 300
+            [models."gemma-3-270m"]
+            max_output_tokens = 256
+            [models."llama3.1:8b"]
+            provider = "ollama"
+            "#,
+        )
+        .unwrap();
+        let r = cfg.resolve_with("gemma-3-270m", &e).unwrap();
+        assert_eq!((r.provider.as_str(), r.max_output_tokens), ("openai", 256));
+        assert_eq!(
+            r.base_url, "http://127.0.0.1:8089/v1",
+            "a cap alone keeps the routing"
+        );
+        assert_eq!(
+            cfg.resolve_with("llama3.1:8b", &e)
+                .unwrap()
+                .max_output_tokens,
+            1000
+        );
+        assert_eq!(
+            cfg.resolve_with("other", &e).unwrap().max_output_tokens,
+            2000
+        );
+        assert_eq!(
+            cfg.resolve_with("claude-x", &e).unwrap().max_output_tokens,
+            300,
+            "the older key name still works"
+        );
+        let model = cfg
+            .resolve_with("llama3.1:8b", &e)
+            .unwrap()
+            .connect()
+            .unwrap();
+        assert_eq!(model.max_output_tokens(), Some(1000));
+        let e = LlmConfig::from_toml_str("[models.m]\nmax_output_tokens = 0").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("models.\"m\".max_output_tokens must be at least 1"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -9,6 +9,10 @@
 //!
 //! Both HTTP clients retry 429, 5xx and timeouts with exponential backoff, honour
 //! `Retry-After`, and give up after a bounded number of attempts with [`LlmError::GaveUp`].
+//! Every request they send carries an output cap ([`DEFAULT_MAX_OUTPUT_TOKENS`] unless the
+//! request or the configuration sets another), and replies are streamed: [`chat_until`] stops
+//! waiting at a deadline and keeps what the server had produced, with its usage (reported, or
+//! estimated and marked so) — see [`partial`].
 //! Usage is normalised to [`Usage`] (uncached input, cache read, cache write, output) and a
 //! [`PriceTable`] turns it into dollars. [`LlmConfig`] picks the provider for a model name from
 //! environment variables (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`,
@@ -29,19 +33,31 @@
 #![warn(missing_docs)]
 
 pub mod anthropic;
+pub mod anthropic_stream;
 pub mod config;
 pub mod model;
 pub mod openai;
+pub mod openai_stream;
+pub mod partial;
 pub mod price;
 pub mod retry;
 pub mod scripted;
+pub mod sse;
+mod streaming;
+#[cfg(feature = "test-support")]
+pub mod testserver;
 pub mod types;
+
+/// The output-token cap of one model call when neither the request nor the LLM configuration
+/// sets one. Without a cap a small local model can generate until the run's wall clock.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
 
 pub use anthropic::AnthropicClient;
 pub use config::{LlmConfig, ModelRoute, ProviderConfig, ProviderKind, Resolved};
 pub use faultbench_core::Usage;
 pub use model::ChatModel;
 pub use openai::{MaxTokensField, OpenAiClient};
+pub use partial::{Partial, Progress, chat_until};
 pub use price::{Price, PriceTable};
 pub use retry::RetryPolicy;
 pub use scripted::ScriptedModel;

@@ -1,5 +1,6 @@
 //! The [`ChatModel`] trait every client implements.
 
+use crate::partial::Progress;
 use crate::types::{ChatRequest, ChatResponse, LlmError};
 use std::sync::Arc;
 
@@ -34,8 +35,26 @@ pub trait ChatModel: Send + Sync {
     /// The model name requests should carry.
     fn model(&self) -> &str;
 
+    /// The output-token cap sent when a request sets none (`None`: the client sends no cap of
+    /// its own, as scripted models).
+    fn max_output_tokens(&self) -> Option<u32> {
+        None
+    }
+
     /// Sends one request and returns the reply, retrying transient failures internally.
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError>;
+
+    /// Like [`ChatModel::chat`], writing the reply into `progress` as it streams in, so that a
+    /// caller that stops waiting keeps what was produced ([`crate::chat_until`]). The default
+    /// streams nothing: a cut call keeps no text.
+    async fn chat_streamed(
+        &self,
+        req: &ChatRequest,
+        progress: &Progress,
+    ) -> Result<ChatResponse, LlmError> {
+        let _ = progress;
+        self.chat(req).await
+    }
 }
 
 #[async_trait::async_trait]
@@ -43,8 +62,18 @@ impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
     fn model(&self) -> &str {
         (**self).model()
     }
+    fn max_output_tokens(&self) -> Option<u32> {
+        (**self).max_output_tokens()
+    }
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
         (**self).chat(req).await
+    }
+    async fn chat_streamed(
+        &self,
+        req: &ChatRequest,
+        progress: &Progress,
+    ) -> Result<ChatResponse, LlmError> {
+        (**self).chat_streamed(req, progress).await
     }
 }
 
@@ -53,7 +82,17 @@ impl<T: ChatModel + ?Sized> ChatModel for Box<T> {
     fn model(&self) -> &str {
         (**self).model()
     }
+    fn max_output_tokens(&self) -> Option<u32> {
+        (**self).max_output_tokens()
+    }
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
         (**self).chat(req).await
+    }
+    async fn chat_streamed(
+        &self,
+        req: &ChatRequest,
+        progress: &Progress,
+    ) -> Result<ChatResponse, LlmError> {
+        (**self).chat_streamed(req, progress).await
     }
 }

@@ -6,11 +6,21 @@
 //! string (some servers send an object; both are read). Usage: `prompt_tokens` includes the
 //! cached part (`prompt_tokens_details.cached_tokens`), so uncached input = prompt − cached and
 //! cache reads = cached; this API bills no cache writes.
+//!
+//! Every request carries an output cap (`max_completion_tokens` for OpenAI's own endpoint,
+//! `max_tokens` for other servers, configurable): the request's own, else the client's
+//! ([`crate::DEFAULT_MAX_OUTPUT_TOKENS`] unless configured). Replies are streamed by default
+//! (`stream: true` with `stream_options.include_usage`, so the last chunk carries the usage) and
+//! assembled by [`crate::openai_stream`]; a server that answers with one JSON body instead is
+//! read as well. Missing usage is estimated and marked ([`crate::partial`]).
 
+use crate::DEFAULT_MAX_OUTPUT_TOKENS;
 use crate::model::ChatModel;
-use crate::retry::{RetryPolicy, excerpt, http_client, post_json};
-use crate::types::{ChatRequest, ChatResponse, LlmError, Message, StopReason, ToolCall};
-use faultbench_core::Usage;
+use crate::openai_stream::{apply_chunk, finish_reason, usage_of};
+use crate::partial::{Partial, Progress};
+use crate::retry::{RetryPolicy, excerpt, http_client};
+use crate::streaming::{Applied, HttpCall, call};
+use crate::types::{ChatRequest, ChatResponse, LlmError, Message};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -44,6 +54,8 @@ pub struct OpenAiClient {
     api_key: Option<String>,
     policy: RetryPolicy,
     max_tokens_field: MaxTokensField,
+    max_output_tokens: u32,
+    stream: bool,
     headers: Vec<(String, String)>,
 }
 
@@ -74,6 +86,8 @@ impl OpenAiClient {
             api_key: api_key.filter(|k| !k.is_empty()),
             policy: RetryPolicy::default(),
             max_tokens_field,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            stream: true,
             headers: Vec::new(),
         })
     }
@@ -93,6 +107,19 @@ impl OpenAiClient {
     /// Chooses the output-cap field.
     pub fn with_max_tokens_field(mut self, field: MaxTokensField) -> Self {
         self.max_tokens_field = field;
+        self
+    }
+
+    /// The output cap sent when a request sets none (at least 1).
+    pub fn with_max_output_tokens(mut self, max: u32) -> Self {
+        self.max_output_tokens = max.max(1);
+        self
+    }
+
+    /// Streams replies (the default) or asks for one JSON body (for servers that reject
+    /// `stream_options`; a call cut by a deadline then keeps no text).
+    pub fn with_streaming(mut self, on: bool) -> Self {
+        self.stream = on;
         self
     }
 
@@ -159,21 +186,34 @@ impl OpenAiClient {
                 })
                 .collect();
         }
-        if let Some(max) = req.max_output_tokens {
-            let field = match self.max_tokens_field {
-                MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
-                MaxTokensField::MaxTokens => "max_tokens",
-            };
-            body[field] = json!(max);
-        }
+        let field = match self.max_tokens_field {
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+            MaxTokensField::MaxTokens => "max_tokens",
+        };
+        body[field] = json!(req.max_output_tokens.unwrap_or(self.max_output_tokens));
         if req.json_object {
             body["response_format"] = json!({"type": "json_object"});
+        }
+        if self.stream {
+            body["stream"] = json!(true);
+            body["stream_options"] = json!({"include_usage": true});
         }
         body
     }
 
-    /// Reads a chat-completions response body.
-    pub fn parse_response(&self, body: &Value) -> Result<ChatResponse, LlmError> {
+    /// Reads the chat-completions response body that answered `req` (usage the server did not
+    /// report is estimated against `req` and marked).
+    pub fn parse_response(
+        &self,
+        req: &ChatRequest,
+        body: &Value,
+    ) -> Result<ChatResponse, LlmError> {
+        Ok(self.parse_partial(body)?.to_response(req, None))
+    }
+
+    /// A JSON body as a [`Partial`] reply: missing usage is then estimated by
+    /// [`Partial::to_response`] against the request.
+    fn parse_partial(&self, body: &Value) -> Result<Partial, LlmError> {
         let malformed = |detail: String| LlmError::Malformed {
             provider: self.provider.clone(),
             detail,
@@ -184,76 +224,60 @@ impl OpenAiClient {
         let message = choice
             .get("message")
             .ok_or_else(|| malformed("`choices[0]` has no `message`".into()))?;
-        let text = match message.get("content") {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s.clone(),
+        let mut p = Partial::default();
+        match message.get("content") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => p.text = s.clone(),
             // Some servers send content parts: keep the text ones.
-            Some(Value::Array(parts)) => parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Some(Value::Array(parts)) => {
+                p.text = parts
+                    .iter()
+                    .filter_map(|x| x.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
             Some(other) => return Err(malformed(format!("unexpected `content`: {other}"))),
-        };
-        let mut tool_calls = Vec::new();
+        }
         if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
             for (i, c) in calls.iter().enumerate() {
-                let name = c
+                let call = p.call(i);
+                // A call without a name stays nameless: the agent answers it with an
+                // unknown-tool error instead of failing the whole reply.
+                call.name = c
                     .pointer("/function/name")
                     .and_then(Value::as_str)
-                    .ok_or_else(|| malformed(format!("tool call {i} has no function name")))?;
-                let arguments = match c.pointer("/function/arguments") {
-                    None | Some(Value::Null) => json!({}),
-                    Some(Value::String(raw)) if raw.trim().is_empty() => json!({}),
-                    Some(Value::String(raw)) => {
-                        serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.clone()))
-                    }
-                    Some(other) => other.clone(),
-                };
+                    .unwrap_or_default()
+                    .to_string();
                 // llama.cpp and some proxies omit ids; tool results still need one.
-                let id = c
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("call_{i}"));
-                tool_calls.push(ToolCall::new(id, name, arguments));
+                call.id = c.get("id").and_then(Value::as_str).map(str::to_string);
+                call.arguments = match c.pointer("/function/arguments") {
+                    None | Some(Value::Null) => String::new(),
+                    Some(Value::String(raw)) => raw.clone(),
+                    Some(other) => other.to_string(),
+                };
             }
         }
-        let stop = match choice.get("finish_reason").and_then(Value::as_str) {
-            Some("stop") | None => {
-                if tool_calls.is_empty() {
-                    StopReason::EndTurn
-                } else {
-                    StopReason::ToolUse
-                }
-            }
-            Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
-            Some("length") => StopReason::MaxTokens,
-            Some("content_filter") => StopReason::ContentFilter,
-            Some(other) => StopReason::Other(other.to_string()),
-        };
-        let n = |p: &str| body.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-        let prompt = n("/usage/prompt_tokens");
-        let cached = n("/usage/prompt_tokens_details/cached_tokens").min(prompt);
-        let usage = Usage {
-            input_tokens: prompt - cached,
-            cache_read_tokens: cached,
-            cache_write_tokens: 0,
-            output_tokens: n("/usage/completion_tokens"),
-        };
-        Ok(ChatResponse {
-            text,
-            tool_calls,
-            usage,
-            latency_ms: 0,
-            stop,
-            model: body
-                .get("model")
-                .and_then(Value::as_str)
-                .unwrap_or(&self.model)
-                .to_string(),
-        })
+        let finish = choice.get("finish_reason").and_then(Value::as_str);
+        p.stop = Some(finish_reason(finish, !p.calls.is_empty()));
+        if let Some(u) = body.get("usage").filter(|u| u.is_object()) {
+            usage_of(&mut p, u);
+        }
+        p.model = body
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if p.model.is_none() {
+            p.model = Some(self.model.clone());
+        }
+        Ok(p)
+    }
+
+    fn all_headers(&self) -> Vec<(String, String)> {
+        let mut headers = self.headers.clone();
+        if let Some(key) = &self.api_key {
+            headers.push(("authorization".into(), format!("Bearer {key}")));
+        }
+        headers
     }
 }
 
@@ -263,23 +287,49 @@ impl ChatModel for OpenAiClient {
         &self.model
     }
 
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(self.max_output_tokens)
+    }
+
     async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let mut headers = self.headers.clone();
-        if let Some(key) = &self.api_key {
-            headers.push(("authorization".into(), format!("Bearer {key}")));
-        }
+        self.chat_streamed(req, &Progress::new()).await
+    }
+
+    async fn chat_streamed(
+        &self,
+        req: &ChatRequest,
+        progress: &Progress,
+    ) -> Result<ChatResponse, LlmError> {
+        let headers = self.all_headers();
         let body = self.request_body(req);
-        let ok = post_json(
-            &self.http,
-            &self.provider,
-            &self.endpoint(),
-            &headers,
-            &body,
-            &self.policy,
+        let endpoint = self.endpoint();
+        let c = HttpCall {
+            http: &self.http,
+            provider: &self.provider,
+            endpoint: &endpoint,
+            headers: &headers,
+            body: &body,
+            policy: &self.policy,
+        };
+        let apply = |_: Option<&str>, chunk: &Value, p: &mut Partial| {
+            let room = apply_chunk(p, chunk)?;
+            Ok(Applied {
+                done: !room,
+                answered: chunk.pointer("/choices/0").is_some(),
+            })
+        };
+        let mut reply = call(
+            &c,
+            req,
+            progress,
+            |j| self.parse_partial(j),
+            apply,
+            "`choices`",
         )
         .await?;
-        let mut resp = self.parse_response(&ok.body)?;
-        resp.latency_ms = ok.elapsed.as_millis() as u64;
-        Ok(resp)
+        if reply.model.is_empty() {
+            reply.model = self.model.clone();
+        }
+        Ok(reply)
     }
 }

@@ -9,6 +9,7 @@
 //! with [`LlmError::GaveUp`], as it does after `max_attempts`. Nothing here can hang: every
 //! attempt has a timeout and the number of attempts is bounded.
 
+use crate::sse::{SseEvent, SseParser};
 use crate::types::LlmError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -54,52 +55,62 @@ impl RetryPolicy {
     }
 }
 
-/// One finished HTTP exchange that succeeded.
-pub(crate) struct Success {
-    pub body: Value,
-    pub elapsed: Duration,
-}
-
 /// Classification of one failed attempt.
-enum Attempt {
+pub(crate) enum Attempt {
     /// Worth another try, after the provider's requested wait if it gave one.
     Retry { why: String, wait: Option<Duration> },
     /// Final.
     Fatal(LlmError),
 }
 
-/// POSTs `body` to `url` with `headers`, retrying per `policy`.
-pub(crate) async fn post_json(
-    http: &reqwest::Client,
+impl Attempt {
+    /// A transport failure (connection refused or reset, a body cut short): retried.
+    pub(crate) fn transport(e: &reqwest::Error) -> Self {
+        Attempt::Retry {
+            why: format!("transport error: {}", error_chain(e)),
+            wait: None,
+        }
+    }
+}
+
+/// Runs `attempt` until it succeeds, fails for good, or `policy` says stop; each attempt is
+/// bounded by `policy.request_timeout_ms` (connect, send and the whole response, streamed or
+/// not, so that a server trickling its body cannot stall a run). Returns the result and the
+/// time spent including retries.
+pub(crate) async fn with_retries<T, F, Fut>(
     provider: &str,
-    url: &str,
-    headers: &[(String, String)],
-    body: &Value,
     policy: &RetryPolicy,
-) -> Result<Success, LlmError> {
+    mut attempt: F,
+) -> Result<(T, Duration), LlmError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Attempt>>,
+{
     let started = Instant::now();
     let max_attempts = policy.max_attempts.max(1);
-    let mut attempt = 0;
+    let timeout = Duration::from_millis(policy.request_timeout_ms.max(1));
+    let mut n = 0;
     loop {
-        attempt += 1;
-        let outcome = one_attempt(http, provider, url, headers, body, policy).await;
+        n += 1;
+        let outcome = match tokio::time::timeout(timeout, attempt()).await {
+            Ok(r) => r,
+            Err(_) => Err(Attempt::Retry {
+                why: format!("no complete response within {:.1} s", timeout.as_secs_f64()),
+                wait: None,
+            }),
+        };
         let (why, wait) = match outcome {
-            Ok(body) => {
-                return Ok(Success {
-                    body,
-                    elapsed: started.elapsed(),
-                });
-            }
+            Ok(v) => return Ok((v, started.elapsed())),
             Err(Attempt::Fatal(e)) => return Err(e),
             Err(Attempt::Retry { why, wait }) => (why, wait),
         };
         let gave_up = |last: String| LlmError::GaveUp {
             provider: provider.to_string(),
-            attempts: attempt,
+            attempts: n,
             elapsed_ms: started.elapsed().as_millis() as u64,
             last,
         };
-        if attempt >= max_attempts {
+        if n >= max_attempts {
             return Err(gave_up(why));
         }
         let wait = match wait {
@@ -111,62 +122,37 @@ pub(crate) async fn post_json(
                 )));
             }
             Some(w) => w,
-            None => jitter(policy.backoff(attempt)),
+            None => jitter(policy.backoff(n)),
         };
         tokio::time::sleep(wait).await;
     }
 }
 
-async fn one_attempt(
+/// POSTs `body` to `url` with `headers` and returns the response once its status is 2xx; any
+/// other status is read and classified (retryable or final).
+pub(crate) async fn send(
     http: &reqwest::Client,
     provider: &str,
     url: &str,
     headers: &[(String, String)],
     body: &Value,
-    policy: &RetryPolicy,
-) -> Result<Value, Attempt> {
-    let timeout = Duration::from_millis(policy.request_timeout_ms.max(1));
+) -> Result<reqwest::Response, Attempt> {
     let mut req = http.post(url).json(body);
     for (k, v) in headers {
         req = req.header(k, v);
     }
-    // The whole exchange (headers and body) is under one timeout, so a server that trickles
-    // its body cannot stall a run.
-    let exchange = async {
-        let resp = req.send().await?;
-        let status = resp.status().as_u16();
-        let wait = retry_after(resp.headers());
-        let should_retry = resp
-            .headers()
-            .get("x-should-retry")
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.eq_ignore_ascii_case("true"));
-        let text = resp.text().await?;
-        Ok::<_, reqwest::Error>((status, wait, should_retry, text))
-    };
-    let (status, wait, should_retry, text) = match tokio::time::timeout(timeout, exchange).await {
-        Err(_) => {
-            return Err(Attempt::Retry {
-                why: format!("no complete response within {:.1} s", timeout.as_secs_f64()),
-                wait: None,
-            });
-        }
-        Ok(Err(e)) => {
-            return Err(Attempt::Retry {
-                why: format!("transport error: {}", error_chain(&e)),
-                wait: None,
-            });
-        }
-        Ok(Ok(x)) => x,
-    };
+    let resp = req.send().await.map_err(|e| Attempt::transport(&e))?;
+    let status = resp.status().as_u16();
     if (200..300).contains(&status) {
-        return serde_json::from_str::<Value>(&text).map_err(|e| {
-            Attempt::Fatal(LlmError::Malformed {
-                provider: provider.to_string(),
-                detail: format!("body is not JSON ({e}): {}", excerpt(&text)),
-            })
-        });
+        return Ok(resp);
     }
+    let wait = retry_after(resp.headers());
+    let should_retry = resp
+        .headers()
+        .get("x-should-retry")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.eq_ignore_ascii_case("true"));
+    let text = resp.text().await.map_err(|e| Attempt::transport(&e))?;
     let message = error_message(&text);
     let retryable = match should_retry {
         Some(flag) => flag,
@@ -184,6 +170,51 @@ async fn one_attempt(
             message,
         }))
     }
+}
+
+/// Reads a successful response's body as one JSON document.
+pub(crate) async fn read_json(provider: &str, resp: reqwest::Response) -> Result<Value, Attempt> {
+    let text = resp.text().await.map_err(|e| Attempt::transport(&e))?;
+    serde_json::from_str::<Value>(&text).map_err(|e| {
+        Attempt::Fatal(LlmError::Malformed {
+            provider: provider.to_string(),
+            detail: format!("body is not JSON ({e}): {}", excerpt(&text)),
+        })
+    })
+}
+
+/// Reads a successful response as an event stream, handing each event to `on_event` until it
+/// returns `Ok(true)` (the reply is complete) or the stream ends. Returns whether `on_event`
+/// ended it (false: the server closed the stream first).
+pub(crate) async fn read_events(
+    mut resp: reqwest::Response,
+    mut on_event: impl FnMut(SseEvent) -> Result<bool, Attempt>,
+) -> Result<bool, Attempt> {
+    let mut parser = SseParser::new();
+    while let Some(bytes) = resp.chunk().await.map_err(|e| Attempt::transport(&e))? {
+        let events = parser.push(&bytes).map_err(|e| Attempt::Retry {
+            why: e.to_string(),
+            wait: None,
+        })?;
+        for ev in events {
+            if on_event(ev)? {
+                return Ok(true);
+            }
+        }
+    }
+    match parser.finish() {
+        Some(ev) => on_event(ev),
+        None => Ok(false),
+    }
+}
+
+/// Whether a successful response is an event stream (a server may ignore `stream: true` and
+/// answer with one JSON body; both are read).
+pub(crate) fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
 }
 
 /// The provider's requested wait: `retry-after-ms` (OpenAI), else `Retry-After` as seconds or

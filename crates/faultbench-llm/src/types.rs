@@ -129,8 +129,9 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     /// Tools the model may call (empty: none).
     pub tools: Vec<ToolDef>,
-    /// Cap on output tokens (provider default when `None`; Anthropic requires one, the client
-    /// supplies its configured default).
+    /// Cap on output tokens. `None`: the client's configured cap
+    /// ([`crate::ChatModel::max_output_tokens`], [`crate::DEFAULT_MAX_OUTPUT_TOKENS`] unless
+    /// configured) — the HTTP clients never send a request without one.
     pub max_output_tokens: Option<u32>,
     /// Ask for a single JSON object as the answer where the provider supports it (OpenAI
     /// `response_format`); otherwise an instruction is added to the system prompt.
@@ -179,6 +180,8 @@ pub enum StopReason {
     MaxTokens,
     /// A provider filter stopped it.
     ContentFilter,
+    /// The caller stopped waiting (a wall-clock cap): the reply holds what had streamed in.
+    Deadline,
     /// Anything else, as the provider named it.
     Other(String),
 }
@@ -192,6 +195,10 @@ pub struct ChatResponse {
     pub tool_calls: Vec<ToolCall>,
     /// Tokens billed for this call.
     pub usage: Usage,
+    /// Some of `usage` is estimated from text (the server reported none, or the reply was cut
+    /// before its usage arrived); see [`crate::partial`].
+    #[serde(default)]
+    pub usage_estimated: bool,
     /// Wall time of the call including retries, in milliseconds.
     pub latency_ms: u64,
     /// Why it stopped.
@@ -223,6 +230,11 @@ impl ChatResponse {
     pub fn with_usage(mut self, usage: Usage) -> Self {
         self.usage = usage;
         self
+    }
+
+    /// The reply was cut by the caller's deadline ([`crate::chat_until`]).
+    pub fn is_cut(&self) -> bool {
+        self.stop == StopReason::Deadline
     }
 }
 

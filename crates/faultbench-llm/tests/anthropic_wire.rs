@@ -99,7 +99,12 @@ async fn tool_use_and_cache_usage_are_read() {
     let reqs = server.received_requests().await.unwrap();
     let body: Value = serde_json::from_slice(&reqs[0].body).unwrap();
     assert_eq!(body["model"], "claude-sonnet-4-6");
-    assert_eq!(body["max_tokens"], 16000, "the API requires max_tokens");
+    assert_eq!(
+        body["max_tokens"],
+        faultbench_llm::DEFAULT_MAX_OUTPUT_TOKENS,
+        "the API requires max_tokens: the default cap"
+    );
+    assert_eq!(body["stream"], true);
     assert_eq!(body["system"][0]["text"], "You troubleshoot networks.");
     assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
     assert_eq!(body["tools"][0]["input_schema"]["type"], "object");

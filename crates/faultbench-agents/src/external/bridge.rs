@@ -28,6 +28,11 @@ struct State {
     session: String,
 }
 
+/// What the bridge tells the CLI about its tools when the MCP session starts (part of the
+/// external agents' prompt version).
+pub const BRIDGE_INSTRUCTIONS: &str =
+    "Tools that probe a live emulated network. Commands run inside lab devices only.";
+
 /// A running bridge; stops when dropped.
 pub struct McpBridge {
     url: String,
@@ -181,7 +186,7 @@ async fn dispatch(st: &State, msg: Value) -> Option<Value> {
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": false}},
                 "serverInfo": {"name": "faultbench", "version": env!("CARGO_PKG_VERSION")},
-                "instructions": "Tools that probe a live emulated network. Commands run inside lab devices only."
+                "instructions": BRIDGE_INSTRUCTIONS
             })
         }
         "ping" => json!({}),

@@ -25,8 +25,8 @@ mod output;
 pub use bridge::McpBridge;
 pub use output::{CliResult, parse_output};
 
-use crate::prompt::DIAGNOSIS_CONTRACT;
-use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
+use crate::prompt::{external_instructions, prompt_version};
+use faultbench_core::agent::{Agent, AgentInput, AgentOutcome, TicketHint};
 use faultbench_core::toolbox::{ToolCallRecord, Toolbox};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -87,6 +87,10 @@ pub struct ExternalTemplate {
     /// Extra arguments added when a model is chosen.
     #[serde(default)]
     pub model_args: Vec<String>,
+    /// The model the CLI uses when none is chosen, as far as it is known (for cost estimates
+    /// and the run identity's notes; never passed to the CLI).
+    #[serde(default)]
+    pub default_model: Option<String>,
     /// Transport.
     #[serde(default)]
     pub transport: Transport,
@@ -193,6 +197,7 @@ pub struct ExternalAgent {
     workdir_base: Option<PathBuf>,
     faultbench_bin: PathBuf,
     keep_workdir: bool,
+    ticket_hint: TicketHint,
 }
 
 impl ExternalAgent {
@@ -210,7 +215,19 @@ impl ExternalAgent {
             workdir_base: std::env::var_os("FAULTBENCH_EXTERNAL_CWD").map(PathBuf::from),
             faultbench_bin,
             keep_workdir: false,
+            ticket_hint: TicketHint::None,
         }
+    }
+
+    /// Tells the agent (or not) that the ticket may be inaccurate.
+    pub fn with_ticket_hint(mut self, hint: TicketHint) -> Self {
+        self.ticket_hint = hint;
+        self
+    }
+
+    /// The template this agent runs.
+    pub fn template(&self) -> &ExternalTemplate {
+        &self.template
     }
 
     /// Asks the CLI for a model (adds the template's `model_args`).
@@ -241,14 +258,6 @@ impl ExternalAgent {
     pub fn keep_workdir(mut self, keep: bool) -> Self {
         self.keep_workdir = keep;
         self
-    }
-
-    fn system_prompt() -> String {
-        format!(
-            "You are troubleshooting a live emulated network. Use only the `faultbench` MCP tools to \
-             observe it; you cannot read files on this machine. The ticket may be wrong. Confirm every \
-             conclusion with direct evidence from the tools.\n\n{DIAGNOSIS_CONTRACT}"
-        )
     }
 }
 
@@ -408,6 +417,15 @@ impl Agent for ExternalAgent {
         self.model.as_deref()
     }
 
+    /// A hash of the instructions passed as `{system}` and those the MCP bridge announces (the
+    /// user message is the paper's).
+    fn prompt_version(&self) -> Option<String> {
+        Some(prompt_version(&[
+            &external_instructions(self.ticket_hint),
+            bridge::BRIDGE_INSTRUCTIONS,
+        ]))
+    }
+
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
         let t = &self.template;
         let base = self.workdir_base.clone().unwrap_or_else(std::env::temp_dir);
@@ -495,7 +513,7 @@ impl ExternalAgent {
                 return outcome;
             }
         }
-        vars.insert("system", ExternalAgent::system_prompt());
+        vars.insert("system", external_instructions(self.ticket_hint));
         vars.insert("prompt", input.prompt.clone());
         let mut argv: Vec<String> = t.args.iter().map(|a| substitute(a, &vars)).collect();
         if let Some(m) = &self.model {

@@ -33,8 +33,13 @@ pub fn llm_judge(llm: &LlmConfig, model: Option<&str>) -> anyhow::Result<Arc<dyn
     let dir = std::path::PathBuf::from(".faultbench/judge-cache");
     let cache = faultbench_judge::llm::VerdictCache::open(&dir)
         .with_context(|| format!("cannot open the verdict cache {}", dir.display()))?;
+    let prices = llm
+        .prices()
+        .context("the price table (the judge's spend is recorded per run)")?;
     Ok(Arc::new(
-        faultbench_judge::LlmJudge::new(client).with_cache(cache),
+        faultbench_judge::LlmJudge::new(client)
+            .with_cache(cache)
+            .with_prices(prices),
     ))
 }
 

@@ -400,6 +400,7 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
                 .rebuild_manifest(|_| true)
                 .map_err(anyhow::Error::msg)?;
         }
+        record_judge(&root_path, a.judge, judge.as_ref())?;
     }
     eprintln!(
         "{} run(s): {judged} judged, {failed} judge_failed, {skipped} skipped (no answer to judge)",
@@ -410,6 +411,37 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// After re-judging a runs root in place, its recorded configuration names the judge its
+/// scores now come from (a later `bench --resume` must use that judge).
+fn record_judge(root: &Path, kind: JudgeKind, judge: &dyn Judge) -> anyhow::Result<()> {
+    use faultbench_core::identity::{JudgeIdentity, RunIdentity};
+    let Some(mut id) = RunIdentity::load(root)? else {
+        return Ok(());
+    };
+    let new = JudgeIdentity {
+        kind: match kind {
+            JudgeKind::Rubric => "rubric",
+            JudgeKind::Llm => "llm",
+        }
+        .to_string(),
+        name: judge.name().to_string(),
+        model: judge.model().map(str::to_string),
+        prompt_version: judge.prompt_version(),
+        extra: Default::default(),
+    };
+    if id.judge != new {
+        eprintln!(
+            "{}: the recorded configuration's judge is now {} (was {})",
+            root.display(),
+            new.name,
+            id.judge.name
+        );
+        id.judge = new;
+        id.write(root)?;
+    }
+    Ok(())
 }
 
 async fn agree(a: AgreeArgs) -> anyhow::Result<ExitCode> {

@@ -190,20 +190,25 @@ async fn phases(
         let t = Instant::now();
         let digest = crate::record::digest_of(rec);
         let input = JudgeInput::new(scenario, &diagnosis).with_digest(&digest);
-        let judged = runner.judge.judge(&input).await;
-        let judge_error = judged.as_ref().err().map(|e| e.to_string());
-        match judged {
-            Ok(scores) => rec.scores = Some(scores),
-            Err(_) => {
+        match runner.judge.judge(&input).await {
+            Ok(scores) => {
+                rec.phases.judge = Some(JudgePhase::scored(
+                    runner.judge.name(),
+                    &scores,
+                    ms(t.elapsed()),
+                ));
+                rec.scores = Some(scores);
+            }
+            Err(e) => {
                 status = RunStatus::JudgeFailed;
-                error = judge_error.clone();
+                error = Some(e.to_string());
+                rec.phases.judge = Some(JudgePhase::failed(
+                    runner.judge.name(),
+                    &e.to_string(),
+                    ms(t.elapsed()),
+                ));
             }
         }
-        rec.phases.judge = Some(JudgePhase {
-            judge: runner.judge.name().to_string(),
-            error: judge_error,
-            duration_ms: ms(t.elapsed()),
-        });
     }
 
     // 7. Tear down, or (reusing labs) revert and keep.

@@ -10,11 +10,18 @@ fn score(c: &ScoreCell, with_sd: bool) -> String {
         return "–".into();
     };
     let mut s = format!("{m:.3}");
+    if let Some(ci) = c.ci {
+        s.push_str(&format!(" {}", ci.format(false)));
+    }
     if with_sd && let Some(sd) = c.stat.sd {
         s.push_str(&format!(" ±{sd:.3}"));
     }
     if let Some(d) = c.delta {
-        s.push_str(&format!(" ({}{:.3})", if d >= 0.0 { "+" } else { "" }, d));
+        s.push_str(&format!(" ({}{:.3}", if d >= 0.0 { "+" } else { "" }, d));
+        if let Some(ci) = c.delta_ci {
+            s.push_str(&format!(" {}", ci.format(false)));
+        }
+        s.push(')');
     }
     s
 }
@@ -24,7 +31,7 @@ pub fn score_table(t: &ScoreTable) -> String {
     let mut out = format!("### {}\n\n", t.title);
     if let Some(r) = &t.delta_vs {
         out.push_str(&format!(
-            "Mean over answered runs, averaged over passes; ± per-pass SD; (Δ vs {r}). n = answered runs.\n\n"
+            "Mean over answered runs, averaged over passes; [bootstrap 95% interval] when computed; ± per-pass SD; (Δ vs {r}). n = answered runs.\n\n"
         ));
     }
     out.push_str(&format!("| | {} | n |\n", t.agents.join(" | ")));
@@ -42,8 +49,15 @@ pub fn rate_table(t: &RateTable) -> String {
     let mut out = format!("### {}\n\n", t.title);
     out.push_str(&format!("| | {} |\n", t.agents.join(" | ")));
     out.push_str(&format!("|---|{}\n", "---:|".repeat(t.agents.len())));
-    for (label, row) in t.rows.iter().zip(&t.cells) {
-        let cells: Vec<String> = row.iter().map(Rate::to_string).collect();
+    for (i, (label, row)) in t.rows.iter().zip(&t.cells).enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(j, r)| match t.ci(i, j) {
+                Some(ci) => format!("{r} {}", ci.format(true)),
+                None => r.to_string(),
+            })
+            .collect();
         out.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
     }
     out
@@ -54,42 +68,82 @@ fn num(x: Option<f64>, digits: usize) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
-/// Table 8 in Markdown.
+/// A mean with its interval from `e.cis[field]`, when there is one.
+fn num_ci(e: &Effort, field: &str, x: Option<f64>, digits: usize) -> String {
+    let mut s = num(x, digits);
+    if x.is_some()
+        && let Some(ci) = e.cis.get(field)
+    {
+        s.push_str(&format!(" [{:.digits$}, {:.digits$}]", ci.lo, ci.hi));
+    }
+    s
+}
+
+/// Table 8 in Markdown: the agent's effort and cost, then the judge's cost apart, then the
+/// total.
 pub fn effort_table(rows: &[Effort]) -> String {
     let mut out = String::from("### Table 8 — Effort and cost per run (answered / timeout)\n\n");
-    out.push_str("| Agent | Runs | Timeouts | Tool calls | Input tokens | Output tokens | USD per run | USD total | USD on timeouts |\n");
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| Agent | Runs | Timeouts | Tool calls | Input tokens | Output tokens | USD per run | USD total | USD on timeouts | Judge tokens per run (in / out) | Judge USD per run | Judge USD total | USD total, agent + judge |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for e in rows {
         let share = e
             .usd_timeout_share()
             .map(|s| {
+                let ci = e
+                    .cis
+                    .get("usd_timeout_share")
+                    .map(|c| format!(" {}", c.format(true)))
+                    .unwrap_or_default();
                 format!(
-                    "{:.1}% (${:.2} of ${:.2})",
+                    "{:.1}%{ci} (${:.2} of ${:.2})",
                     s * 100.0,
                     e.usd_timeouts,
                     e.usd_total
                 )
             })
             .unwrap_or_else(|| "–".into());
+        let judged = e.judged > 0;
+        let judge_tokens = if judged {
+            format!(
+                "{} / {}",
+                num(e.judge_in_tokens, 0),
+                num(e.judge_out_tokens, 0)
+            )
+        } else {
+            "–".into()
+        };
+        let (judge_total, all) = if judged {
+            (
+                format!("{:.2}", e.judge_usd_total),
+                format!("{:.2}", e.usd_all()),
+            )
+        } else {
+            (
+                "–".into(),
+                format!("{:.2} + judge not recorded", e.usd_total),
+            )
+        };
         out.push_str(&format!(
-            "| {} | {} | {} | {} / {} | {} / {} | {} / {} | {} / {} | {:.2} | {share} |\n",
+            "| {} | {} | {} | {} / {} | {} / {} | {} / {} | {} / {} | {:.2} | {share} | {judge_tokens} | {} | {judge_total} | {all} |\n",
             e.agent,
             e.runs,
             Rate {
                 num: e.timeouts,
                 den: e.runs
             },
-            num(e.tool_calls_a, 1),
-            num(e.tool_calls_t, 1),
-            num(e.in_tokens_a, 0),
-            num(e.in_tokens_t, 0),
-            num(e.out_tokens_a, 0),
-            num(e.out_tokens_t, 0),
-            num(e.usd_a, 3),
-            num(e.usd_t, 3),
+            num_ci(e, "tool_calls_a", e.tool_calls_a, 1),
+            num_ci(e, "tool_calls_t", e.tool_calls_t, 1),
+            num_ci(e, "in_tokens_a", e.in_tokens_a, 0),
+            num_ci(e, "in_tokens_t", e.in_tokens_t, 0),
+            num_ci(e, "out_tokens_a", e.out_tokens_a, 0),
+            num_ci(e, "out_tokens_t", e.out_tokens_t, 0),
+            num_ci(e, "usd_a", e.usd_a, 3),
+            num_ci(e, "usd_t", e.usd_t, 3),
             e.usd_total,
+            num(e.judge_usd, 4),
         ));
     }
+    out.push_str("\nAgent columns are the agent's own spend (as the release counts it); the judge's spend is apart (per judged run and in total), then both together. `–`: the registry records no judge spend (the public release's does not).\n");
     out
 }
 
@@ -149,6 +203,8 @@ pub fn all(t: &Tables, dataset: Option<&DatasetStats>) -> String {
     out.push('\n');
     out.push_str(&score_table(&t.reasoning));
     out.push('\n');
+    out.push_str(&score_table(&t.reasoning_by_persona));
+    out.push('\n');
     out.push_str(&effort_table(&t.effort));
     out
 }
@@ -202,6 +258,14 @@ pub fn csv(t: &Tables) -> String {
             ("usd_total", Some(e.usd_total)),
             ("usd_timeouts", Some(e.usd_timeouts)),
             ("usd_timeout_share", e.usd_timeout_share()),
+            ("judge_in_tokens", e.judge_in_tokens),
+            ("judge_out_tokens", e.judge_out_tokens),
+            ("judge_usd", e.judge_usd),
+            (
+                "judge_usd_total",
+                (e.judged > 0).then_some(e.judge_usd_total),
+            ),
+            ("usd_agent_and_judge", Some(e.usd_all())),
         ] {
             out.push_str(&format!(
                 "Table 8,{k},{},{},,,{},,\n",

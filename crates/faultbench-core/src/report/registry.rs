@@ -1,7 +1,7 @@
 //! Reading run registries: the public release's `MANIFEST.csv` or one written by `faultbench
 //! bench` (same columns), or, when a runs root has no registry, its `result.json` files.
 
-use crate::record::{MANIFEST_HEADER, ManifestRow, scan_records};
+use crate::record::{MANIFEST_EXTRA_COLUMNS, ManifestRow, RELEASE_MANIFEST_HEADER, scan_records};
 use std::path::{Path, PathBuf};
 
 /// A registry that could not be read.
@@ -70,13 +70,14 @@ impl Registry {
             return Err(err(1, "empty registry".into()));
         };
         let cols: Vec<&str> = header.trim_end_matches('\r').split(',').collect();
-        let want: Vec<&str> = MANIFEST_HEADER.split(',').collect();
-        if cols != want {
-            return Err(err(
+        let columns = Columns::of(&cols).ok_or_else(|| {
+            err(
                 1,
-                format!("unexpected header; expected `{MANIFEST_HEADER}`"),
-            ));
-        }
+                format!(
+                    "unexpected header; expected `{RELEASE_MANIFEST_HEADER}` (optionally followed by more columns)"
+                ),
+            )
+        })?;
         let mut reg = Registry {
             source: path.to_path_buf(),
             ..Default::default()
@@ -87,7 +88,7 @@ impl Registry {
             if line.trim().is_empty() {
                 continue;
             }
-            match parse_row(line) {
+            match columns.parse(line) {
                 Ok(row) if i < last || ends_clean => reg.rows.push(row),
                 Ok(_) => reg.warnings.push(format!(
                     "{}:{}: last line has no newline (torn write?); skipped",
@@ -140,18 +141,73 @@ impl Registry {
     }
 }
 
-/// Parses one data line of a registry.
+/// Where a registry's columns are: the release's 19 first, then, by name, the extra columns
+/// faultbench writes ([`MANIFEST_EXTRA_COLUMNS`]); other extra columns are ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns {
+    width: usize,
+    extra: [Option<usize>; MANIFEST_EXTRA_COLUMNS.len()],
+}
+
+impl Columns {
+    /// The layout of a header, or `None` when it does not start with the release's columns.
+    pub fn of(header: &[&str]) -> Option<Columns> {
+        let release: Vec<&str> = RELEASE_MANIFEST_HEADER.split(',').collect();
+        if header.len() < release.len() || header[..release.len()] != release[..] {
+            return None;
+        }
+        let mut extra = [None; MANIFEST_EXTRA_COLUMNS.len()];
+        for (slot, name) in extra.iter_mut().zip(MANIFEST_EXTRA_COLUMNS) {
+            *slot = header
+                .iter()
+                .skip(release.len())
+                .position(|c| c.trim() == name)
+                .map(|i| i + release.len());
+        }
+        Some(Columns {
+            width: header.len(),
+            extra,
+        })
+    }
+
+    /// Parses one data line.
+    pub fn parse(&self, line: &str) -> Result<ManifestRow, String> {
+        parse_fields(line, self)
+    }
+}
+
+/// Parses one data line of a registry with the release's 19 columns, or faultbench's columns
+/// ([`MANIFEST_HEADER`](crate::record::MANIFEST_HEADER)).
 pub fn parse_row(line: &str) -> Result<ManifestRow, String> {
+    let ours = crate::record::MANIFEST_HEADER
+        .split(',')
+        .collect::<Vec<_>>();
+    let release = RELEASE_MANIFEST_HEADER.split(',').collect::<Vec<_>>();
+    let fields = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(line.as_bytes())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .map(|r| r.len())
+        .unwrap_or(0);
+    let header = if fields == ours.len() { ours } else { release };
+    parse_fields(line, &Columns::of(&header).ok_or("bad built-in header")?)
+}
+
+fn parse_fields(line: &str, columns: &Columns) -> Result<ManifestRow, String> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
+        .flexible(true)
         .from_reader(line.as_bytes());
     let rec = rdr
         .records()
         .next()
         .ok_or("empty line")?
         .map_err(|e| e.to_string())?;
-    if rec.len() != 19 {
-        return Err(format!("{} fields, expected 19", rec.len()));
+    if rec.len() != columns.width {
+        return Err(format!("{} fields, expected {}", rec.len(), columns.width));
     }
     let f = |i: usize| rec.get(i).unwrap_or("").to_string();
     let u = |i: usize| -> Result<u64, String> {
@@ -165,6 +221,12 @@ pub fn parse_row(line: &str) -> Result<ManifestRow, String> {
             .map_err(|_| format!("field {} `{s}` is not a count", i + 1))
     };
     let num = |i: usize| -> Result<f64, String> { parse_opt_f64(&f(i)).map(|x| x.unwrap_or(0.0)) };
+    let opt_u = |i: Option<usize>| -> Result<Option<u64>, String> {
+        match i.map(f) {
+            Some(s) if !s.trim().is_empty() => u(i.unwrap_or(0)).map(Some),
+            _ => Ok(None),
+        }
+    };
     Ok(ManifestRow {
         arm: f(0),
         pass: f(1),
@@ -185,12 +247,56 @@ pub fn parse_row(line: &str) -> Result<ManifestRow, String> {
         out_tokens: u(16)?,
         cost_usd: num(17)?,
         wall_seconds: num(18)?,
+        judge_in_tokens: opt_u(columns.extra[0])?,
+        judge_out_tokens: opt_u(columns.extra[1])?,
+        judge_cost_usd: match columns.extra[2] {
+            Some(i) => parse_opt_f64(&f(i))?,
+            None => None,
+        },
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::MANIFEST_HEADER;
+
+    #[test]
+    fn our_extra_columns_are_read_by_name_and_others_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("MANIFEST.csv");
+        let row =
+            "base80,p1,Kath1,kath1-x,sade,m,scored,True,True,1.0,1.0,0.9,10,8,100,5,50,0.1,200.5";
+        std::fs::write(
+            &p,
+            format!("{MANIFEST_HEADER}\n{row},1200,80,0.0005\n{row},,,\n"),
+        )
+        .unwrap();
+        let r = Registry::load_csv(&p).unwrap();
+        assert_eq!(r.rows[0].judge_in_tokens, Some(1200));
+        assert_eq!(r.rows[0].judge_out_tokens, Some(80));
+        assert_eq!(r.rows[0].judge_cost_usd, Some(0.0005));
+        assert_eq!(r.rows[1].judge_cost_usd, None);
+        // A newer column before ours, unknown to this version: skipped, ours found by name.
+        std::fs::write(
+            &p,
+            format!("{RELEASE_MANIFEST_HEADER},lab,judge_cost_usd\n{row},fresh,0.25\n"),
+        )
+        .unwrap();
+        let r = Registry::load_csv(&p).unwrap();
+        assert_eq!(
+            (r.rows[0].judge_cost_usd, r.rows[0].judge_in_tokens),
+            (Some(0.25), None)
+        );
+        // The release's own header still reads, with no judge spend.
+        std::fs::write(&p, format!("{RELEASE_MANIFEST_HEADER}\n{row}\n")).unwrap();
+        assert_eq!(Registry::load_csv(&p).unwrap().rows[0].judge_cost_usd, None);
+        assert_eq!(parse_row(row).unwrap().cost_usd, 0.1);
+        assert_eq!(
+            parse_row(&format!("{row},1,2,0.5")).unwrap().judge_cost_usd,
+            Some(0.5)
+        );
+    }
 
     #[test]
     fn torn_last_line_is_skipped_but_a_broken_middle_line_is_an_error() {
@@ -198,12 +304,20 @@ mod tests {
         let p = dir.path().join("MANIFEST.csv");
         let good =
             "base80,p1,Kath1,kath1-x,sade,m,scored,True,True,1.0,1.0,0.9,10,8,100,5,50,0.1,200.5";
-        std::fs::write(&p, format!("{MANIFEST_HEADER}\n{good}\nbase80,p1,Ka")).unwrap();
+        std::fs::write(
+            &p,
+            format!("{RELEASE_MANIFEST_HEADER}\n{good}\nbase80,p1,Ka"),
+        )
+        .unwrap();
         let r = Registry::load_csv(&p).unwrap();
         assert_eq!(r.rows.len(), 1);
         assert_eq!(r.rows[0].cache_write_tokens, 5);
         assert_eq!(r.warnings.len(), 1);
-        std::fs::write(&p, format!("{MANIFEST_HEADER}\nbase80,p1\n{good}\n")).unwrap();
+        std::fs::write(
+            &p,
+            format!("{RELEASE_MANIFEST_HEADER}\nbase80,p1\n{good}\n"),
+        )
+        .unwrap();
         let e = Registry::load_csv(&p).unwrap_err();
         assert_eq!(e.line, 2);
     }

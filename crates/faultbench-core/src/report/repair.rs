@@ -342,14 +342,16 @@ impl RepairTables {
     /// one bar per agent.
     pub fn chart(&self) -> (String, String) {
         let mut groups: Vec<String> = self.by_category.iter().map(|(l, _)| l.clone()).collect();
-        let mut values: Vec<Vec<Option<f64>>> = self
+        // Pooled counts, no bootstrap: bars without interval whiskers.
+        let bar = |r: &Rate| r.ratio().map(|x| (x, None));
+        let mut values: Vec<Vec<_>> = self
             .by_category
             .iter()
-            .map(|(_, c)| c.iter().map(Rate::ratio).collect())
+            .map(|(_, c)| c.iter().map(bar).collect())
             .collect();
         for (style, cells) in &self.unneeded_by_style {
             groups.push(format!("unneeded: {style}"));
-            values.push(cells.iter().map(Rate::ratio).collect());
+            values.push(cells.iter().map(bar).collect());
         }
         (
             "repair.svg".to_string(),

@@ -166,6 +166,7 @@ impl NetnsEmulator {
                     shell: String::new(),
                 })
                 .collect(),
+            deviations: Vec::new(),
         };
         let guard = DeployGuard(Some(st));
         guard
@@ -191,7 +192,19 @@ impl NetnsEmulator {
         let watched: Vec<Watched> = st
             .devices
             .iter()
-            .filter_map(|d| Watched::probe(&d.name, d.init?.pid))
+            .filter_map(|d| {
+                let domains = lab
+                    .conf
+                    .device(&d.name)
+                    .map(|c| {
+                        c.interfaces
+                            .iter()
+                            .map(|i| (i.name(), i.domain.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Some(Watched::new(&d.name, d.init?.pid, domains))
+            })
             .collect();
         timing("startups");
         let readiness: Readiness =
@@ -281,6 +294,19 @@ pub fn preflight() -> Result<(), EmuError> {
                 "`{tool}` not found: apt-get install {pkg}"
             )));
         }
+    }
+    // The rest of what `faultbench doctor` calls required (FRR, ping, ps, start-stop-daemon):
+    // without them labs deploy but never reach their baseline, which says nothing of the cause.
+    let missing: Vec<_> = super::requirements()
+        .into_iter()
+        .filter(|r| r.required && !r.present)
+        .collect();
+    if let Some(cmd) = super::install_command(&missing) {
+        let programs: Vec<&str> = missing.iter().map(|r| r.program).collect();
+        return Err(EmuError::Environment(format!(
+            "{} not found: run `{cmd}` as root (scripts/install-deps.sh installs everything labs use)",
+            programs.join(", ")
+        )));
     }
     Ok(())
 }

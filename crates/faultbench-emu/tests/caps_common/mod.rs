@@ -49,7 +49,7 @@ impl Net {
             // SAFETY: geteuid has no preconditions.
             unsafe { libc::geteuid() },
             0,
-            "capability tests need root (they run as root here and in CI)"
+            "capability tests need root (they run as root here and in CI): run them as root, e.g. `sudo ./scripts/test.sh`"
         );
         static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -9,8 +9,10 @@
 //!   analysis, on the run's trace digest (`trace` mode) or, without one, on the write-up alone
 //!   (`writeup` mode).
 //!
-//! The three calls run concurrently. An answer that fails validation gets **one** repair
-//! request (the problem is quoted back to the model); a second bad answer, or a model that
+//! The three calls run concurrently; the tokens they spend on one run and their price come
+//! back with the scores ([`Scores::usage`], [`Scores::cost_usd`]; cache hits cost nothing). An
+//! answer that fails validation gets **one** repair request (the problem is quoted back to the
+//! model); a second bad answer, or a model that
 //! cannot be reached, is a [`JudgeError`], and the pipeline records the run as `judge_failed`
 //! with its diagnosis kept, ready to re-judge. An empty diagnosis text is scored 0 without a
 //! call, as the release does.
@@ -48,6 +50,7 @@
 
 pub mod answer;
 pub mod cache;
+pub mod estimate;
 pub mod prompts;
 
 pub use answer::{FixAnswer, ItemVerdict, OutcomeAnswer, ReasoningAnswer};
@@ -59,7 +62,7 @@ use faultbench_core::judge::{
 };
 use faultbench_core::scenario::{Assertion, AxisKind, Scenario};
 use faultbench_core::{Diagnosis, Usage};
-use faultbench_llm::{ChatModel, ChatRequest, LlmError, Message};
+use faultbench_llm::{ChatModel, ChatRequest, LlmError, Message, PriceTable};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,6 +79,7 @@ pub struct LlmJudge {
     name: String,
     usage: Mutex<Usage>,
     calls: AtomicU64,
+    prices: PriceTable,
 }
 
 impl LlmJudge {
@@ -89,7 +93,14 @@ impl LlmJudge {
             name,
             usage: Mutex::new(Usage::default()),
             calls: AtomicU64::new(0),
+            prices: PriceTable::defaults(),
         }
+    }
+
+    /// Prices the judge's spend with `prices` (default: the built-in table).
+    pub fn with_prices(mut self, prices: PriceTable) -> Self {
+        self.prices = prices;
+        self
     }
 
     /// A judge on the model named `model`, with the provider found by
@@ -97,7 +108,7 @@ impl LlmJudge {
     /// as `OPENAI_API_KEY`/`OPENAI_BASE_URL`, or the TOML file given).
     pub fn connect(model: &str, config_file: Option<&std::path::Path>) -> Result<Self, LlmError> {
         let config = faultbench_llm::LlmConfig::discover(config_file)?;
-        Ok(LlmJudge::new(config.connect(model)?))
+        Ok(LlmJudge::new(config.connect(model)?).with_prices(config.prices()?))
     }
 
     /// Reads and writes verdicts in `cache`.
@@ -117,7 +128,7 @@ impl LlmJudge {
         self.cache.as_ref()
     }
 
-    /// Tokens spent by this judge so far (cache hits cost nothing).
+    /// Tokens spent by this judge so far, over every run (cache hits cost nothing).
     pub fn usage(&self) -> Usage {
         self.usage.lock().map(|u| *u).unwrap_or_default()
     }
@@ -127,15 +138,18 @@ impl LlmJudge {
         self.calls.load(Ordering::Relaxed)
     }
 
-    async fn chat(&self, req: &ChatRequest) -> Result<String, JudgeError> {
+    /// One model call; its tokens are added to the judge's total and to this run's `spent`.
+    async fn chat(&self, req: &ChatRequest, spent: &Mutex<Usage>) -> Result<String, JudgeError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let r = self
             .model
             .chat(req)
             .await
             .map_err(|e: LlmError| JudgeError::Unavailable(e.to_string()))?;
-        if let Ok(mut u) = self.usage.lock() {
-            *u += r.usage;
+        for total in [&self.usage, spent] {
+            if let Ok(mut u) = total.lock() {
+                *u += r.usage;
+            }
         }
         Ok(r.text)
     }
@@ -148,6 +162,7 @@ impl LlmJudge {
         system: &str,
         user: String,
         parse: F,
+        spent: &Mutex<Usage>,
     ) -> Result<T, JudgeError>
     where
         T: Serialize + DeserializeOwned,
@@ -159,7 +174,7 @@ impl LlmJudge {
         let mut req = ChatRequest::new(self.model.model(), user.clone())
             .with_system(system)
             .json();
-        let first = self.chat(&req).await?;
+        let first = self.chat(&req, spent).await?;
         let answer = match parse(&first) {
             Ok(a) => a,
             Err(problem) => {
@@ -171,7 +186,7 @@ impl LlmJudge {
                     },
                     Message::user(prompts::repair_message(&problem)),
                 ];
-                let second = self.chat(&req).await?;
+                let second = self.chat(&req, spent).await?;
                 parse(&second).map_err(|p| {
                     JudgeError::InvalidAnswer(format!(
                         "{kind} judgement: {p} (first answer: {problem}; one repair attempt made)"
@@ -205,12 +220,22 @@ impl Judge for LlmJudge {
         &self.name
     }
 
+    fn model(&self) -> Option<&str> {
+        Some(self.model.model())
+    }
+
+    fn prompt_version(&self) -> Option<String> {
+        Some(prompts::prompt_version())
+    }
+
     async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
         let scenario = input.scenario;
         let d: &Diagnosis = input.diagnosis;
         if d.text.trim().is_empty() {
-            return Ok(empty_scores(&self.name, scenario));
+            return Ok(empty_scores(&self.name, scenario).with_spend(Usage::default(), Some(0.0)));
         }
+        let spent = Mutex::new(Usage::default());
+        let spent = &spent;
         let text = scenario.spec().to_text();
         let model = self.model.model();
         let key = |kind: &str| cache_key(kind, &text, d, input.trace_digest, model, PROMPT_VERSION);
@@ -232,6 +257,7 @@ impl Judge for LlmJudge {
                 prompts::OUTCOME_SYSTEM,
                 prompts::outcome_user(gt, d, &items),
                 |r| answer::parse_outcome(r, n),
+                spent,
             )
             .await
         };
@@ -245,6 +271,7 @@ impl Judge for LlmJudge {
                         prompts::FIX_SYSTEM,
                         prompts::fix_user(f, d),
                         answer::parse_fix,
+                        spent,
                     )
                     .await
                     .map(Some),
@@ -258,6 +285,7 @@ impl Judge for LlmJudge {
             prompts::REASONING_SYSTEM,
             reasoning_msg,
             answer::parse_reasoning,
+            spent,
         );
         let (outcome, fix, reasoning) = tokio::join!(outcome, fix, reasoning);
         let (outcome, fix, reasoning) = (outcome?, fix?, reasoning?);
@@ -316,6 +344,8 @@ impl Judge for LlmJudge {
         s.reasoning = Some(dims.score());
         s.reasoning_dims = Some(dims);
         s.reasoning_mode = Some(mode.to_string());
-        Ok(s)
+        let usage = spent.lock().map(|u| *u).unwrap_or_default();
+        let cost = self.prices.cost(model, &usage);
+        Ok(s.with_spend(usage, cost))
     }
 }

@@ -68,6 +68,33 @@ pub fn repair_message(problem: &str) -> String {
     )
 }
 
+/// The prompt version recorded in a run identity: [`PROMPT_VERSION`] and a content hash of
+/// the three system prompts, the repair request and the user messages (rendered on
+/// placeholders), so that an edit shows even where the constant was not bumped.
+pub fn prompt_version() -> String {
+    let d = Diagnosis {
+        is_anomaly: Some(true),
+        faulty_devices: vec!["{device}".into()],
+        text: "{diagnosis}".into(),
+        parsed_ok: true,
+    };
+    let texts = [
+        OUTCOME_SYSTEM.to_string(),
+        FIX_SYSTEM.to_string(),
+        REASONING_SYSTEM.to_string(),
+        repair_message("{problem}"),
+        outcome_user("{ground truth}", &d, &["{item}"]),
+        fix_user("{fix}", &d),
+        reasoning_user("{ground truth}", &d, "").0,
+        reasoning_user("{ground truth}", &d, "{digest}").0,
+    ];
+    let parts: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
+    format!(
+        "{PROMPT_VERSION}+{}",
+        faultbench_core::identity::content_hash(&parts)
+    )
+}
+
 /// The diagnosis as the judge sees it.
 pub fn diagnosis_block(d: &Diagnosis) -> String {
     let verdict = match d.is_anomaly {

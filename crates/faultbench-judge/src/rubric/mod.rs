@@ -210,8 +210,38 @@ impl Judge for RubricJudge {
         "rubric"
     }
 
+    /// `rubric-` and a hash of the rubric's sources (rules and lexicon) and its settings: any
+    /// change to how it scores is a new version.
+    fn prompt_version(&self) -> Option<String> {
+        Some(self.version())
+    }
+
+    /// Scores one diagnosis; the rubric spends nothing (zero tokens, $0).
     async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
-        Ok(self.score(input.scenario, input.diagnosis))
+        Ok(self
+            .score(input.scenario, input.diagnosis)
+            .with_spend(faultbench_core::Usage::default(), Some(0.0)))
+    }
+}
+
+/// The rubric's own sources: its rules and lexicon. Their text is its version.
+const SOURCES: [&str; 7] = [
+    include_str!("mod.rs"),
+    include_str!("axis.rs"),
+    include_str!("compile.rs"),
+    include_str!("devices.rs"),
+    include_str!("lexicon.rs"),
+    include_str!("policy.rs"),
+    include_str!("text.rs"),
+];
+
+impl RubricJudge {
+    /// The rubric's version: a hash of its sources and settings (threshold, combining rule).
+    pub fn version(&self) -> String {
+        let settings = format!("{:?}", self.config);
+        let mut parts: Vec<&[u8]> = SOURCES.iter().map(|s| s.as_bytes()).collect();
+        parts.push(settings.as_bytes());
+        format!("rubric-{}", faultbench_core::identity::content_hash(&parts))
     }
 }
 

@@ -2,6 +2,7 @@
 
 use anyhow::{Context, bail};
 use faultbench_agents::registry::{AgentOptions, build_agent};
+use faultbench_core::agent::TicketHint;
 use faultbench_core::pipeline::ToolboxFactory;
 use faultbench_core::{Agent, Emulator, Judge};
 use faultbench_emu::tools::{NikaToolsFactory, Policy};
@@ -19,28 +20,45 @@ pub fn emulator(name: &str) -> anyhow::Result<Arc<dyn Emulator>> {
     }
 }
 
+/// The judge of `--judge`, with the kind it was named by.
+pub struct JudgeChoice {
+    /// `rubric` or `llm`.
+    pub kind: String,
+    /// The judge.
+    pub judge: Arc<dyn Judge>,
+}
+
 /// The judge named by `--judge`. The rubric judge learns the intentional policies (ACLs, NAT,
 /// blocked pairs…) documented in the benchmark's own scenarios, so that blaming them counts as
-/// over-diagnosis.
+/// over-diagnosis. A dry run needs no provider key and writes nothing: the LLM judge is planned
+/// with an offline stand-in of the same model and no verdict cache.
 pub fn judge(
     name: &str,
     llm: &LlmConfig,
     model: Option<&str>,
     scenarios: &[Arc<faultbench_core::ScenarioFile>],
-) -> anyhow::Result<Arc<dyn Judge>> {
-    match name {
+    dry_run: bool,
+) -> anyhow::Result<JudgeChoice> {
+    let judge: Arc<dyn Judge> = match name {
         "rubric" => {
             let mut book = faultbench_judge::rubric::PolicyBook::new();
             for s in scenarios {
                 book.learn(s.as_ref());
             }
-            Ok(Arc::new(
-                faultbench_judge::RubricJudge::new().with_policies(book),
-            ))
+            Arc::new(faultbench_judge::RubricJudge::new().with_policies(book))
         }
-        "llm" => crate::cmd::backends::llm_judge(llm, model),
+        "llm" if dry_run => {
+            let m = model.unwrap_or(faultbench_judge::llm::DEFAULT_MODEL);
+            let offline = Arc::new(faultbench_llm::ScriptedModel::new(m, Vec::new()));
+            Arc::new(faultbench_judge::LlmJudge::new(offline))
+        }
+        "llm" => crate::cmd::backends::llm_judge(llm, model)?,
         other => bail!("unknown judge `{other}` (expected rubric or llm)"),
-    }
+    };
+    Ok(JudgeChoice {
+        kind: name.to_string(),
+        judge,
+    })
 }
 
 /// One agent named in `--agents`, with the label its runs are recorded under.
@@ -51,6 +69,9 @@ pub struct AgentChoice {
     pub agent: Arc<dyn Agent>,
     /// Its model, if it uses one.
     pub model: Option<String>,
+    /// The model its cost is estimated with: its own, or for an external CLI without `--model`
+    /// the template's `default_model` (what the CLI is known to use).
+    pub priced_model: Option<String>,
 }
 
 /// Builds the agents of `--agents`. A dry run needs no provider key: LLM agents are planned with
@@ -59,11 +80,15 @@ pub fn agents(
     names: &[String],
     llm: &LlmConfig,
     model: Option<&str>,
+    max_output_tokens: Option<u32>,
     dry_run: bool,
+    ticket_hint: TicketHint,
 ) -> anyhow::Result<Vec<AgentChoice>> {
     let opts = AgentOptions {
         model: model.map(str::to_string),
         llm: llm.clone(),
+        ticket_hint,
+        max_output_tokens,
         ..Default::default()
     };
     let mut out = Vec::new();
@@ -71,24 +96,42 @@ pub fn agents(
         let agent = match build_agent(name, &opts) {
             Ok(a) => a,
             Err(e) if dry_run && matches!(name, "react" | "sade") => {
-                let m = model.unwrap_or(if name == "react" {
-                    "gpt-5"
-                } else {
-                    "claude-sonnet-4-6"
-                });
+                // The model the real build would use: --model, the config's default, the
+                // agent's own default.
+                let m = model
+                    .or(llm.default_model.as_deref())
+                    .unwrap_or(if name == "react" {
+                        "gpt-5"
+                    } else {
+                        "claude-sonnet-4-6"
+                    });
                 eprintln!("note: {e} (ignored for --dry-run)");
                 let offline = Arc::new(faultbench_llm::ScriptedModel::new(m, Vec::new()));
                 if name == "react" {
-                    Arc::new(faultbench_agents::ReactAgent::new(offline)) as Arc<dyn Agent>
+                    Arc::new(
+                        faultbench_agents::ReactAgent::new(offline).with_ticket_hint(ticket_hint),
+                    ) as Arc<dyn Agent>
                 } else {
-                    Arc::new(faultbench_agents::SadeAgent::new(offline))
+                    Arc::new(
+                        faultbench_agents::SadeAgent::new(offline).with_ticket_hint(ticket_hint),
+                    )
                 }
             }
             Err(e) => return Err(anyhow::anyhow!("{e}")),
         };
+        let model = agent.model().map(str::to_string);
+        let priced_model = model.clone().or_else(|| {
+            let cli = name.strip_prefix("external:")?;
+            let templates = opts
+                .external
+                .clone()
+                .unwrap_or_else(faultbench_agents::ExternalTemplates::defaults);
+            templates.get(cli).ok()?.default_model.clone()
+        });
         out.push(AgentChoice {
             label: name.to_string(),
-            model: agent.model().map(str::to_string),
+            model,
+            priced_model,
             agent,
         });
     }

@@ -3,6 +3,7 @@
 
 mod build;
 mod estimate;
+mod identity;
 mod memory;
 mod plan;
 mod progress;
@@ -10,7 +11,7 @@ mod repair_plan;
 mod workers;
 
 use anyhow::{Context, bail};
-use faultbench_core::agent::Budget;
+use faultbench_core::agent::{Budget, TicketHint};
 use faultbench_core::dataset::Scope;
 use faultbench_core::lab::TopologyResolver;
 use faultbench_core::pipeline::RunConfig;
@@ -45,6 +46,10 @@ pub struct Args {
     /// Model for the LLM agents (default: gpt-5 for react, claude-sonnet-4-6 otherwise).
     #[arg(long)]
     model: Option<String>,
+    /// Output-token cap of each model call of the LLM agents (default: the model's
+    /// `max_output_tokens` in the LLM config, else 4096).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    max_output_tokens: Option<u32>,
     /// Judge: rubric (deterministic) or llm.
     #[arg(long, default_value = "rubric")]
     judge: String,
@@ -63,12 +68,24 @@ pub struct Args {
     /// Where runs are archived.
     #[arg(long, default_value = "runs")]
     runs_root: PathBuf,
-    /// Skip runs already finished in the runs root (re-run only infrastructure failures).
+    /// Skip runs already finished in the runs root (re-run only infrastructure failures). The
+    /// configuration must be the one the root was made with (it is refused otherwise, with the
+    /// differing fields listed).
     #[arg(long)]
     resume: bool,
-    /// Print the plan and the estimated cost, run nothing.
+    /// Print the configuration, the plan and the estimated cost of agents and judge; run and
+    /// write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// What LLM and external agents are told about the ticket: none (the paper's prompts) or
+    /// skeptical (one added sentence: the ticket may be inaccurate) — an experiment arm of its
+    /// own, recorded in the runs root's configuration.
+    #[arg(long, default_value = "none", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<TicketHint>()))]
+    ticket_hint: TicketHint,
+    /// Record this configuration as that of a runs root made before faultbench recorded
+    /// configurations (only when you know its runs were made with exactly these settings).
+    #[arg(long)]
+    adopt_config: bool,
     /// Model turns per run.
     #[arg(long, default_value_t = 20)]
     max_turns: u32,
@@ -151,14 +168,51 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenarios = plan::select(&args.dataset, &selection)?;
     repair_plan::check(args.task, &args.policy, args.repair_persist, &scenarios)?;
     let llm = build::llm_config(args.llm_config.as_deref())?;
-    let agents = build::agents(&args.agents, &llm, args.model.as_deref(), args.dry_run)?;
+    let agents = build::agents(
+        &args.agents,
+        &llm,
+        args.model.as_deref(),
+        args.max_output_tokens,
+        args.dry_run,
+        args.ticket_hint,
+    )?;
+    let judge = build::judge(
+        &args.judge,
+        &llm,
+        args.judge_model.as_deref(),
+        &scenarios,
+        args.dry_run,
+    )?;
+    let policy: faultbench_emu::tools::Policy = args
+        .policy
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("--policy: {e}"))?;
+    let budget = Budget {
+        max_turns: args.max_turns,
+        wall_clock_secs: args.wall_clock,
+    };
     let labels: Vec<String> = agents.iter().map(|a| a.label.clone()).collect();
     let mut items = plan::plan(&scenarios, &labels, passes);
     let total = items.len();
 
-    // What is already done.
-    let store = RunsRoot::open(&args.runs_root)?;
-    let existing = store.records()?;
+    // One configuration per runs root: compare with the stored one before writing anything.
+    let config_id = identity::build(&identity::Settings {
+        agents: &agents,
+        judge: &judge,
+        ticket_hint: args.ticket_hint,
+        tool_policy: policy.to_string(),
+        telemetry: args.telemetry == Switch::On,
+        budget,
+        reuse_labs: args.reuse_labs,
+        emulator: &args.emulator,
+        task: args.task,
+        repair_persist: args.repair_persist,
+        scenarios: &scenarios,
+    });
+    let verdict = identity::check(&args.runs_root, &config_id, args.adopt_config)?;
+
+    // What is already done (read only: a refused or dry run writes nothing).
+    let existing = RunsRoot::attach(&args.runs_root).records()?;
     let planned_done = items
         .iter()
         .filter(|i| existing.contains_key(&i.key))
@@ -168,10 +222,6 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             "{} already holds {planned_done} of these {total} runs; pass --resume to continue it, or choose a new --runs-root",
             args.runs_root.display()
         );
-    }
-    if args.resume {
-        let done = store.prepare_resume()?;
-        items.retain(|i| !done.contains_key(&i.key));
     }
     let topologies = match &args.topologies {
         Some(t) => TopologyResolver::default().prepend_root(t),
@@ -190,8 +240,32 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         )
     };
     if args.dry_run {
-        estimate::print_plan(&items, total, &agents, &llm, &topologies);
+        if args.resume {
+            items.retain(|i| existing.get(&i.key).is_none_or(|r| r.status.needs_rerun()));
+        }
+        println!("{}", verdict.to_store.markdown());
+        println!("configuration: {}", verdict.note);
+        let prices = llm.prices().context("the price table")?;
+        estimate::print_plan(&estimate::Plan {
+            items: &items,
+            planned: total,
+            agents: &agents,
+            judge: &judge,
+            prices: &prices,
+            topologies: &topologies,
+        });
+        println!("(dry run: nothing was run or written)");
         return Ok(ExitCode::SUCCESS);
+    }
+    let store = RunsRoot::open(&args.runs_root)?;
+    verdict
+        .to_store
+        .write(store.path())
+        .context("recording the runs root's configuration")?;
+    eprintln!("configuration: {}", verdict.note);
+    if args.resume {
+        let done = store.prepare_resume()?;
+        items.retain(|i| !done.contains_key(&i.key));
     }
     if items.is_empty() {
         eprintln!(
@@ -205,10 +279,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::cmd::backends::gc_netns();
     }
     let config = RunConfig {
-        budget: Budget {
-            max_turns: args.max_turns,
-            wall_clock_secs: args.wall_clock,
-        },
+        budget,
         reuse_labs: args.reuse_labs,
         prestart,
         telemetry: args.telemetry == Switch::On,
@@ -219,14 +290,13 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         ..Default::default()
     };
-    let judge = build::judge(&args.judge, &llm, args.judge_model.as_deref(), &scenarios)?;
     let tools = build::tools(&args.policy)?;
     let outcome = workers::run_all(workers::Setup {
         items,
         jobs: args.jobs,
         emulator,
         agents,
-        judge,
+        judge: judge.judge,
         tools,
         topologies,
         config,
