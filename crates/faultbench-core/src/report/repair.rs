@@ -159,13 +159,13 @@ impl RepairTables {
                 let Ok(ft) = e.file_type() else { continue };
                 if ft.is_dir() {
                     stack.push(e.path());
-                } else if ft.is_file() && e.file_name() == "result.json" {
-                    if let Some(r) = std::fs::read_to_string(e.path())
+                } else if ft.is_file()
+                    && e.file_name() == "result.json"
+                    && let Some(r) = std::fs::read_to_string(e.path())
                         .ok()
                         .and_then(|t| RepairRun::from_record_json(&t))
-                    {
-                        runs.push(r);
-                    }
+                {
+                    runs.push(r);
                 }
             }
         }
