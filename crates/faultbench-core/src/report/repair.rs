@@ -11,7 +11,8 @@
 //! - **cost per repaired fault** — the agent's cost over every run on a real fault, divided by
 //!   the repaired ones;
 //! - **time to repair** — median, over repaired runs, of when the fault's checks first stopped
-//!   holding while the agent worked (the harness's repair clock).
+//!   holding while the agent worked (the harness's repair clock; the agent's end, an upper
+//!   bound, when the fix came after the clock's last round).
 
 use super::metrics::Rate;
 use crate::category::{Category, Layer};
