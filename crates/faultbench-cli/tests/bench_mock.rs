@@ -724,3 +724,19 @@ fn the_repair_task_refuses_what_it_cannot_verify() {
     assert!(err.contains("has no [FIX]"), "{err}");
     assert!(!tmp.path().join("c/MANIFEST.csv").exists());
 }
+
+#[test]
+fn a_runs_root_never_mixes_diagnose_and_repair_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let topologies = fixtures().join("topologies");
+    let (code, out, err) = bench(&runs, &topologies, &["--no-report"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let id: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("identity.json")).unwrap())
+            .unwrap();
+    assert_eq!(id["task"], "diagnose");
+    let (code, _, err) = bench(&runs, &topologies, &["--task", "repair", "--resume"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("task: stored diagnose, new repair"), "{err}");
+}
