@@ -622,3 +622,121 @@ fn prestart_beyond_memory_is_clamped_with_a_message() {
         "{err}"
     );
 }
+
+#[test]
+fn the_repair_task_records_verdicts_and_reports_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let (code, out, err) = bench(&runs, &fixtures().join("topologies"), &["--task", "repair"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rec = |layer: &str, id: &str| -> serde_json::Value {
+        let p = runs
+            .join("Tri")
+            .join(format!("{layer}__{id}"))
+            .join("baseline/p1/result.json");
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    };
+    // The generic mock answers the baseline's inventory scripts too little for it to find
+    // ospfd (it blames missing addresses, for which it has no command): it changes nothing,
+    // says so, and the lab finds the fault still there. (The baseline's repairs on real labs
+    // are measured on netns; the verdicts themselves are tested in tests/repair_netns.rs.)
+    let fault = rec("base", "tri-r1-ospfd-down");
+    assert_eq!(fault["task"], "repair");
+    assert_eq!(
+        fault["repair"]["verdict"], "not_repaired",
+        "{:#}",
+        fault["repair"]
+    );
+    assert!(
+        fault["diagnosis"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Repair: no command follows from the evidence; I changed nothing."),
+        "{}",
+        fault["diagnosis"]["text"]
+    );
+    let checks = fault["repair"]["fault"]["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 2, "every check's outcome is recorded");
+    assert!(
+        !fault["repair"]["baseline"]["probes"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        fault["agent_input_prompt"]
+            .as_str()
+            .unwrap()
+            .ends_with(faultbench_core::task::REPAIR_INSTRUCTIONS)
+    );
+    let fp = rec("cex", "tri-false-premise-web-slow");
+    assert_eq!(fp["repair"]["verdict"], "untouched", "{:#}", fp["repair"]);
+    assert!(out.contains("## Repair task"), "{out}");
+    assert!(out.contains("| Correct-Fault | 0.0% (0/1) |"), "{out}");
+    assert!(out.contains("| standard | 0.0% (0/1) |"), "{out}");
+    assert!(runs.join("report/repair.svg").is_file());
+}
+
+#[test]
+fn the_repair_task_refuses_what_it_cannot_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let topologies = fixtures().join("topologies");
+    let (code, _, err) = bench(
+        &tmp.path().join("a"),
+        &topologies,
+        &["--task", "repair", "--policy", "read-only"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--task repair needs --policy full"), "{err}");
+    let (code, _, err) = bench(&tmp.path().join("b"), &topologies, &["--repair-persist"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("add --task repair"), "{err}");
+    // A real fault without [FIX]: refused at plan time, naming the file; nothing is written.
+    let dataset = tmp.path().join("dataset");
+    let src = fixtures().join("dataset/tri_Q");
+    std::fs::create_dir_all(dataset.join("tri_Q/base")).unwrap();
+    let text = std::fs::read_to_string(src.join("base/tri-r1-ospfd-down.txt")).unwrap();
+    let without_fix = text.replace("[FIX]\n`systemctl start frr` on r1\n", "");
+    assert_ne!(text, without_fix);
+    let file = dataset.join("tri_Q/base/tri-r1-ospfd-down.txt");
+    std::fs::write(&file, without_fix).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .args([
+            "bench",
+            "--emulator",
+            "mock",
+            "--task",
+            "repair",
+            "--scope",
+            "all",
+        ])
+        .arg("--dataset")
+        .arg(&dataset)
+        .arg("--topologies")
+        .arg(&topologies)
+        .arg("--runs-root")
+        .arg(tmp.path().join("c"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&file.display().to_string()), "{err}");
+    assert!(err.contains("has no [FIX]"), "{err}");
+    assert!(!tmp.path().join("c/MANIFEST.csv").exists());
+}
+
+#[test]
+fn a_runs_root_never_mixes_diagnose_and_repair_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let topologies = fixtures().join("topologies");
+    let (code, out, err) = bench(&runs, &topologies, &["--no-report"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let id: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("identity.json")).unwrap())
+            .unwrap();
+    assert_eq!(id["task"], "diagnose");
+    let (code, _, err) = bench(&runs, &topologies, &["--task", "repair", "--resume"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("task: stored diagnose, new repair"), "{err}");
+}

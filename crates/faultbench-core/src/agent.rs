@@ -80,6 +80,9 @@ pub struct AgentInput {
     pub topology_summary: String,
     /// The budget.
     pub budget: Budget,
+    /// The task ([`crate::task::Task::Diagnose`] unless the run asks for a repair).
+    #[serde(default, skip_serializing_if = "crate::task::Task::is_diagnose")]
+    pub task: crate::task::Task,
 }
 
 impl AgentInput {
@@ -93,7 +96,24 @@ impl AgentInput {
             ticket: ticket.to_string(),
             topology_summary: topology_summary.to_string(),
             budget,
+            task: crate::task::Task::Diagnose,
         }
+    }
+
+    /// The same input for `task`: the repair task appends its instructions
+    /// ([`crate::task::REPAIR_INSTRUCTIONS`]) as a last section of the user message; the
+    /// diagnose task leaves the paper's message as it is.
+    pub fn with_task(mut self, task: crate::task::Task) -> Self {
+        if task == crate::task::Task::Repair && self.task != task {
+            self.prompt = format!(
+                "{}\n\n{}\n{}",
+                self.prompt,
+                crate::task::REPAIR_HEADING,
+                crate::task::REPAIR_INSTRUCTIONS
+            );
+        }
+        self.task = task;
+        self
     }
 }
 

@@ -40,11 +40,13 @@ pub mod lab;
 pub mod phases;
 pub mod pipeline;
 pub mod record;
+pub mod repair;
 pub mod report;
 pub mod scenario;
 pub mod snapshot;
 pub mod status;
 pub mod store;
+pub mod task;
 pub mod toolbox;
 pub mod trace;
 

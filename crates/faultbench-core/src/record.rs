@@ -490,6 +490,13 @@ pub struct RunRecord {
     /// nothing, or when no snapshot was taken).
     #[serde(default)]
     pub agent_changes: Vec<StateChange>,
+    /// The task the agent was given (`diagnose` when absent, as in records of older versions).
+    #[serde(default, skip_serializing_if = "crate::task::Task::is_diagnose")]
+    pub task: crate::task::Task,
+    /// The repair task's verification on the live lab after the agent (fault gone, baseline,
+    /// collateral, time to repair, persistence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<crate::repair::RepairReport>,
     /// The parsed diagnosis (when the agent answered).
     pub diagnosis: Option<Diagnosis>,
     /// The scores (when judged).
@@ -781,6 +788,8 @@ mod tests {
             agent_input_prompt: Some("p".into()),
             telemetry: true,
             agent_changes: Vec::new(),
+            task: Default::default(),
+            repair: None,
             phases: Phases {
                 agent: Some(AgentPhase {
                     outcome: outcome.clone(),

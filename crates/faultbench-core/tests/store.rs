@@ -29,6 +29,8 @@ fn record(id: &str, pass: u32, status: RunStatus) -> RunRecord {
         agent_input_prompt: None,
         telemetry: true,
         agent_changes: Vec::new(),
+        task: Default::default(),
+        repair: None,
         phases: Phases {
             agent: Some(AgentPhase {
                 outcome: AgentOutcome::answer("x"),

@@ -57,6 +57,8 @@ fn judge_failed_record() -> Option<RunRecord> {
         agent_input_prompt: None,
         telemetry: true,
         agent_changes: Vec::new(),
+        task: Default::default(),
+        repair: None,
         diagnosis: Some(outcome.diagnosis()),
         phases: Phases {
             agent: Some(AgentPhase {

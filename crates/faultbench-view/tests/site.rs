@@ -115,6 +115,8 @@ fn hostile_record(agent: &str, pass: u32, model: &str) -> RunRecord {
         faultbench_version: "0".into(),
         telemetry: true,
         agent_changes: Vec::new(),
+        task: Default::default(),
+        repair: None,
     }
 }
 

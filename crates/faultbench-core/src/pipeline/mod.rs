@@ -30,6 +30,11 @@
 //! before the agent starts and right after it ends; the difference is the record's
 //! `agent_changes`.
 //!
+//! **Repair task.** With [`RunConfig::task`] set to repair, the agent's message asks it to fix
+//! the fault; a snapshot is also taken before the injection, a clock re-checks the fault while
+//! the agent works, and after the agent [`crate::repair::verify_repair`] takes the presence
+//! watch's place: its report is the record's `repair`.
+//!
 //! **Presence watch.** After the agent and before the lab is torn down, the scenario's
 //! `[POST-INJECT-CHECK]` runs again (the healthy baseline for a network with nothing
 //! injected). If it no longer holds although the agent changed nothing, the fault healed
@@ -72,6 +77,7 @@
 
 mod memory;
 mod prepared;
+mod repairing;
 mod revert;
 mod run;
 mod tracking;
@@ -176,6 +182,11 @@ pub struct RunConfig {
     /// that computes without yielding (the rubric judge) bounds itself instead (it reads at
     /// most the first 64 KiB of a diagnosis).
     pub judge_timeout: Duration,
+    /// The task: diagnose (the paper's) or repair (the agent must fix the fault; the lab
+    /// verifies it after the agent, see [`crate::repair`]).
+    pub task: crate::task::Task,
+    /// Timeouts of the repair verification and whether it checks persistence.
+    pub repair: crate::repair::RepairOptions,
 }
 
 impl Default for RunConfig {
@@ -190,6 +201,8 @@ impl Default for RunConfig {
             agent_grace: Duration::from_secs(30),
             agent_label: None,
             judge_timeout: Duration::from_secs(300),
+            task: crate::task::Task::Diagnose,
+            repair: crate::repair::RepairOptions::default(),
         }
     }
 }
@@ -261,6 +274,9 @@ impl Runner {
             self.topologies.clone(),
             self.config.phases.clone(),
             self.config.telemetry,
+        )
+        .with_healthy_snapshot(
+            (self.config.task == crate::task::Task::Repair).then_some(self.config.snapshot),
         )
     }
 

@@ -39,6 +39,10 @@ impl LabPlan {
 pub(crate) struct ReadyLab {
     pub lab: Arc<dyn Lab>,
     pub tools: Arc<dyn Toolbox>,
+    /// A state snapshot of the healthy lab, taken right after its baseline held (the repair
+    /// task's reference for collateral; taken while the lab is prepared, so a prestarted lab
+    /// costs the run nothing for it).
+    pub healthy: Option<crate::snapshot::Snapshot>,
 }
 
 /// A lab prepared for a run: deployed, with a toolbox whose telemetry started at the deploy,
@@ -160,9 +164,19 @@ pub struct LabPreparer {
     topologies: TopologyResolver,
     phases: PhaseOptions,
     telemetry: bool,
+    healthy_snapshot: Option<crate::snapshot::SnapshotOptions>,
 }
 
 impl LabPreparer {
+    /// Also snapshot each lab once its baseline holds (the repair task's reference state).
+    pub(crate) fn with_healthy_snapshot(
+        mut self,
+        opts: Option<crate::snapshot::SnapshotOptions>,
+    ) -> Self {
+        self.healthy_snapshot = opts;
+        self
+    }
+
     pub(crate) fn new(
         emulator: Arc<dyn Emulator>,
         tools: Arc<dyn ToolboxFactory>,
@@ -176,6 +190,7 @@ impl LabPreparer {
             topologies,
             phases,
             telemetry,
+            healthy_snapshot: None,
         }
     }
 
@@ -240,7 +255,15 @@ impl LabPreparer {
         });
         out.deploy.waited_ms = t.elapsed().as_millis() as u64;
         if ok {
-            out.ready = Some(ReadyLab { lab, tools });
+            let healthy = match &self.healthy_snapshot {
+                Some(o) => Some(crate::snapshot::Snapshot::take(lab.as_ref(), o).await),
+                None => None,
+            };
+            out.ready = Some(ReadyLab {
+                lab,
+                tools,
+                healthy,
+            });
         } else {
             let _ = lab.teardown().await;
             let reason: Vec<String> = base

@@ -2,6 +2,7 @@
 
 use super::Runner;
 use super::prepared::{LabPlan, PreparedLab, ReadyLab};
+use super::repairing::{AgentEnd, Repairing};
 use crate::agent::{Agent, AgentInput, AgentOutcome};
 use crate::inject::{InjectionReport, VerifyReport};
 use crate::judge::JudgeInput;
@@ -49,6 +50,8 @@ pub(super) async fn run(
         telemetry: runner.config.telemetry,
         phases: Phases::default(),
         agent_changes: Vec::new(),
+        task: Default::default(),
+        repair: None,
         diagnosis: None,
         scores: None,
         error: None,
@@ -77,13 +80,24 @@ async fn phases(
     if let Some((status, why)) = prepared.failure.take() {
         return (status, Some(why));
     }
-    let (Some(plan), Some(ready)) = (prepared.plan.clone(), prepared.ready.take()) else {
+    let (Some(plan), Some(mut ready)) = (prepared.plan.clone(), prepared.ready.take()) else {
         return (
             RunStatus::PipelineError,
             Some("the prepared lab holds no running lab".into()),
         );
     };
     let lab = ready.lab.clone();
+    rec.task = cfg.task;
+    let healthy = ready.healthy.take();
+    let mut repairing = match Repairing::before_injection(runner, lab.as_ref(), scenario, healthy)
+        .await
+    {
+        Ok(r) => r,
+        Err(why) => {
+            rec.phases.cleanup = Some(teardown(&ready, "the scenario cannot be repaired").await);
+            return (RunStatus::PipelineError, Some(why));
+        }
+    };
 
     // 3. Injection and its verification.
     let fault = crate::phases::inject_and_verify(lab.as_ref(), scenario, &cfg.phases).await;
@@ -102,9 +116,12 @@ async fn phases(
 
     // 4. The agent, between two state snapshots.
     let before = Snapshot::take(lab.as_ref(), &cfg.snapshot).await;
-    let input = AgentInput::new(&plan.summary, scenario.ticket(), cfg.budget);
+    let input = AgentInput::new(&plan.summary, scenario.ticket(), cfg.budget).with_task(cfg.task);
     rec.agent_input_prompt = Some(input.prompt.clone());
     let recording = Arc::new(RecordingToolbox::new(ready.tools.clone()));
+    if let Some(r) = repairing.as_mut() {
+        r.agent_starts(runner, &lab, scenario);
+    }
     let t = Instant::now();
     let mut outcome = run_agent(runner, agent, &input, recording.clone()).await;
     let agent_ms = ms(t.elapsed());
@@ -133,10 +150,34 @@ async fn phases(
         _ => None,
     };
 
-    // 5. Presence watch: does the situation the agent was given still stand?
+    // 5. Presence watch: does the situation the agent was given still stand? (In the repair
+    //    task, the repair verification answers it.)
     if status != RunStatus::AgentError {
-        let w = crate::phases::watch_presence(lab.as_ref(), scenario, &plan.baseline, &cfg.phases)
-            .await;
+        let w = match repairing {
+            Some(r) => {
+                let changed = !rec.agent_changes.is_empty();
+                let (report, w) = r
+                    .after_agent(
+                        runner,
+                        lab.as_ref(),
+                        scenario,
+                        &plan.baseline,
+                        AgentEnd {
+                            before: &before,
+                            after: &after,
+                            changed,
+                            duration_ms: agent_ms,
+                        },
+                    )
+                    .await;
+                rec.repair = Some(report);
+                w
+            }
+            None => {
+                crate::phases::watch_presence(lab.as_ref(), scenario, &plan.baseline, &cfg.phases)
+                    .await
+            }
+        };
         if let Some((vanished, why)) = vanished(&w, rec.agent_changes.is_empty()) {
             status = vanished;
             error = Some(why);

@@ -167,6 +167,9 @@ pub fn page(r: &Report) -> String {
             b.resamples, b.seed
         ));
     }
+    if let Some(repair) = &r.repair {
+        body.push_str(&format!("<pre>{}</pre>\n", esc(&repair.markdown())));
+    }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\"><title>faultbench report</title>\n<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}.config td,.config th{{text-align:left}}th:first-child{{text-align:left}}.neg{{color:#b00}}.pos{{color:#070}}small{{color:#777}}.ci{{color:#557;font-size:85%}}.warn{{color:#a60}}figure{{margin:1em 0}}</style></head>\n<body><h1>faultbench report</h1>\n{body}</body></html>\n"
     )

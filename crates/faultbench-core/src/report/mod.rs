@@ -31,6 +31,7 @@ mod markdown_more;
 pub mod metrics;
 mod protocol;
 mod registry;
+pub mod repair;
 pub mod sensitivity;
 pub mod stats;
 mod svg;
@@ -65,6 +66,8 @@ pub struct Report {
     /// The configuration the runs were made with (the runs root's `identity.json`), printed at
     /// the top; `None` for a registry without one (the public release's, or an older root).
     pub identity: Option<RunIdentity>,
+    /// The repair task's tables, when the runs root holds repair runs.
+    pub repair: Option<repair::RepairTables>,
 }
 
 /// The runs root a registry was read from: the folder itself, or the folder of a `MANIFEST.csv`.
@@ -110,6 +113,7 @@ impl Report {
             analyses,
             notes: registry.notes.clone(),
             identity,
+            repair: root_of(&registry.source).and_then(repair::RepairTables::scan),
         }
     }
 
@@ -137,9 +141,18 @@ impl Report {
             self.configuration(),
             markdown::all(&self.tables, self.dataset.as_ref())
         );
+        out.push_str(&self.repair_markdown());
         out.push('\n');
         out.push_str(&markdown_more::analyses(&self.analyses));
         out
+    }
+
+    /// The repair tables in Markdown (empty without repair runs).
+    fn repair_markdown(&self) -> String {
+        self.repair
+            .as_ref()
+            .map(|r| format!("\n{}", r.markdown()))
+            .unwrap_or_default()
     }
 
     /// All tables as one CSV.
@@ -163,13 +176,16 @@ impl Report {
             "notes": self.notes,
             "tables": self.tables,
             "analyses": self.analyses,
+            "repair": self.repair,
         });
         serde_json::to_string_pretty(&v).unwrap_or_default()
     }
 
     /// The charts as `(file name, svg)`.
     pub fn charts(&self) -> Vec<(String, String)> {
-        svg::charts(&self.tables, &self.analyses)
+        let mut out = svg::charts(&self.tables, &self.analyses);
+        out.extend(self.repair.as_ref().map(repair::RepairTables::chart));
+        out
     }
 
     /// One self-contained HTML page with every table and chart.

@@ -7,6 +7,7 @@ mod identity;
 mod memory;
 mod plan;
 mod progress;
+mod repair_plan;
 mod workers;
 
 use anyhow::{Context, bail};
@@ -119,6 +120,14 @@ pub struct Args {
     /// Do not write and print the report at the end.
     #[arg(long)]
     no_report: bool,
+    /// The task: diagnose (the paper's: find the fault and describe it) or repair (fix it on
+    /// the live network; the lab verifies the repair after the agent). Needs --policy full.
+    #[arg(long, default_value = "diagnose")]
+    task: faultbench_core::task::Task,
+    /// Repair task: after a repair, restart the changed devices' routing daemons and check
+    /// again (a fix made only in running state that a restart undoes is reported).
+    #[arg(long)]
+    repair_persist: bool,
 }
 
 /// On or off.
@@ -157,6 +166,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--passes and --jobs must be at least 1");
     }
     let scenarios = plan::select(&args.dataset, &selection)?;
+    repair_plan::check(args.task, &args.policy, args.repair_persist, &scenarios)?;
     let llm = build::llm_config(args.llm_config.as_deref())?;
     let agents = build::agents(
         &args.agents,
@@ -195,6 +205,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         budget,
         reuse_labs: args.reuse_labs,
         emulator: &args.emulator,
+        task: args.task,
+        repair_persist: args.repair_persist,
         scenarios: &scenarios,
     });
     let verdict = identity::check(&args.runs_root, &config_id, args.adopt_config)?;
@@ -271,6 +283,11 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         reuse_labs: args.reuse_labs,
         prestart,
         telemetry: args.telemetry == Switch::On,
+        task: args.task,
+        repair: faultbench_core::repair::RepairOptions {
+            persist: args.repair_persist,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let tools = build::tools(&args.policy)?;
