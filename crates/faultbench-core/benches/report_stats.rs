@@ -15,6 +15,7 @@
 use faultbench_core::record::ManifestRow;
 use faultbench_core::report::stats::{Bootstrap, Rng};
 use faultbench_core::report::{Registry, Report, ReportOptions};
+use faultbench_testkit::measure::{cpu_seconds, load_average};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -89,29 +90,6 @@ fn synthetic() -> Vec<ManifestRow> {
     rows
 }
 
-/// CPU seconds this process has used (user + system, all threads), from /proc/self/stat.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which is in parentheses and may contain spaces).
-    let rest: Vec<&str> = stat.rsplit(") ").next().unwrap_or("").split(' ').collect();
-    // utime and stime are fields 14 and 15 of the line: 11 and 12 after the name (state is 0).
-    let field = |i: usize| {
-        rest.get(i)
-            .and_then(|x| x.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (field(11) + field(12)) / 100.0
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split(' ')
-        .next()
-        .unwrap_or("?")
-        .to_string()
-}
-
 /// How the binary was started: `cargo bench` passes `--bench`; `cargo test --all-targets` runs
 /// it without, in a debug build, where timings mean nothing.
 #[derive(Clone, Copy)]
@@ -158,7 +136,7 @@ fn measure(name: &str, reg: &Registry, mode: Mode) -> f64 {
             .map(|n| n.get())
             .unwrap_or(1),
         tables_only,
-        load()
+        load_average()
     );
     judged
 }

@@ -32,6 +32,7 @@
 //! before building anything, so CI fails fast).
 
 mod locate;
+pub mod measure;
 mod not_run;
 mod release;
 

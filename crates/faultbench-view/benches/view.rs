@@ -19,21 +19,13 @@
 #[path = "../tests/support/webdriver.rs"]
 mod webdriver;
 
+use faultbench_testkit::measure::{cpu_seconds, load_average};
 use serde_json::{Value, json};
 use std::process::ExitCode;
 use std::time::Instant;
 
 const BUILD_TARGET_S: f64 = 5.0;
 const FILTER_TARGET_MS: f64 = 100.0;
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split(' ')
-        .next()
-        .unwrap_or("?")
-        .to_string()
-}
 
 /// Sets one control, lets the table re-render, forces layout; returns the milliseconds.
 const TIMED: &str = "
@@ -46,18 +38,6 @@ if (id === 'sort') {
 }
 document.body.offsetHeight;
 return [performance.now() - t0, window.__fbMatches, window.__fbLastSelectMs, window.__fbLastFilterMs];";
-
-/// CPU seconds this process has used (user + system), from /proc/self/stat.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest: Vec<&str> = stat.rsplit(") ").next().unwrap_or("").split(' ').collect();
-    let field = |i: usize| {
-        rest.get(i)
-            .and_then(|x| x.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (field(11) + field(12)) / 100.0
-}
 
 /// CPU milliseconds of the renderers' main threads (first field of /proc/PID/schedstat).
 fn renderer_cpu_ms(pids: &[u32]) -> f64 {
@@ -111,7 +91,7 @@ async fn main() -> ExitCode {
         s.records,
         s.scenarios,
         builds.len(),
-        load()
+        load_average()
     );
 
     let b = webdriver::Browser::start().await;

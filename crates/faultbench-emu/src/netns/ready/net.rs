@@ -88,6 +88,23 @@ pub(super) struct DeviceNet {
 }
 
 impl DeviceNet {
+    /// A device of a test lab from `(interface, collision domain, address/prefix)` triples.
+    #[cfg(test)]
+    pub fn for_test(device: &str, ifs: &[(&str, &str, &str)]) -> DeviceNet {
+        DeviceNet {
+            device: device.into(),
+            domains: ifs
+                .iter()
+                .map(|(i, d, _)| (i.to_string(), d.to_string()))
+                .collect(),
+            ifaces: ifs
+                .iter()
+                .map(|(i, _, a)| (i.to_string(), vec![IpNet::parse(a).unwrap()]))
+                .collect(),
+            ..DeviceNet::default()
+        }
+    }
+
     /// The segment an interface sits on: its collision domain, with `.V` for a VLAN
     /// sub-interface `ethN.V`; `None` for interfaces lab.conf does not know.
     pub fn segment(&self, ifname: &str) -> Option<String> {

@@ -383,18 +383,7 @@ mod tests {
 
     /// The readiness test lab `rip`: h1 - r1 - r2 - r3 - h2 (r1's LAN passive).
     fn nets() -> Vec<DeviceNet> {
-        let d = |name: &str, ifs: &[(&str, &str, &str)]| DeviceNet {
-            device: name.into(),
-            domains: ifs
-                .iter()
-                .map(|(i, d, _)| (i.to_string(), d.to_string()))
-                .collect(),
-            ifaces: ifs
-                .iter()
-                .map(|(i, _, a)| (i.to_string(), vec![IpNet::parse(a).unwrap()]))
-                .collect(),
-            ..DeviceNet::default()
-        };
+        let d = DeviceNet::for_test;
         vec![
             d(
                 "r1",
