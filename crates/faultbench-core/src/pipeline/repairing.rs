@@ -6,7 +6,7 @@ use super::Runner;
 use crate::emulator::Lab;
 use crate::lab::Baseline;
 use crate::phases::PresenceReport;
-use crate::repair::{RepairClock, RepairReport, verify_repair};
+use crate::repair::{RepairClock, RepairReport, TimeToRepair, verify_repair};
 use crate::scenario::Scenario;
 use crate::snapshot::Snapshot;
 use crate::task::Task;
@@ -31,6 +31,8 @@ pub(super) struct Repairing {
     /// The pre-injection snapshot was taken while the lab was prepared (off the run's path).
     prepared: bool,
     clock: Option<RepairClock>,
+    /// What the clock saw, once stopped at the agent's end.
+    timed: Option<TimeToRepair>,
 }
 
 impl Repairing {
@@ -60,6 +62,7 @@ impl Repairing {
             pre_injection,
             prepared,
             clock: None,
+            timed: None,
         }))
     }
 
@@ -82,6 +85,14 @@ impl Repairing {
         ));
     }
 
+    /// The moment the agent ends: the clock stops, so no round after the agent's end (during
+    /// the snapshot that follows) can count as the agent's repair.
+    pub(super) async fn agent_ends(&mut self) {
+        if let Some(c) = self.clock.take() {
+            self.timed = Some(c.stop().await);
+        }
+    }
+
     /// After the agent and its snapshot: the verification, and the presence report it implies
     /// (the fault still there, or the false premise's baseline still whole).
     pub(super) async fn after_agent(
@@ -98,9 +109,10 @@ impl Repairing {
             changed: agent_changed,
             duration_ms: agent_ms,
         } = end;
-        let clock = match self.clock {
-            Some(c) => Some(c.stop().await),
-            None => None,
+        let clock = match (self.timed, self.clock) {
+            (Some(t), _) => Some(t),
+            (None, Some(c)) => Some(c.stop().await),
+            (None, None) => None,
         };
         let pre = self.pre_injection.as_ref().unwrap_or(before);
         let mut report = verify_repair(
@@ -114,7 +126,9 @@ impl Repairing {
         )
         .await;
         if let Some(c) = clock {
-            report.time_to_repair_ms = c.cleared_after_ms;
+            // A round that ended as the agent did is read at the agent's end: the clock
+            // starts a moment before the agent's own timer, and the agent's time bounds it.
+            report.time_to_repair_ms = c.cleared_after_ms.map(|ms| ms.min(agent_ms));
             report.clock_rounds = c.rounds;
         }
         if report.time_to_repair_ms.is_none() && report.verdict.fault_gone() {

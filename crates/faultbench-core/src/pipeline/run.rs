@@ -125,6 +125,9 @@ async fn phases(
     let t = Instant::now();
     let mut outcome = run_agent(runner, agent, &input, recording.clone()).await;
     let agent_ms = ms(t.elapsed());
+    if let Some(r) = repairing.as_mut() {
+        r.agent_ends().await;
+    }
     let after = Snapshot::take(lab.as_ref(), &cfg.snapshot).await;
     rec.agent_changes = before.diff(&after);
     rec.phases.snapshots = Some(snapshot_phase(&before, &after));
