@@ -4,8 +4,8 @@
 //! repository's dataset, whose ticket blames the healthy switch3 for router1's dead RIP daemon).
 
 use faultbench::core::Diagnosis;
-use faultbench::core::judge::{AxisVerdict, Judge, JudgeError, JudgeInput, Scores};
-use faultbench::core::scenario::{Assertion, ScenarioFile};
+use faultbench::core::judge::{AxisVerdict, Judge, JudgeError, JudgeInput, OutcomeRule, Scores};
+use faultbench::core::scenario::{Assertion, AxisKind, ScenarioFile};
 use faultbench::judge::RubricJudge;
 use std::path::{Path, PathBuf};
 
@@ -25,7 +25,7 @@ impl Judge for VerdictAndDevices {
         let right_verdict = d.is_anomaly == Some(s.category().has_fault());
         scores.push_axis(AxisVerdict {
             axis: "verdict".into(),
-            kind: "must".into(),
+            kind: AxisKind::Must,
             score: right_verdict as u8 as f64,
             rationale: format!("is_anomaly {:?}", d.is_anomaly),
         });
@@ -37,7 +37,7 @@ impl Judge for VerdictAndDevices {
             };
             scores.push_axis(AxisVerdict::new(axis, pass, "exact device name"));
         }
-        scores.finish(); // the release's formula: 0.7 × required + 0.3 × bonus
+        scores.finish(OutcomeRule::Release); // the release's formula: 0.7 × required + 0.3 × bonus
         Ok(scores)
     }
 }

@@ -210,6 +210,20 @@ impl AgentOutcome {
         }
     }
 
+    /// A finished answer from a structured verdict: its final text is `d.render()`, the
+    /// `=== DIAGNOSIS ===` block every judge reads.
+    ///
+    /// ```
+    /// use faultbench_core::{AgentOutcome, Diagnosis};
+    /// let d = Diagnosis { is_anomaly: Some(true), faulty_devices: vec!["r1".into()],
+    ///     text: "ospfd is down on r1".into(), parsed_ok: true };
+    /// let out = AgentOutcome::from_diagnosis(d.clone());
+    /// assert_eq!(out.diagnosis(), d);
+    /// ```
+    pub fn from_diagnosis(d: Diagnosis) -> Self {
+        AgentOutcome::answer(d.render())
+    }
+
     /// An agent that failed before answering.
     pub fn failed(error: impl Into<String>) -> Self {
         AgentOutcome {
@@ -250,6 +264,44 @@ pub trait Agent: Send + Sync {
 
     /// Investigates through `tools` and answers. Must respect `input.budget`.
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome;
+}
+
+#[async_trait::async_trait]
+impl<T: Agent + ?Sized> Agent for Arc<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn model(&self) -> Option<&str> {
+        (**self).model()
+    }
+    fn prompt_version(&self) -> Option<String> {
+        (**self).prompt_version()
+    }
+    fn max_output_tokens(&self) -> Option<u32> {
+        (**self).max_output_tokens()
+    }
+    async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
+        (**self).run(input, tools).await
+    }
+}
+
+#[async_trait::async_trait]
+impl<T: Agent + ?Sized> Agent for Box<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn model(&self) -> Option<&str> {
+        (**self).model()
+    }
+    fn prompt_version(&self) -> Option<String> {
+        (**self).prompt_version()
+    }
+    fn max_output_tokens(&self) -> Option<u32> {
+        (**self).max_output_tokens()
+    }
+    async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
+        (**self).run(input, tools).await
+    }
 }
 
 /// Whether LLM agents are told that the ticket may be inaccurate — an experiment arm of its own.
