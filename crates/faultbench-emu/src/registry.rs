@@ -1,5 +1,5 @@
 //! The built-in emulators by name (`--emulator netns|kathara|mock`), in a
-//! [`Registry`](faultbench_core::Registry) a program can extend with its own.
+//! [`faultbench_core::Registry`] a program can extend with its own.
 //!
 //! ```
 //! use faultbench_emu::registry::{EmulatorOptions, builtin_emulators};

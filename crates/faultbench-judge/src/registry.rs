@@ -1,5 +1,5 @@
 //! The built-in judges by name (`--judge rubric|llm`), in a
-//! [`Registry`](faultbench_core::Registry) a program can extend with its own.
+//! [`faultbench_core::Registry`] a program can extend with its own.
 //!
 //! ```
 //! use faultbench_core::judge::{Scores, judge_fn};

@@ -180,7 +180,7 @@ pub struct TopologyMetaError {
 }
 
 impl TopologyMeta {
-    /// Parses `topology.toml` text (syntax and shape only; see [`TopologyMeta::check`]).
+    /// Parses `topology.toml` text (syntax and shape only; see `TopologyMeta::check`).
     pub fn parse(text: &str) -> Result<TopologyMeta, TopologyMetaError> {
         toml::from_str(text).map_err(|e| TopologyMetaError {
             path: None,

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!(serde_json::to_string(&old).unwrap(), "\"reason-dim\"");
 /// assert_eq!("must".parse::<AxisKind>().unwrap(), AxisKind::Must);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum AxisKind {
     /// Checked mechanically on the parsed verdict (counts as required).
     #[serde(rename = "assert")]

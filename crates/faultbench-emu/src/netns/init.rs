@@ -3,7 +3,7 @@
 //! A device is a set of namespaces (mount, UTS, IPC, network, PID, cgroup) held alive by one
 //! process. We create that process with a raw `clone(2)` — a fork that enters new namespaces —
 //! so it is PID 1 of its own PID namespace from its first instruction. The child then executes a
-//! prepared list of [`Op`]s in two phases:
+//! prepared list of `Op`s in two phases:
 //!
 //! 1. *phase 1* builds the device's file system (a tmpfs root with the host's `/usr` read-only,
 //!    overlays for `/etc` and `/var`, fresh `/tmp`, `/run`, `/dev`, `/proc`, `/sys`), pivots into
