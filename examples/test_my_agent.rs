@@ -19,8 +19,10 @@ impl Agent for OspfCheck {
         "ospf-check"
     }
     async fn run(&self, _input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
-        let mut d = Diagnosis::default();
-        d.is_anomaly = Some(false);
+        let mut d = Diagnosis {
+            is_anomaly: Some(false),
+            ..Default::default()
+        };
         for r in ["r1", "r2"] {
             let args = json!({"router_name": r, "command": "show ip ospf neighbor"});
             if let Ok(out) = tools.call("frr_exec", args).await
@@ -68,6 +70,10 @@ async fn says_healthy_on_a_healthy_network() {
     assert_eq!((d.is_anomaly, d.faulty_devices.len()), (Some(false), 0));
 }
 
-fn main() {
-    println!("run the tests: cargo test --example test_my_agent");
+#[tokio::main]
+async fn main() {
+    println!(
+        "{:?}\n(the tests: cargo test --example test_my_agent)",
+        diagnose(true).await
+    );
 }
