@@ -287,14 +287,14 @@ impl OutcomeRule {
         let mut den = 0.0;
         if must_total > 0 {
             let f = match self {
-                OutcomeRule::Release => must_passed as f64 / must_total as f64,
-                OutcomeRule::Strict => (must_passed == must_total) as u8 as f64,
+                OutcomeRule::Release => f64::from(must_passed) / f64::from(must_total),
+                OutcomeRule::Strict => f64::from(u8::from(must_passed == must_total)),
             };
             num += W_REQUIRED * f;
             den += W_REQUIRED;
         }
         if bonus_total > 0 {
-            num += W_BONUS * bonus_passed as f64 / bonus_total as f64;
+            num += W_BONUS * f64::from(bonus_passed) / f64::from(bonus_total);
             den += W_BONUS;
         }
         if den == 0.0 {

@@ -47,7 +47,7 @@ pub struct Tally {
 impl Tally {
     fn add(&mut self, agree: bool) {
         self.total += 1;
-        self.agree += agree as usize;
+        self.agree += usize::from(agree);
     }
 
     /// agree / total (0 when empty).
@@ -151,8 +151,8 @@ impl Agreement {
         let (ca, cb) = (a.is_correct(), b.is_correct());
         let same = ca == cb;
         self.runs += 1;
-        self.outcome_agree += same as usize;
-        self.confusion[ca as usize][cb as usize] += 1;
+        self.outcome_agree += usize::from(same);
+        self.confusion[usize::from(ca)][usize::from(cb)] += 1;
         self.outcome_abs_diff += (a.outcome - b.outcome).abs();
         self.by_category
             .entry(category.label().to_string())

@@ -797,7 +797,7 @@ pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, cla
         .take(2)
         .map(|d| format!("http://{d}/"))
         .collect();
-    for d in claims.devices.iter() {
+    for d in &claims.devices {
         let serves_web = model
             .facts(d)
             .is_some_and(|f| f.listens(80) || f.runs("apache2") || f.runs("nginx"));

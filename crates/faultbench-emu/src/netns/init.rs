@@ -391,7 +391,7 @@ unsafe fn child_main(
     argv: &[*const libc::c_char],
     envp: &[*const libc::c_char],
 ) -> ! {
-    // SAFETY (whole function): only system calls on memory prepared before the clone.
+    // SAFETY: (the whole function) only system calls on memory prepared before the clone.
     unsafe {
         // Our two pipe ends go to fixed descriptors 3 and 4, and every other inherited
         // descriptor is closed: other devices' go pipes must not be held open by us, and the
@@ -466,8 +466,8 @@ unsafe fn child_main(
     }
 }
 
-fn opt_ptr(c: &Option<CString>) -> *const libc::c_char {
-    c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())
+fn opt_ptr(c: Option<&CString>) -> *const libc::c_char {
+    c.map_or(std::ptr::null(), |c| c.as_ptr())
 }
 
 /// `struct ifreq` as the kernel reads it: a name and a 24-byte union.
@@ -505,7 +505,7 @@ const SIOCBRADDIF: libc::c_ulong = 0x89a2;
 /// Only in the child of the namespace clone (mounts, hostname, links and bridges change the
 /// namespaces it is in): the pointers in `op` are to strings prepared before the clone.
 unsafe fn apply(op: &Op) -> Result<(), i32> {
-    // SAFETY (whole function): system calls with pointers to live, NUL-terminated strings and
+    // SAFETY: (the whole function) system calls with pointers to live, NUL-terminated strings and
     // properly sized structures.
     unsafe {
         let ok = |r: libc::c_int| if r < 0 { Err(errno()) } else { Ok(()) };
@@ -517,11 +517,11 @@ unsafe fn apply(op: &Op) -> Result<(), i32> {
                 flags,
                 data,
             } => ok(libc::mount(
-                opt_ptr(src),
+                opt_ptr(src.as_ref()),
                 target.as_ptr(),
-                opt_ptr(fstype),
+                opt_ptr(fstype.as_ref()),
                 *flags,
-                opt_ptr(data).cast(),
+                opt_ptr(data.as_ref()).cast(),
             )),
             Op::Mkdir { path, mode } => {
                 if libc::mkdir(path.as_ptr(), *mode) < 0 && errno() != libc::EEXIST {
