@@ -315,7 +315,7 @@ impl<T: Agent + ?Sized> Agent for Box<T> {
 /// use faultbench_core::agent::TicketHint;
 /// assert_eq!("skeptical".parse::<TicketHint>().unwrap(), TicketHint::Skeptical);
 /// assert_eq!(TicketHint::default().to_string(), "none");
-/// assert!("maybe".parse::<TicketHint>().unwrap_err().contains("none, skeptical"));
+/// assert!("maybe".parse::<TicketHint>().unwrap_err().to_string().contains("none, skeptical"));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -346,12 +346,17 @@ impl std::fmt::Display for TicketHint {
     }
 }
 
+/// A ticket hint name that is neither `none` nor `skeptical`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown ticket hint `{0}` (expected one of: none, skeptical)")]
+pub struct UnknownTicketHint(pub String);
+
 impl std::str::FromStr for TicketHint {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownTicketHint;
+    fn from_str(s: &str) -> Result<Self, UnknownTicketHint> {
         TicketHint::ALL
             .into_iter()
             .find(|h| h.as_str() == s.trim())
-            .ok_or_else(|| format!("unknown ticket hint `{s}` (expected one of: none, skeptical)"))
+            .ok_or_else(|| UnknownTicketHint(s.to_string()))
     }
 }

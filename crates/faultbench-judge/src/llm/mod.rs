@@ -166,7 +166,7 @@ impl LlmJudge {
     ) -> Result<T, JudgeError>
     where
         T: Serialize + DeserializeOwned,
-        F: Fn(&str) -> Result<T, String>,
+        F: Fn(&str) -> Result<T, answer::AnswerError>,
     {
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get::<T>(key)) {
             return Ok(hit);
@@ -184,7 +184,7 @@ impl LlmJudge {
                         text: first,
                         tool_calls: Vec::new(),
                     },
-                    Message::user(prompts::repair_message(&problem)),
+                    Message::user(prompts::repair_message(&problem.0)),
                 ];
                 let second = self.chat(&req, spent).await?;
                 parse(&second).map_err(|p| {

@@ -144,7 +144,7 @@ pub fn agents(
 pub fn tools(policy: &str) -> anyhow::Result<Arc<dyn ToolboxFactory>> {
     let policy: Policy = policy
         .parse()
-        .map_err(|e: String| anyhow::anyhow!("--policy: {e}"))?;
+        .map_err(|e: faultbench_emu::tools::UnknownPolicy| anyhow::anyhow!("--policy: {e}"))?;
     Ok(Arc::new(NikaToolsFactory::new().with_policy(policy)))
 }
 

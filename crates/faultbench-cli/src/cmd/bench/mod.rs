@@ -153,7 +153,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let policy: faultbench_emu::tools::Policy = args
         .policy
         .parse()
-        .map_err(|e: String| anyhow::anyhow!("--policy: {e}"))?;
+        .map_err(|e: faultbench_emu::tools::UnknownPolicy| anyhow::anyhow!("--policy: {e}"))?;
     let budget = Budget {
         max_turns: args.max_turns,
         wall_clock_secs: args.wall_clock,
