@@ -7,7 +7,8 @@
 //! - [`Diagnosis`]: the agent's `=== DIAGNOSIS ===` answer;
 //! - the four traits the pipeline is built from — [`Emulator`] (labs), [`Toolbox`] (tools),
 //!   [`Agent`] and [`Judge`] — each small, so that behaviour composes by wrapping;
-//! - [`RunStatus`] and [`Scores`]: how a run ended and what it earned.
+//! - [`RunStatus`] and [`Scores`]: how a run ended and what it earned;
+//! - [`Registry`]: names → agents, judges, emulators (how the CLI and user programs pick them).
 //!
 //! ```
 //! use faultbench_core::{Category, Diagnosis, ScenarioSpec, Scenario};
