@@ -26,7 +26,7 @@ async fn main() -> anyhow::Result<()> {
     )
     .with_tools(Arc::new(NikaToolsFactory::new()));
     let record = runner.run(&scenario).await; // status, phases, diagnosis, scores
-    runner.shutdown().await; // tears down the lab kept warm for a next run
+    runner.shutdown().await; // tears down a lab kept by `reuse_labs`, if any
 
     println!(
         "status: {}  wall: {:.1} s",

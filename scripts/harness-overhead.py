@@ -3,11 +3,13 @@
 
     scripts/harness-overhead.py RUNS_ROOT [RUNS_ROOT...]
 
-Overhead = a run's wall time minus its agent phase (what the agent itself spends thinking and
-probing), split into cold runs (the lab was deployed for the run) and warm runs (it reused the
-previous run's reverted lab). Also prints the median of every phase, and the part of the
-overhead that is the network settling (the post-injection check waiting for the fault to show,
-the revert waiting for the baseline to hold again) rather than harness machinery.
+Overhead = a run's wall time plus the time it waited for its lab, minus its agent phase (what
+the agent itself spends thinking and probing), split into runs on a fresh lab (deployed for the
+run, possibly prestarted while the job's previous run worked) and on a reused lab
+(`--reuse-labs`: the previous run's reverted lab; older records say `warm`). Also prints the
+median of every phase, and the part of the overhead that is the network settling (the
+post-injection check waiting for the fault to show, the revert waiting for the baseline to hold
+again) rather than harness machinery.
 """
 import glob
 import json
@@ -27,16 +29,22 @@ def main() -> int:
     if not runs:
         print("no result.json found", file=sys.stderr)
         return 1
-    groups = {"cold": [], "warm": []}
+    groups = {"fresh": [], "reused": []}
+    phases = ["deploy", "baseline", "injection", "post_inject_check", "snapshots", "agent",
+              "presence", "judge", "cleanup"]
     for r in runs:
         p = r["phases"]
         dep = p.get("deploy") or {}
-        ms = {k: (p.get(k) or {}).get("duration_ms", 0) for k in
-              ["deploy", "baseline", "injection", "post_inject_check", "agent", "judge", "cleanup"]}
-        wall = r["wall_seconds"]
+        ms = {k: (p.get(k) or {}).get("duration_ms", 0) for k in phases}
+        snaps = p.get("snapshots") or {}
+        ms["snapshots"] = snaps.get("before_ms", 0) + snaps.get("after_ms", 0)
+        ms["waited"] = dep.get("waited_ms", 0)
+        wall = r["wall_seconds"] + ms["waited"] / 1000
         over = wall - ms["agent"] / 1000
         settle = (ms["post_inject_check"] + ms["cleanup"]) / 1000
-        groups["warm" if dep.get("warm") else "cold"].append((over, settle, ms, wall, r["status"]))
+        reused = dep.get("lab") == "reused" or dep.get("warm")
+        groups["reused" if reused else "fresh"].append(
+            (over, settle, ms, wall, r["status"], dep.get("prestarted", False)))
     print(f"{len(runs)} runs")
     for name, g in groups.items():
         if not g:
@@ -48,8 +56,8 @@ def main() -> int:
               f"{med([x[1] for x in g]):.2f} s")
         print(f"  machinery only (overhead - settling): median "
               f"{med([x[0] - x[1] for x in g]):.2f} s")
-        for k in ["deploy", "baseline", "injection", "post_inject_check", "agent", "judge",
-                  "cleanup"]:
+        print(f"  prestarted labs: {sum(1 for x in g if x[5])}")
+        for k in ["waited"] + phases:
             print(f"  {k:18} median {med([x[2][k] for x in g]) / 1000:.3f} s")
         print(f"  wall median {med([x[3] for x in g]):.2f} s")
     return 0

@@ -42,6 +42,8 @@ enum Cmd {
     Bench(Box<cmd::bench::Args>),
     /// Render the paper's tables and charts from run records.
     Report(cmd::report::Args),
+    /// Browse every run of a runs root: a static site (or --serve it locally).
+    View(cmd::view::Args),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
             Cmd::Judge(c) => cmd::judge::run(c).await,
             Cmd::Bench(a) => cmd::bench::run(*a).await,
             Cmd::Report(a) => cmd::report::run(a).await,
+            Cmd::View(a) => cmd::view::run(a).await,
         }
     });
     match result {

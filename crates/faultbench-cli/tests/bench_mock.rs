@@ -249,6 +249,12 @@ fn one_configuration_per_runs_root() {
     assert_eq!(id["ticket_hint"], "none");
     assert_eq!(id["judge"]["name"], "rubric");
     assert_eq!(id["scenarios"]["count"], 2);
+    assert_eq!(id["reuse_labs"], false, "fresh labs are the default");
+    assert_eq!(id["telemetry"], true);
+    assert!(
+        id.get("prestart").is_none(),
+        "prestart only schedules: {id}"
+    );
     let before = snapshot(&runs);
 
     // Resuming with other settings is refused, every differing field listed, nothing written.
@@ -275,6 +281,16 @@ fn one_configuration_per_runs_root() {
         "only the fields that differ: {err}"
     );
     assert_eq!(snapshot(&runs), before, "a refused resume writes nothing");
+    // Reused labs or telemetry off cannot join a root of fresh labs with telemetry.
+    let (code, _, err) = bench(
+        &runs,
+        &topo,
+        &["--resume", "--reuse-labs", "--telemetry", "off"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("reuse_labs: stored false, new true"), "{err}");
+    assert!(err.contains("telemetry: stored true, new false"), "{err}");
+    assert_eq!(snapshot(&runs), before);
     // So is a fresh run of other runs (another pass) with other settings.
     let (code, _, err) = bench(&runs, &topo, &["--passes", "2", "--policy", "read-only"]);
     assert_eq!(code, 2, "{err}");
@@ -311,8 +327,13 @@ fn one_configuration_per_runs_root() {
     );
     assert_eq!(snapshot(&runs), before);
 
-    // The same configuration resumes, and may add passes.
-    let (code, _, err) = bench(&runs, &topo, &["--resume", "--no-report"]);
+    // The same configuration resumes, and may add passes; prestart is scheduling, not
+    // configuration.
+    let (code, _, err) = bench(
+        &runs,
+        &topo,
+        &["--resume", "--no-report", "--prestart", "0"],
+    );
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("nothing to run"), "{err}");
     let (code, _, err) = bench(&runs, &topo, &["--passes", "2", "--resume"]);
@@ -327,6 +348,8 @@ fn one_configuration_per_runs_root() {
         "| ticket_hint | none |",
         "| judge.name | rubric |",
         "| emulator | mock |",
+        "| reuse_labs | false |",
+        "| telemetry | true |",
     ] {
         assert!(report.contains(row), "{row} in\n{report}");
     }
@@ -451,4 +474,269 @@ fn kill_minus_nine_then_resume_gives_every_run_exactly_once() {
     let (records, bad) = faultbench_core::record::scan_records(&runs);
     assert!(bad.is_empty());
     assert_eq!(records.len(), 8);
+}
+
+fn records(runs: &Path) -> Vec<serde_json::Value> {
+    let (ok, bad) = faultbench_core::record::scan_records(runs);
+    assert!(bad.is_empty(), "{bad:?}");
+    ok.iter()
+        .map(|(p, _)| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn fresh_labs_prestart_snapshots_and_telemetry_are_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let topologies = tmp.path().join("topologies");
+    // Slow enough that the next lab is ready before the run that precedes it ends.
+    slow_topology(&topologies, 30);
+    let (code, out, err) = bench(
+        &runs,
+        &topologies,
+        &["--passes", "3", "--prestart", "1", "--telemetry", "off"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let recs = records(&runs);
+    assert_eq!(recs.len(), 6);
+    let mut prestarted = 0;
+    let mut labs = std::collections::BTreeSet::new();
+    for r in &recs {
+        assert_eq!(r["status"], "scored", "{r}");
+        let d = &r["phases"]["deploy"];
+        assert_eq!(d["lab"], "fresh");
+        assert!(d.get("warm").is_none(), "the old flag is gone: {d}");
+        assert!(labs.insert(d["lab_name"].as_str().unwrap().to_string()));
+        prestarted += usize::from(d["prestarted"] == true);
+        assert_eq!(r["telemetry"], false);
+        assert!(r["agent_changes"].as_array().unwrap().is_empty());
+        assert_eq!(r["phases"]["snapshots"]["devices"], 6);
+        assert_eq!(r["phases"]["presence"]["held"], true);
+    }
+    assert!(
+        prestarted >= 3,
+        "later labs were prepared in the background: {prestarted}"
+    );
+    assert!(!out.contains("Reused labs"), "{out}");
+    let id: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("identity.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (&id["reuse_labs"], &id["telemetry"]),
+        (&false.into(), &false.into())
+    );
+    assert!(out.contains("| telemetry | false |"), "{out}");
+}
+
+#[test]
+fn reused_labs_are_recorded_and_the_report_says_so_at_the_top() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let (code, out, err) = bench(
+        &runs,
+        &fixtures().join("topologies"),
+        &["--passes", "2", "--reuse-labs"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let recs = records(&runs);
+    let reused = recs
+        .iter()
+        .filter(|r| r["phases"]["deploy"]["lab"] == "reused")
+        .count();
+    assert!(reused >= 1, "{recs:?}");
+    assert!(
+        out.starts_with("> **Reused labs:**"),
+        "the report opens with the warning:\n{out}"
+    );
+    let id: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("identity.json")).unwrap())
+            .unwrap();
+    assert_eq!(id["reuse_labs"], true, "{id}");
+    assert!(out.contains("| reuse_labs | true |"), "{out}");
+    let (code, out, _) = {
+        let o = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+            .arg("report")
+            .arg(&runs)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            (),
+        )
+    };
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(&format!("{reused} of 4 runs ran on a lab reused")),
+        "{out}"
+    );
+}
+
+#[test]
+fn removed_and_bad_lab_flags_get_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let (code, _, err) = bench(&runs, &fixtures().join("topologies"), &["--no-warm"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--no-warm is gone") && err.contains("--reuse-labs"),
+        "{err}"
+    );
+    let (code, _, err) = bench(
+        &runs,
+        &fixtures().join("topologies"),
+        &["--telemetry", "maybe"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("possible values: on, off"), "{err}");
+}
+
+#[test]
+fn prestart_beyond_memory_is_clamped_with_a_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .args([
+            "bench",
+            "--emulator",
+            "netns",
+            "--scope",
+            "all",
+            "--jobs",
+            "2",
+            "--prestart",
+            "1000000",
+            "--dry-run",
+        ])
+        .arg("--dataset")
+        .arg(fixtures().join("dataset"))
+        .arg("--topologies")
+        .arg(fixtures().join("topologies"))
+        .arg("--runs-root")
+        .arg(tmp.path().join("runs"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("--prestart 1000000") && err.contains("prestarting "),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_repair_task_records_verdicts_and_reports_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let (code, out, err) = bench(&runs, &fixtures().join("topologies"), &["--task", "repair"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rec = |layer: &str, id: &str| -> serde_json::Value {
+        let p = runs
+            .join("Tri")
+            .join(format!("{layer}__{id}"))
+            .join("baseline/p1/result.json");
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    };
+    // The generic mock answers the baseline's inventory scripts too little for it to find
+    // ospfd (it blames missing addresses, for which it has no command): it changes nothing,
+    // says so, and the lab finds the fault still there. (The baseline's repairs on real labs
+    // are measured on netns; the verdicts themselves are tested in tests/repair_netns.rs.)
+    let fault = rec("base", "tri-r1-ospfd-down");
+    assert_eq!(fault["task"], "repair");
+    assert_eq!(
+        fault["repair"]["verdict"], "not_repaired",
+        "{:#}",
+        fault["repair"]
+    );
+    assert!(
+        fault["diagnosis"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Repair: no command follows from the evidence; I changed nothing."),
+        "{}",
+        fault["diagnosis"]["text"]
+    );
+    let checks = fault["repair"]["fault"]["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 2, "every check's outcome is recorded");
+    assert!(
+        !fault["repair"]["baseline"]["probes"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        fault["agent_input_prompt"]
+            .as_str()
+            .unwrap()
+            .ends_with(faultbench_core::task::REPAIR_INSTRUCTIONS)
+    );
+    let fp = rec("cex", "tri-false-premise-web-slow");
+    assert_eq!(fp["repair"]["verdict"], "untouched", "{:#}", fp["repair"]);
+    assert!(out.contains("## Repair task"), "{out}");
+    assert!(out.contains("| Correct-Fault | 0.0% (0/1) |"), "{out}");
+    assert!(out.contains("| standard | 0.0% (0/1) |"), "{out}");
+    assert!(runs.join("report/repair.svg").is_file());
+}
+
+#[test]
+fn the_repair_task_refuses_what_it_cannot_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let topologies = fixtures().join("topologies");
+    let (code, _, err) = bench(
+        &tmp.path().join("a"),
+        &topologies,
+        &["--task", "repair", "--policy", "read-only"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--task repair needs --policy full"), "{err}");
+    let (code, _, err) = bench(&tmp.path().join("b"), &topologies, &["--repair-persist"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("add --task repair"), "{err}");
+    // A real fault without [FIX]: refused at plan time, naming the file; nothing is written.
+    let dataset = tmp.path().join("dataset");
+    let src = fixtures().join("dataset/tri_Q");
+    std::fs::create_dir_all(dataset.join("tri_Q/base")).unwrap();
+    let text = std::fs::read_to_string(src.join("base/tri-r1-ospfd-down.txt")).unwrap();
+    let without_fix = text.replace("[FIX]\n`systemctl start frr` on r1\n", "");
+    assert_ne!(text, without_fix);
+    let file = dataset.join("tri_Q/base/tri-r1-ospfd-down.txt");
+    std::fs::write(&file, without_fix).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .args([
+            "bench",
+            "--emulator",
+            "mock",
+            "--task",
+            "repair",
+            "--scope",
+            "all",
+        ])
+        .arg("--dataset")
+        .arg(&dataset)
+        .arg("--topologies")
+        .arg(&topologies)
+        .arg("--runs-root")
+        .arg(tmp.path().join("c"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&file.display().to_string()), "{err}");
+    assert!(err.contains("has no [FIX]"), "{err}");
+    assert!(!tmp.path().join("c/MANIFEST.csv").exists());
+}
+
+#[test]
+fn a_runs_root_never_mixes_diagnose_and_repair_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let topologies = fixtures().join("topologies");
+    let (code, out, err) = bench(&runs, &topologies, &["--no-report"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let id: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("identity.json")).unwrap())
+            .unwrap();
+    assert_eq!(id["task"], "diagnose");
+    let (code, _, err) = bench(&runs, &topologies, &["--task", "repair", "--resume"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("task: stored diagnose, new repair"), "{err}");
 }

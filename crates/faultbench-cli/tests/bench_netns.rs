@@ -108,3 +108,45 @@ fn kill_minus_nine_on_live_labs_then_resume() {
     );
     assert!(labs_owned_by(std::process::id()).is_empty());
 }
+
+/// Ctrl-C while a run works and the labs of the next runs are being prepared: the bench stops
+/// (exit 130, resumable) and no lab of it is left, prestarted ones included.
+#[test]
+fn ctrl_c_tears_down_running_and_prestarted_labs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let mut child = bench_cmd(&runs, "3")
+        .args(["--prestart", "2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    // Once a run is archived, the next run works and up to two more labs are prepared.
+    while manifest_rows(&runs).is_empty() {
+        assert!(Instant::now() < deadline, "no run finished in 300 s");
+        assert!(child.try_wait().unwrap().is_none(), "bench ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut alive = 0;
+    while Instant::now() < deadline {
+        alive = labs_owned_by(pid).len();
+        if alive >= 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(alive >= 2, "a run's lab and a prestarted one were up");
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("--resume"), "{err}");
+    assert!(
+        labs_owned_by(pid).is_empty(),
+        "labs left after Ctrl-C: {:?}",
+        labs_owned_by(pid)
+    );
+}

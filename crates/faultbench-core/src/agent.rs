@@ -80,6 +80,9 @@ pub struct AgentInput {
     pub topology_summary: String,
     /// The budget.
     pub budget: Budget,
+    /// The task ([`crate::task::Task::Diagnose`] unless the run asks for a repair).
+    #[serde(default, skip_serializing_if = "crate::task::Task::is_diagnose")]
+    pub task: crate::task::Task,
 }
 
 impl AgentInput {
@@ -93,7 +96,24 @@ impl AgentInput {
             ticket: ticket.to_string(),
             topology_summary: topology_summary.to_string(),
             budget,
+            task: crate::task::Task::Diagnose,
         }
+    }
+
+    /// The same input for `task`: the repair task appends its instructions
+    /// ([`crate::task::REPAIR_INSTRUCTIONS`]) as a last section of the user message; the
+    /// diagnose task leaves the paper's message as it is.
+    pub fn with_task(mut self, task: crate::task::Task) -> Self {
+        if task == crate::task::Task::Repair && self.task != task {
+            self.prompt = format!(
+                "{}\n\n{}\n{}",
+                self.prompt,
+                crate::task::REPAIR_HEADING,
+                crate::task::REPAIR_INSTRUCTIONS
+            );
+        }
+        self.task = task;
+        self
     }
 }
 
@@ -111,20 +131,25 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// All input tokens (uncached + cache read + cache write), as the paper's Table 8 counts.
+    /// All input tokens (uncached + cache read + cache write), as the paper's Table 8 counts
+    /// (saturating: counts come from providers' answers, which are not trusted).
     pub fn total_input(&self) -> u64 {
-        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
     }
 }
 
+/// Saturating: a provider answering `u64::MAX` tokens must not wrap a run's total to a small
+/// number (or panic in a debug build).
 impl Add for Usage {
     type Output = Usage;
     fn add(self, o: Usage) -> Usage {
         Usage {
-            input_tokens: self.input_tokens + o.input_tokens,
-            cache_read_tokens: self.cache_read_tokens + o.cache_read_tokens,
-            cache_write_tokens: self.cache_write_tokens + o.cache_write_tokens,
-            output_tokens: self.output_tokens + o.output_tokens,
+            input_tokens: self.input_tokens.saturating_add(o.input_tokens),
+            cache_read_tokens: self.cache_read_tokens.saturating_add(o.cache_read_tokens),
+            cache_write_tokens: self.cache_write_tokens.saturating_add(o.cache_write_tokens),
+            output_tokens: self.output_tokens.saturating_add(o.output_tokens),
         }
     }
 }

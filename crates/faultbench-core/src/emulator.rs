@@ -228,6 +228,14 @@ pub trait Lab: Send + Sync + fmt::Debug {
 
     /// Stops everything the lab started and removes every trace of it. Idempotent.
     async fn teardown(&self) -> Result<(), EmuError>;
+
+    /// The state of one device for a [`crate::snapshot::Snapshot`]. The default runs
+    /// [`crate::snapshot::SNAPSHOT_SCRIPT`] through [`Lab::exec`]; a backend that cannot run
+    /// it (e.g. a mock network) answers from its own model. Never fails: what cannot be read is
+    /// an [`crate::snapshot::AspectState::Failed`].
+    async fn device_state(&self, device: &str, timeout: Duration) -> crate::snapshot::DeviceState {
+        crate::snapshot::read_device(self, device, timeout).await
+    }
 }
 
 /// A backend that deploys labs.

@@ -200,11 +200,23 @@ pub struct RunIdentity {
     pub reuse_labs: bool,
     /// Emulator (`netns`, `kathara`, `mock`).
     pub emulator: String,
+    /// The task ([`Task`](crate::task::Task): `diagnose`, the paper's, or `repair`): a root
+    /// never mixes the two. Roots made before the repair task existed are `diagnose`.
+    #[serde(default = "diagnose")]
+    pub task: String,
+    /// Repair task: repairs are also checked against a routing-daemon restart
+    /// (`--repair-persist`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repair_persist: bool,
     /// The scenario files.
     pub scenarios: ScenarioSet,
     /// Fields of newer versions, kept as they are (and compared).
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
+}
+
+fn diagnose() -> String {
+    crate::task::Task::Diagnose.to_string()
 }
 
 /// One field that differs between a root's stored identity and a new configuration.
@@ -472,6 +484,8 @@ impl RunIdentity {
             wall_clock_secs: 1800,
             reuse_labs: false,
             emulator: "mock".into(),
+            task: diagnose(),
+            repair_persist: false,
             scenarios: ScenarioSet::from_files(files),
             extra: BTreeMap::new(),
         }
@@ -573,6 +587,10 @@ mod tests {
         b.scenarios
             .files
             .insert("lab-r1-ospfd-down".into(), "changed".into());
+        // Reused labs and telemetry change what an agent can see: a root holds one of each.
+        b.reuse_labs = true;
+        b.telemetry = false;
+        b.task = "repair".into();
         let d = a.differences(&b);
         let shown: Vec<String> = d.iter().map(|d| d.to_string()).collect();
         assert_eq!(
@@ -580,11 +598,14 @@ mod tests {
             vec![
                 "agents.react.prompt_version: stored 0123456789abcdef, new ffff",
                 "judge.model: stored none, new gpt-5-mini",
+                "reuse_labs: stored false, new true",
                 format!(
                     "scenarios.files.lab-r1-ospfd-down: stored {}, new changed",
                     content_hash(&[b"text".as_slice()])
                 )
                 .as_str(),
+                "task: stored diagnose, new repair",
+                "telemetry: stored true, new false",
                 "ticket_hint: stored none, new skeptical",
             ]
         );
@@ -618,6 +639,22 @@ mod tests {
     }
 
     #[test]
+    fn roots_made_before_the_repair_task_are_diagnose_roots() {
+        let mut v = serde_json::to_value(RunIdentity::example()).unwrap();
+        v.as_object_mut().unwrap().remove("task");
+        let old: RunIdentity = serde_json::from_value(v).unwrap();
+        assert_eq!(old.task, "diagnose");
+        assert!(old.differences(&RunIdentity::example()).is_empty());
+        let mut repair = RunIdentity::example();
+        repair.task = "repair".into();
+        let e = reconcile(Some(&old), true, &repair, false).unwrap_err();
+        assert!(
+            e.to_string().contains("task: stored diagnose, new repair"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn roots_without_identity() {
         let new = RunIdentity::example();
         assert_eq!(reconcile(None, false, &new, false).unwrap(), new);
@@ -632,22 +669,22 @@ mod tests {
     #[test]
     fn fields_of_newer_versions_are_kept_shown_and_compared() {
         let mut v = serde_json::to_value(RunIdentity::example()).unwrap();
-        v["task"] = "repair".into();
+        v["lab_seed"] = "42".into();
         v["agents"]["react"]["max_output_tokens"] = 4096.into();
         let newer: RunIdentity = serde_json::from_value(v).unwrap();
-        assert_eq!(newer.extra["task"], "repair");
+        assert_eq!(newer.extra["lab_seed"], "42");
         let back = serde_json::to_value(&newer).unwrap();
-        assert_eq!(back["task"], "repair", "written back unchanged");
+        assert_eq!(back["lab_seed"], "42", "written back unchanged");
         assert_eq!(back["agents"]["react"]["max_output_tokens"], 4096);
         let rows = newer.rows();
-        assert!(rows.contains(&("task".into(), "repair".into())), "{rows:?}");
+        assert!(rows.contains(&("lab_seed".into(), "42".into())), "{rows:?}");
         let d = newer.differences(&RunIdentity::example());
         let shown: Vec<String> = d.iter().map(|d| d.to_string()).collect();
         assert_eq!(
             shown,
             vec![
                 "agents.react.max_output_tokens: stored 4096, new (absent)",
-                "task: stored repair, new (absent)"
+                "lab_seed: stored 42, new (absent)"
             ]
         );
     }

@@ -293,6 +293,17 @@ pub struct VerifyReport {
     pub elapsed: Duration,
 }
 
+impl CheckOutcome {
+    /// The check's command could not run or timed out (its device is gone, its init was
+    /// killed…): the check says nothing about the fault either way.
+    pub fn could_not_run(&self) -> bool {
+        self.reason.starts_with(COULD_NOT_RUN) || self.reason.starts_with(TIMED_OUT)
+    }
+}
+
+const COULD_NOT_RUN: &str = "could not run: ";
+const TIMED_OUT: &str = "timed out after ";
+
 impl VerifyReport {
     /// Every check held in the same round (vacuously true without checks).
     pub fn passed(&self) -> bool {
@@ -354,6 +365,15 @@ pub async fn verify_injection(
     }
 }
 
+/// Runs every check once, all at the same time, and returns their verdicts in check order.
+pub async fn check_round(
+    lab: &dyn Lab,
+    checks: &[PostInjectCheck],
+    timeout: Duration,
+) -> Vec<CheckOutcome> {
+    futures::future::join_all(checks.iter().map(|c| run_check(lab, c, timeout))).await
+}
+
 async fn run_check(lab: &dyn Lab, check: &PostInjectCheck, timeout: Duration) -> CheckOutcome {
     let out = lab
         .exec(
@@ -363,11 +383,11 @@ async fn run_check(lab: &dyn Lab, check: &PostInjectCheck, timeout: Duration) ->
         )
         .await;
     let (passed, advisory, reason, stdout) = match out {
-        Err(e) => (false, false, format!("could not run: {e}"), String::new()),
+        Err(e) => (false, false, format!("{COULD_NOT_RUN}{e}"), String::new()),
         Ok(o) if o.timed_out => (
             false,
             false,
-            format!("timed out after {} ms", o.duration_ms),
+            format!("{TIMED_OUT}{} ms", o.duration_ms),
             o.stdout,
         ),
         Ok(o) => {

@@ -168,6 +168,10 @@ pub struct Scores {
     pub reasoning_mode: Option<String>,
     /// A problem worth recording that did not stop judging.
     pub error: Option<String>,
+    /// Set when the judge read only the beginning of a long diagnosis text: the text's full
+    /// length in bytes (the judge's documented cap says how much it read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated_from: Option<u64>,
     /// Tokens the judge spent on this run (zero for a deterministic judge or a cache hit;
     /// `None` when not known, e.g. scores read from the public release).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -193,6 +197,7 @@ impl Scores {
             judge: judge.into(),
             reasoning_mode: None,
             error: None,
+            truncated_from: None,
             usage: None,
             cost_usd: None,
         }

@@ -20,9 +20,11 @@
 use crate::agent::{AgentOutcome, Usage};
 use crate::category::{Category, Layer};
 use crate::diagnosis::Diagnosis;
+use crate::ids::{ScenarioId, TopologyId};
 use crate::judge::Scores;
 use crate::lab::ProbeResult;
 use crate::scenario::{CheckVerdict, PostInjectCheck, Scenario};
+use crate::snapshot::StateChange;
 use crate::status::RunStatus;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -73,6 +75,10 @@ pub fn trace_of(rec: &RunRecord) -> Vec<crate::trace::TraceEvent> {
         .unwrap_or_default()
 }
 
+fn telemetry_on() -> bool {
+    true
+}
+
 /// Version of the `result.json` schema.
 pub const RECORD_SCHEMA: u32 = 1;
 
@@ -98,11 +104,11 @@ pub fn layer_of_arm(arm: &str) -> Option<Layer> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct RunKey {
     /// Topology (the scenario's `Topology:` header).
-    pub topology: String,
+    pub topology: TopologyId,
     /// Dataset layer.
     pub layer: Layer,
     /// Scenario id.
-    pub scenario_id: String,
+    pub scenario_id: ScenarioId,
     /// Agent name (`baseline`, `react`, `external:claude`, …).
     pub agent: String,
     /// Pass number, from 1.
@@ -111,7 +117,8 @@ pub struct RunKey {
 
 impl RunKey {
     /// The run directory under a runs root:
-    /// `<topology>/<layer>__<scenario>/<agent>/p<pass>` (agent names are made path-safe).
+    /// `<topology>/<layer>__<scenario>/<agent>/p<pass>` (agent names are made path-safe; the
+    /// topology and scenario ids are validated types, so the result is always under `root`).
     pub fn dir(&self, root: &Path) -> PathBuf {
         let agent: String = self
             .agent
@@ -124,8 +131,12 @@ impl RunKey {
                 }
             })
             .collect();
-        root.join(&self.topology)
-            .join(format!("{}__{}", self.layer.as_str(), self.scenario_id))
+        root.join(self.topology.as_str())
+            .join(format!(
+                "{}__{}",
+                self.layer.as_str(),
+                self.scenario_id.as_str()
+            ))
             .join(agent)
             .join(format!("p{}", self.pass))
     }
@@ -170,21 +181,102 @@ impl ScenarioSnapshot {
     }
 }
 
+/// Whether a run's lab was deployed for it or handed on from an earlier run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LabOrigin {
+    /// Deployed for this run (the paper's protocol, and the default).
+    #[default]
+    Fresh,
+    /// Kept from the previous run of the same topology after a verified revert
+    /// (`--reuse-labs`, a development shortcut: the lab carries that run's history).
+    Reused,
+}
+
+impl LabOrigin {
+    /// `fresh` or `reused`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LabOrigin::Fresh => "fresh",
+            LabOrigin::Reused => "reused",
+        }
+    }
+}
+
 /// Where the run's lab came from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "DeployPhaseFields")]
 pub struct DeployPhase {
     /// Emulator kind (`netns`, `kathara`, `mock`).
     pub emulator: String,
     /// Lab instance name.
     pub lab_name: String,
-    /// Reused from the previous run of the same topology (after a verified revert).
-    pub warm: bool,
+    /// `fresh` (deployed for this run) or `reused` (kept from the previous run). Records
+    /// written before this field existed say `warm: true` for reused labs and are read so.
+    pub lab: LabOrigin,
+    /// Its deploy and baseline check started in the background before the run asked for
+    /// the lab, while an earlier run of the job worked (`--prestart`).
+    #[serde(default)]
+    pub prestarted: bool,
     /// Deployed (or reused) successfully.
     pub ok: bool,
-    /// Duration in milliseconds (0 when warm).
+    /// When this run's lab history starts (Unix milliseconds): the start of the deploy of a
+    /// fresh lab, the moment a reused lab was taken over (0 in older records).
+    #[serde(default)]
+    pub started_unix_ms: u64,
+    /// Duration of the deploy in milliseconds (0 when reused).
     pub duration_ms: u64,
+    /// How long the run waited for its lab to be deployed and verified, in milliseconds (less
+    /// than deploy + baseline when the lab was prestarted).
+    #[serde(default)]
+    pub waited_ms: u64,
     /// What failed.
     pub error: Option<String>,
+}
+
+/// The stored form of [`DeployPhase`], which also accepts the `warm` flag of older records.
+#[derive(Deserialize)]
+struct DeployPhaseFields {
+    #[serde(default)]
+    emulator: String,
+    #[serde(default)]
+    lab_name: String,
+    #[serde(default)]
+    lab: Option<LabOrigin>,
+    #[serde(default)]
+    warm: bool,
+    #[serde(default)]
+    prestarted: bool,
+    #[serde(default)]
+    ok: bool,
+    #[serde(default)]
+    started_unix_ms: u64,
+    #[serde(default)]
+    duration_ms: u64,
+    #[serde(default)]
+    waited_ms: u64,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+impl From<DeployPhaseFields> for DeployPhase {
+    fn from(f: DeployPhaseFields) -> Self {
+        DeployPhase {
+            emulator: f.emulator,
+            lab_name: f.lab_name,
+            lab: f.lab.unwrap_or(if f.warm {
+                LabOrigin::Reused
+            } else {
+                LabOrigin::Fresh
+            }),
+            prestarted: f.prestarted,
+            ok: f.ok,
+            started_unix_ms: f.started_unix_ms,
+            duration_ms: f.duration_ms,
+            waited_ms: f.waited_ms,
+            error: f.error,
+        }
+    }
 }
 
 /// The healthy-baseline check before injection.
@@ -297,15 +389,46 @@ impl JudgePhase {
     }
 }
 
-/// After the run: revert-and-verify (warm reuse) or teardown.
+/// After the run: teardown, or (with `--reuse-labs`) revert-and-verify to keep the lab.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CleanupPhase {
-    /// `reverted` (lab kept warm after a verified revert) or `teardown`.
+    /// `teardown`, or `reverted` (lab kept for the next run after a verified revert).
     pub action: String,
     /// Whether it succeeded.
     pub ok: bool,
     /// Details.
     pub detail: Option<String>,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// The state snapshots taken right before the agent started and right after it ended (their
+/// difference is the record's `agent_changes`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotPhase {
+    /// Devices read.
+    pub devices: usize,
+    /// Duration of the snapshot before the agent, in milliseconds.
+    pub before_ms: u64,
+    /// Duration of the snapshot after the agent, in milliseconds.
+    pub after_ms: u64,
+    /// Aspects that could not be read (`before: device aspect: reason`, `after: …`); they are
+    /// not compared.
+    pub unreadable: Vec<String>,
+}
+
+/// The presence watch: after the agent and before any revert, does the situation the agent
+/// was given still stand?
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PresencePhase {
+    /// `fault` (the `[POST-INJECT-CHECK]` re-run) or `baseline` (nothing was injected).
+    pub watched: String,
+    /// It still held.
+    pub held: bool,
+    /// Rounds run.
+    pub attempts: u32,
+    /// What did not hold.
+    pub failures: Vec<String>,
     /// Duration in milliseconds.
     pub duration_ms: u64,
 }
@@ -321,8 +444,14 @@ pub struct Phases {
     pub injection: Option<InjectionPhase>,
     /// Post-injection check.
     pub post_inject_check: Option<CheckPhase>,
+    /// State snapshots around the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<SnapshotPhase>,
     /// Agent.
     pub agent: Option<AgentPhase>,
+    /// Presence watch after the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence: Option<PresencePhase>,
     /// Judge.
     pub judge: Option<JudgePhase>,
     /// Cleanup.
@@ -350,8 +479,24 @@ pub struct RunRecord {
     pub scenario: ScenarioSnapshot,
     /// The exact user message the agent received.
     pub agent_input_prompt: Option<String>,
+    /// Telemetry was collected for the agent (`--telemetry on`); off, the four `influx_*`
+    /// tools answered as the release's labs without a collector did. Older records: on.
+    #[serde(default = "telemetry_on")]
+    pub telemetry: bool,
     /// The phases.
     pub phases: Phases,
+    /// What the agent changed in the network: the difference between the state snapshots
+    /// taken right before it started and right after it ended (empty when it changed
+    /// nothing, or when no snapshot was taken).
+    #[serde(default)]
+    pub agent_changes: Vec<StateChange>,
+    /// The task the agent was given (`diagnose` when absent, as in records of older versions).
+    #[serde(default, skip_serializing_if = "crate::task::Task::is_diagnose")]
+    pub task: crate::task::Task,
+    /// The repair task's verification on the live lab after the agent (fault gone, baseline,
+    /// collateral, time to repair, persistence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<crate::repair::RepairReport>,
     /// The parsed diagnosis (when the agent answered).
     pub diagnosis: Option<Diagnosis>,
     /// The scores (when judged).
@@ -393,8 +538,8 @@ impl RunRecord {
         ManifestRow {
             arm: self.key.arm().to_string(),
             pass: format!("p{}", self.key.pass),
-            topology: self.key.topology.clone(),
-            scenario_id: self.key.scenario_id.clone(),
+            topology: self.key.topology.to_string(),
+            scenario_id: self.key.scenario_id.to_string(),
             agent: self.key.agent.clone(),
             model: self.model.clone().unwrap_or_default(),
             status: self.status.to_string(),
@@ -517,25 +662,32 @@ fn opt_num(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 impl ManifestRow {
-    /// The CSV line (no newline), formatted like the release's registry.
+    /// Every input token of the run (fresh, cache reads, cache writes), saturating: the counts
+    /// of a crafted registry must not wrap a sum (or panic in a debug build).
+    pub fn total_input_tokens(&self) -> u64 {
+        self.in_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+    }
+
+    /// The CSV line (no newline), formatted like the release's registry. Written with the
+    /// `csv` crate: a value with a comma, quote or newline is quoted and reads back verbatim.
+    ///
+    /// Values are not neutralised against spreadsheet formulas here: the registry is data that
+    /// programs read (ours, the release's pandas scripts) and must round-trip; `report.csv` is
+    /// the export meant for spreadsheets and neutralises its text cells. The only free-text
+    /// columns are the agent label and model name, which come from the command line; ids are
+    /// validated ([`ScenarioId`], [`TopologyId`]) and cannot start with a formula character.
     pub fn to_csv(&self) -> String {
-        [
-            csv_field(&self.arm),
-            csv_field(&self.pass),
-            csv_field(&self.topology),
-            csv_field(&self.scenario_id),
-            csv_field(&self.agent),
-            csv_field(&self.model),
-            csv_field(&self.status),
+        let cells = [
+            self.arm.clone(),
+            self.pass.clone(),
+            self.topology.clone(),
+            self.scenario_id.clone(),
+            self.agent.clone(),
+            self.model.clone(),
+            self.status.clone(),
             py_bool(self.submitted).to_string(),
             self.is_anomaly.map(py_bool).unwrap_or("").to_string(),
             opt_num(self.outcome_score),
@@ -555,33 +707,45 @@ impl ManifestRow {
                 .map(|x| x.to_string())
                 .unwrap_or_default(),
             opt_num(self.judge_cost_usd),
-        ]
-        .join(",")
+        ];
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        // Writing into a Vec cannot fail.
+        let _ = w.write_record(&cells);
+        let bytes = w.into_inner().unwrap_or_default();
+        let mut line = String::from_utf8(bytes).unwrap_or_default();
+        line.pop();
+        line
     }
 }
 
-/// Every `result.json` under a runs root, sorted by path. Unreadable records are returned as
-/// errors beside the good ones, never dropped silently.
+/// Every `result.json` under a runs root, sorted by path. Unreadable records (and folders) are
+/// returned as errors beside the good ones, never dropped silently. Symbolic links are not
+/// followed ([`find_files`](crate::fsutil::find_files)): a link loop cannot hang the scan or
+/// count a run twice.
 pub fn scan_records(root: &Path) -> (Vec<(PathBuf, RunRecord)>, Vec<RecordError>) {
-    let mut paths = Vec::new();
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.file_name().is_some_and(|n| n == "result.json") {
-                out.push(p);
-            }
-        }
-    }
-    walk(root, &mut paths);
-    paths.sort();
-    let mut ok = Vec::new();
     let mut bad = Vec::new();
-    for p in paths {
+    let found = match crate::fsutil::find_files(root, |n| n == "result.json") {
+        Ok(f) => f,
+        // A missing root holds no records (e.g. a runs root not created yet).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Default::default(),
+        Err(e) => {
+            bad.push(RecordError {
+                path: root.to_path_buf(),
+                message: format!("cannot read the folder: {e}"),
+            });
+            Default::default()
+        }
+    };
+    for (dir, e) in found.unreadable {
+        bad.push(RecordError {
+            path: dir,
+            message: format!("cannot read the folder: {e}"),
+        });
+    }
+    let mut ok = Vec::new();
+    for p in found.files {
         match RunRecord::read(&p) {
             Ok(r) => ok.push((p, r)),
             Err(e) => bad.push(e),
@@ -609,9 +773,9 @@ mod tests {
         RunRecord {
             schema: RECORD_SCHEMA,
             key: RunKey {
-                topology: "Lab".into(),
+                topology: TopologyId::new("Lab").unwrap(),
                 layer: Layer::Base,
-                scenario_id: spec.id().into(),
+                scenario_id: spec.scenario_id().clone(),
                 agent: "external:claude code".into(),
                 pass: 2,
             },
@@ -622,6 +786,10 @@ mod tests {
             wall_seconds: 9.5,
             scenario: ScenarioSnapshot::of(&spec),
             agent_input_prompt: Some("p".into()),
+            telemetry: true,
+            agent_changes: Vec::new(),
+            task: Default::default(),
+            repair: None,
             phases: Phases {
                 agent: Some(AgentPhase {
                     outcome: outcome.clone(),
@@ -634,6 +802,28 @@ mod tests {
             error: None,
             faultbench_version: "0".into(),
         }
+    }
+
+    #[test]
+    fn older_records_stay_readable() {
+        // A record written before fresh labs, snapshots and the telemetry setting existed.
+        let mut v = serde_json::to_value(record()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("telemetry");
+        o.remove("agent_changes");
+        o["phases"]["deploy"] = serde_json::json!({
+            "emulator": "netns", "lab_name": "x-1", "warm": true, "ok": true,
+            "duration_ms": 0, "error": null
+        });
+        let old: RunRecord = serde_json::from_value(v).unwrap();
+        assert!(old.telemetry, "the collector always ran then");
+        assert!(old.agent_changes.is_empty());
+        let d = old.phases.deploy.as_ref().unwrap();
+        assert_eq!((d.lab, d.prestarted), (LabOrigin::Reused, false));
+        // Written back, the new form: `lab`, no `warm`.
+        let back = serde_json::to_value(&old).unwrap();
+        assert_eq!(back["phases"]["deploy"]["lab"], "reused");
+        assert!(back["phases"]["deploy"].get("warm").is_none());
     }
 
     #[test]
@@ -685,6 +875,45 @@ mod tests {
             dir,
             Path::new("/R/Lab/base__lab-r1-ospfd-down/external_claude_code/p2")
         );
+    }
+
+    #[test]
+    fn a_record_whose_key_is_a_path_is_refused_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = record();
+        let path = r.write(&r.key.dir(tmp.path())).unwrap();
+        for (field, value) in [
+            ("topology", "/etc"),
+            ("topology", "../.."),
+            ("scenario_id", "../../../x"),
+            ("scenario_id", "a/b"),
+        ] {
+            let mut v = serde_json::to_value(&r).unwrap();
+            v["key"][field] = serde_json::json!(value);
+            std::fs::write(&path, v.to_string()).unwrap();
+            let e = RunRecord::read(&path).unwrap_err().to_string();
+            assert!(e.contains(&path.display().to_string()), "{e}");
+            assert!(e.contains("invalid") && e.contains(value), "{e}");
+        }
+    }
+
+    /// Issue 19, finding 6: the scan followed directory links, so a `loop -> .` link counted
+    /// every run once per level until the kernel's link limit (2 runs became 82), and two links
+    /// made it exponential.
+    #[test]
+    fn scanning_never_follows_directory_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = record();
+        r.write(&r.key.dir(tmp.path())).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let mut other = r.clone();
+        other.key.pass = 9;
+        other.write(&other.key.dir(elsewhere.path())).unwrap();
+        std::os::unix::fs::symlink(".", tmp.path().join("loop")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), tmp.path().join("Lab/out")).unwrap();
+        let (ok, bad) = scan_records(tmp.path());
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(ok.len(), 1, "each run once, nothing from outside the root");
     }
 
     #[test]

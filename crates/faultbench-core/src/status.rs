@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// The status of one run (the public release's vocabulary plus `unsupported_on_host`).
+/// The status of one run (the public release's vocabulary plus `unsupported_on_host` and the
+/// presence watch's `fault_vanished` and `baseline_broke`).
 ///
 /// Only [`RunStatus::Scored`] runs are *answered* and enter score means. `no_submission` and
 /// `no_output` are *timeouts*: results, counted and reported beside the scores. The
@@ -31,11 +32,17 @@ pub enum RunStatus {
     PipelineError,
     /// The host kernel cannot emulate what the scenario needs.
     UnsupportedOnHost,
+    /// After the agent, the injected fault no longer held although the agent changed nothing:
+    /// the fault healed itself during the run, so the run measured nothing.
+    FaultVanished,
+    /// After the agent, the healthy baseline of a network with nothing injected no longer held
+    /// although the agent changed nothing.
+    BaselineBroke,
 }
 
 impl RunStatus {
     /// Every status.
-    pub const ALL: [RunStatus; 9] = [
+    pub const ALL: [RunStatus; 11] = [
         RunStatus::Scored,
         RunStatus::NoSubmission,
         RunStatus::NoOutput,
@@ -45,6 +52,8 @@ impl RunStatus {
         RunStatus::InjectionFailed,
         RunStatus::PipelineError,
         RunStatus::UnsupportedOnHost,
+        RunStatus::FaultVanished,
+        RunStatus::BaselineBroke,
     ];
 
     /// The snake_case name.
@@ -59,6 +68,8 @@ impl RunStatus {
             RunStatus::InjectionFailed => "injection_failed",
             RunStatus::PipelineError => "pipeline_error",
             RunStatus::UnsupportedOnHost => "unsupported_on_host",
+            RunStatus::FaultVanished => "fault_vanished",
+            RunStatus::BaselineBroke => "baseline_broke",
         }
     }
 
@@ -85,6 +96,8 @@ impl RunStatus {
                 | RunStatus::DeployIncomplete
                 | RunStatus::InjectionFailed
                 | RunStatus::PipelineError
+                | RunStatus::FaultVanished
+                | RunStatus::BaselineBroke
         )
     }
 
@@ -109,7 +122,7 @@ impl FromStr for RunStatus {
             .ok_or_else(|| crate::category::UnknownName {
                 what: "run status",
                 got: s.to_string(),
-                expected: "scored, no_submission, no_output, judge_failed, agent_error, deploy_incomplete, injection_failed, pipeline_error, unsupported_on_host",
+                expected: "scored, no_submission, no_output, judge_failed, agent_error, deploy_incomplete, injection_failed, pipeline_error, unsupported_on_host, fault_vanished, baseline_broke",
             })
     }
 }

@@ -190,3 +190,48 @@ proptest! {
         }
     }
 }
+
+/// Issue 19, finding 1: ids become path components (run folders, topology lookup), so a header
+/// that is a path is refused at its line instead of moving a run folder out of its runs root.
+#[test]
+fn path_like_ids_are_refused_at_their_line() {
+    let minimal = include_str!("data/minimal.txt");
+    for (header, value) in [
+        ("Scenario", "../../../../escaped"),
+        ("Scenario", "/abs/dir"),
+        ("Scenario", ".."),
+        ("Topology", "/some/abs/dir"),
+        ("Topology", "../outside"),
+        ("Topology", "a:b,c"),
+        ("Variant-of", "../x"),
+    ] {
+        let line = minimal
+            .lines()
+            .position(|l| l.starts_with("Topology:"))
+            .unwrap()
+            + 1;
+        let text = if header == "Variant-of" {
+            minimal.replacen("Topology:", &format!("{header}: {value}\nTopology:"), 1)
+        } else {
+            minimal
+                .lines()
+                .map(|l| {
+                    if l.starts_with(&format!("{header}:")) {
+                        format!("{header}: {value}\n")
+                    } else {
+                        format!("{l}\n")
+                    }
+                })
+                .collect()
+        };
+        let e = load_bytes(text.as_bytes());
+        let want = text
+            .lines()
+            .position(|l| l.starts_with(&format!("{header}:")))
+            .unwrap()
+            + 1;
+        assert!(want <= line, "headers come first");
+        assert_eq!(e.line, want, "{e}");
+        assert!(e.message.contains("invalid"), "{e}");
+    }
+}

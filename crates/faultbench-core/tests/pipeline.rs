@@ -1,5 +1,6 @@
-//! The run pipeline's statuses and warm-lab reuse, on an in-test lab whose one fault can be
-//! switched on (`break`) and off (`repair`).
+//! The run pipeline's statuses, fresh labs and prestarting, `--reuse-labs`, what the agent
+//! changed, and the presence watch, on an in-test lab whose one fault can be switched on
+//! (`break`) and off (`repair`).
 
 use async_trait::async_trait;
 use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
@@ -9,7 +10,10 @@ use faultbench_core::emulator::{
 use faultbench_core::inject::RetryPolicy;
 use faultbench_core::judge::{Judge, JudgeError, JudgeInput, Scores};
 use faultbench_core::lab::TopologyResolver;
-use faultbench_core::pipeline::{RunConfig, Runner};
+use faultbench_core::phases::PhaseOptions;
+use faultbench_core::pipeline::{LabQueue, RunConfig, Runner};
+use faultbench_core::record::LabOrigin;
+use faultbench_core::snapshot::{Aspect, AspectState, ChangeKind, DeviceState};
 use faultbench_core::toolbox::Toolbox;
 use faultbench_core::{RunStatus, ScenarioSpec};
 use std::sync::Arc;
@@ -21,6 +25,9 @@ struct Net {
     broken: AtomicBool,
     healthy_at_start: bool,
     torn_down: AtomicUsize,
+    /// Labs answer snapshots from their state (eth0 up or down); otherwise the snapshot
+    /// command is unknown to them and every aspect is unreadable.
+    visible_state: bool,
 }
 
 #[derive(Debug)]
@@ -61,6 +68,22 @@ impl Lab for NetLab {
         self.0.torn_down.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
+    async fn device_state(&self, device: &str, timeout: Duration) -> DeviceState {
+        if !self.0.visible_state {
+            return faultbench_core::snapshot::read_device(self, device, timeout).await;
+        }
+        let link = if self.0.broken.load(Ordering::SeqCst) {
+            "down"
+        } else {
+            "up"
+        };
+        let mut st = DeviceState::default();
+        st.aspects.insert(
+            Aspect::Links,
+            AspectState::Items([("eth0".to_string(), link.to_string())].into()),
+        );
+        st
+    }
 }
 
 struct NetEmu {
@@ -91,6 +114,9 @@ enum Behaviour {
     Answer(&'static str),
     Panic,
     Exhaust,
+    /// Answers, and meanwhile the network flips its fault on or off by itself (a lease
+    /// renewal, a daemon restarted by something in the lab).
+    AnswerWhileNetworkFlips(&'static str, Arc<Net>, bool),
 }
 
 struct Scripted(Behaviour);
@@ -104,7 +130,16 @@ impl Agent for Scripted {
         assert!(input.prompt.contains("# Symptom (user report)"));
         assert!(!input.prompt.contains("GROUND-TRUTH"));
         let _ = tools.call("anything", serde_json::json!({})).await;
-        match self.0 {
+        let behaviour = match &self.0 {
+            Behaviour::AnswerWhileNetworkFlips(v, net, broken) => {
+                net.broken.store(*broken, Ordering::SeqCst);
+                Behaviour::Answer(v)
+            }
+            Behaviour::Answer(v) => Behaviour::Answer(v),
+            Behaviour::Panic => Behaviour::Panic,
+            Behaviour::Exhaust => Behaviour::Exhaust,
+        };
+        match behaviour {
             Behaviour::Answer(verdict) => AgentOutcome::answer(format!(
                 "=== DIAGNOSIS ===\nis_anomaly: {verdict}\nfaulty_devices: {}\ndiagnosis_text:\nx\n=== END ===",
                 if verdict == "true" { "r1" } else { "none" }
@@ -115,6 +150,7 @@ impl Agent for Scripted {
                 final_text: "still investigating".into(),
                 ..Default::default()
             },
+            Behaviour::AnswerWhileNetworkFlips(..) => unreachable!("mapped above"),
         }
     }
 }
@@ -188,23 +224,53 @@ struct Setup {
 }
 
 fn setup(agent: Behaviour, judge_ok: bool, healthy: bool, deploy_fails: bool) -> Setup {
-    let root = topology("ping");
     let net = Arc::new(Net {
         healthy_at_start: healthy,
         ..Default::default()
     });
+    setup_on(net, agent, judge_ok, deploy_fails, false)
+}
+
+/// A network that comes up healthy; with `visible_state`, its labs answer snapshots.
+fn healthy_net(visible_state: bool) -> Arc<Net> {
+    Arc::new(Net {
+        healthy_at_start: true,
+        visible_state,
+        ..Default::default()
+    })
+}
+
+fn fast_phases() -> PhaseOptions {
+    let fast = RetryPolicy {
+        interval: Duration::from_millis(10),
+        deadline: Duration::from_millis(50),
+        command_timeout: Duration::from_secs(1),
+    };
+    PhaseOptions {
+        baseline_wait: Duration::from_millis(300),
+        baseline_interval: Duration::from_millis(10),
+        verify: fast,
+        watch: fast,
+        ..Default::default()
+    }
+}
+
+fn setup_on(
+    net: Arc<Net>,
+    agent: Behaviour,
+    judge_ok: bool,
+    deploy_fails: bool,
+    reuse_labs: bool,
+) -> Setup {
+    let root = topology("ping");
     let emu = Arc::new(NetEmu {
         net,
         deploys: AtomicUsize::new(0),
         fail: deploy_fails,
     });
     let config = RunConfig {
-        baseline_wait: Duration::from_millis(300),
-        retry: RetryPolicy {
-            interval: Duration::from_millis(10),
-            deadline: Duration::from_millis(50),
-            command_timeout: Duration::from_secs(1),
-        },
+        phases: fast_phases(),
+        reuse_labs,
         ..Default::default()
     };
     let runner = Runner::new(
@@ -222,7 +288,7 @@ fn setup(agent: Behaviour, judge_ok: bool, healthy: bool, deploy_fails: bool) ->
 }
 
 #[tokio::test]
-async fn scored_run_records_every_phase_and_reuses_the_lab_warm() {
+async fn scored_run_records_every_phase_on_a_fresh_lab_each_time() {
     let s = setup(Behaviour::Answer("true"), true, true, false);
     let sc = scenario(
         "t-r1-broken",
@@ -232,8 +298,11 @@ async fn scored_run_records_every_phase_and_reuses_the_lab_warm() {
     let first = s.runner.run(&sc).await;
     assert_eq!(first.status, RunStatus::Scored, "{:?}", first.error);
     assert_eq!(first.scores.as_ref().unwrap().outcome, 1.0);
+    assert!(first.telemetry, "telemetry is on by default and recorded");
     let p = &first.phases;
-    assert!(!p.deploy.as_ref().unwrap().warm);
+    let deploy = p.deploy.as_ref().unwrap();
+    assert_eq!(deploy.lab, LabOrigin::Fresh);
+    assert!(deploy.started_unix_ms > 0);
     assert!(p.baseline.as_ref().unwrap().ok);
     assert!(p.injection.as_ref().unwrap().applied);
     assert!(p.post_inject_check.as_ref().unwrap().passed);
@@ -242,7 +311,19 @@ async fn scored_run_records_every_phase_and_reuses_the_lab_warm() {
         1,
         "tool calls are recorded"
     );
-    assert_eq!(p.cleanup.as_ref().unwrap().action, "reverted");
+    let presence = p.presence.as_ref().unwrap();
+    assert_eq!((presence.watched.as_str(), presence.held), ("fault", true));
+    assert_eq!(presence.attempts, 1, "one round when the fault holds");
+    // The in-test lab does not know the snapshot command: recorded, not compared.
+    let snaps = p.snapshots.as_ref().unwrap();
+    assert_eq!(snaps.devices, 2);
+    assert!(
+        snaps.unreadable.iter().any(|u| u.contains("exit 127")),
+        "{:?}",
+        snaps.unreadable
+    );
+    assert!(first.agent_changes.is_empty());
+    assert_eq!(p.cleanup.as_ref().unwrap().action, "teardown");
     assert!(
         first
             .agent_input_prompt
@@ -253,19 +334,40 @@ async fn scored_run_records_every_phase_and_reuses_the_lab_warm() {
 
     let second = s.runner.run_pass(&sc, 2).await;
     assert_eq!(second.status, RunStatus::Scored);
-    assert!(second.phases.deploy.as_ref().unwrap().warm);
-    assert_eq!(
-        s.emu.deploys.load(Ordering::SeqCst),
-        1,
-        "second run reused the warm lab"
-    );
+    assert_eq!(second.phases.deploy.as_ref().unwrap().lab, LabOrigin::Fresh);
+    assert_eq!(s.emu.deploys.load(Ordering::SeqCst), 2, "a lab per run");
+    assert_eq!(s.emu.net.torn_down.load(Ordering::SeqCst), 2);
     s.runner.shutdown().await;
-    assert_eq!(s.emu.net.torn_down.load(Ordering::SeqCst), 1);
+    assert_eq!(s.emu.net.torn_down.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]
-async fn an_unverified_revert_means_a_redeploy() {
-    let s = setup(Behaviour::Answer("true"), true, true, false);
+async fn reuse_labs_keeps_a_lab_after_a_verified_revert() {
+    let net = healthy_net(false);
+    let s = setup_on(net, Behaviour::Answer("true"), true, false, true);
+    let sc = scenario(
+        "t-r1-broken",
+        Some("ip link set eth0 down"),
+        "`ip link set eth0 up` on r1",
+    );
+    let first = s.runner.run(&sc).await;
+    assert_eq!(first.phases.cleanup.as_ref().unwrap().action, "reverted");
+    let second = s.runner.run_pass(&sc, 2).await;
+    assert_eq!(second.status, RunStatus::Scored);
+    let deploy = second.phases.deploy.as_ref().unwrap();
+    assert_eq!(deploy.lab, LabOrigin::Reused);
+    assert_eq!(deploy.duration_ms, 0);
+    assert_eq!(
+        s.emu.deploys.load(Ordering::SeqCst),
+        1,
+        "second run reused the lab"
+    );
+    s.runner.shutdown().await;
+    assert_eq!(s.emu.net.torn_down.load(Ordering::SeqCst), 1);
+
+    // Without a [FIX] the harness can run, the baseline does not come back: redeploy.
+    let net = healthy_net(false);
+    let s = setup_on(net, Behaviour::Answer("true"), true, false, true);
     let sc = scenario(
         "t-r1-broken",
         Some("ip link set eth0 down"),
@@ -274,8 +376,89 @@ async fn an_unverified_revert_means_a_redeploy() {
     let first = s.runner.run(&sc).await;
     assert_eq!(first.phases.cleanup.as_ref().unwrap().action, "teardown");
     let second = s.runner.run(&sc).await;
-    assert!(!second.phases.deploy.as_ref().unwrap().warm);
+    assert_eq!(second.phases.deploy.as_ref().unwrap().lab, LabOrigin::Fresh);
     assert_eq!(s.emu.deploys.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_queue_prestarts_labs_and_tears_down_what_it_holds() {
+    let s = setup(Behaviour::Answer("false"), true, true, false);
+    let sc = scenario("t-false-premise-slow", None, "");
+    let mut queue = LabQueue::new(s.runner.lab_preparer());
+    queue.push("T");
+    queue.push("T");
+    queue.push("T");
+    assert_eq!(queue.len(), 3);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let lab = queue.pop().await.unwrap();
+    assert!(lab.lab().is_some(), "{:?}", lab.failure());
+    let agent = Arc::new(Scripted(Behaviour::Answer("false"))) as Arc<dyn Agent>;
+    let rec = s.runner.run_prepared(&agent, "scripted", &sc, 1, lab).await;
+    assert_eq!(rec.status, RunStatus::Scored, "{:?}", rec.error);
+    let deploy = rec.phases.deploy.as_ref().unwrap();
+    assert!(deploy.prestarted);
+    assert_eq!(deploy.lab, LabOrigin::Fresh);
+    // Two labs are still queued (deployed in the background): shutting the queue down tears
+    // them down, as a Ctrl-C or an error must.
+    queue.shutdown().await;
+    assert_eq!(s.emu.deploys.load(Ordering::SeqCst), 3);
+    assert_eq!(s.emu.net.torn_down.load(Ordering::SeqCst), 3);
+
+    // A prepared lab dropped unused is torn down too.
+    let lab = s.runner.prepare_lab("T").await;
+    drop(lab);
+    for _ in 0..100 {
+        if s.emu.net.torn_down.load(Ordering::SeqCst) == 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(s.emu.net.torn_down.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn presence_watch_marks_vanished_faults_and_broken_baselines() {
+    // The fault heals itself while the agent works, and nothing the snapshots see changed.
+    let net = healthy_net(false);
+    let agent = Behaviour::AnswerWhileNetworkFlips("true", net.clone(), false);
+    let s = setup_on(net, agent, true, false, false);
+    let sc = scenario("t-r1-broken", Some("ip link set eth0 down"), "");
+    let r = s.runner.run(&sc).await;
+    assert_eq!(r.status, RunStatus::FaultVanished, "{:?}", r.error);
+    assert!(r.scores.is_none(), "never scored");
+    assert!(r.phases.judge.is_none());
+    let w = r.phases.presence.as_ref().unwrap();
+    assert!(
+        !w.held && w.attempts >= 2,
+        "retried before concluding: {w:?}"
+    );
+    assert!(r.error.unwrap().contains("changed nothing"));
+    assert!(RunStatus::FaultVanished.needs_rerun());
+
+    // A network with nothing injected breaks while the agent works.
+    let net = healthy_net(false);
+    let agent = Behaviour::AnswerWhileNetworkFlips("false", net.clone(), true);
+    let s = setup_on(net, agent, true, false, false);
+    let r = s
+        .runner
+        .run(&scenario("t-false-premise-slow", None, ""))
+        .await;
+    assert_eq!(r.status, RunStatus::BaselineBroke, "{:?}", r.error);
+    assert_eq!(r.phases.presence.as_ref().unwrap().watched, "baseline");
+    assert!(RunStatus::BaselineBroke.needs_rerun());
+
+    // The same healing, seen by the snapshots: the run keeps its result and the record
+    // shows the change.
+    let net = healthy_net(true);
+    let agent = Behaviour::AnswerWhileNetworkFlips("true", net.clone(), false);
+    let s = setup_on(net, agent, true, false, false);
+    let r = s.runner.run(&sc).await;
+    assert_eq!(r.status, RunStatus::Scored, "{:?}", r.error);
+    assert!(!r.phases.presence.as_ref().unwrap().held);
+    assert_eq!(r.agent_changes.len(), 2, "eth0 came up on both devices");
+    let c = &r.agent_changes[0];
+    assert_eq!((c.aspect, c.change), (Aspect::Links, ChangeKind::Changed));
+    assert_eq!(c.summary, "pc1 links: eth0 changed: down → up");
 }
 
 #[tokio::test]
@@ -341,4 +524,50 @@ async fn agent_and_judge_statuses() {
     assert_eq!(r.status, RunStatus::Scored);
     assert_eq!(r.scores.unwrap().outcome, 1.0);
     assert!(!r.phases.injection.unwrap().applied);
+}
+
+/// A judge that never answers (a hung LLM endpoint).
+struct SilentJudge;
+
+#[async_trait]
+impl Judge for SilentJudge {
+    fn name(&self) -> &str {
+        "silent"
+    }
+    async fn judge(&self, _i: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
+        std::future::pending().await
+    }
+}
+
+/// Issue 19, finding 5: the judge ran inline without a timeout, so a hung judge hung the run.
+#[tokio::test]
+async fn a_judge_that_never_answers_is_judge_failed_with_the_diagnosis_kept() {
+    let s = setup(Behaviour::Answer("true"), true, true, false);
+    let config = RunConfig {
+        judge_timeout: Duration::from_millis(300),
+        ..s.runner.config().clone()
+    };
+    let runner = Runner::new(
+        s.emu.clone(),
+        Arc::new(Scripted(Behaviour::Answer("true"))),
+        Arc::new(SilentJudge),
+    )
+    .with_topologies(TopologyResolver::new([s._root.path()]))
+    .with_config(config);
+    let sc = scenario(
+        "t-r1-broken",
+        Some("ip link set eth0 down"),
+        "`ip link set eth0 up` on r1",
+    );
+    let rec = tokio::time::timeout(Duration::from_secs(30), runner.run(&sc))
+        .await
+        .expect("the run finishes although the judge never answers");
+    assert_eq!(rec.status, RunStatus::JudgeFailed);
+    assert!(rec.diagnosis.is_some(), "the diagnosis is kept");
+    let err = rec.error.unwrap();
+    assert!(err.contains("did not finish within"), "{err}");
+    assert_eq!(
+        rec.phases.judge.unwrap().error.as_deref(),
+        Some(err.as_str())
+    );
 }

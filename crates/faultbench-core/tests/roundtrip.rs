@@ -85,7 +85,14 @@ prop_compose! {
         in_taxonomy in any::<bool>(),
     ) -> (ScenarioSpec, Injection, Vec<PostInjectCheck>, Vec<String>) {
         let injection = Injection { steps };
-        let headers = Headers { scenario: id, topology, fault_family: family, ..Default::default() };
+        let headers = Headers {
+            scenario: id.parse().unwrap(),
+            topology: topology.parse().unwrap(),
+            fault_family: family,
+            ticket_style: None,
+            variant_of: None,
+            confidence_flip_of: None,
+        };
         let mut sections = vec![
             Section { name: section::PROMPT.into(), body: ticket },
             Section { name: section::INJECTION.into(), body: injection.render() },

@@ -14,9 +14,9 @@ fn record(id: &str, pass: u32, status: RunStatus) -> RunRecord {
     RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {
-            topology: "Lab".into(),
+            topology: "Lab".parse().unwrap(),
             layer: Layer::Base,
-            scenario_id: id.into(),
+            scenario_id: id.parse().unwrap(),
             agent: "baseline".into(),
             pass,
         },
@@ -27,6 +27,10 @@ fn record(id: &str, pass: u32, status: RunStatus) -> RunRecord {
         wall_seconds: 1.0,
         scenario: ScenarioSnapshot::of(&spec),
         agent_input_prompt: None,
+        telemetry: true,
+        agent_changes: Vec::new(),
+        task: Default::default(),
+        repair: None,
         phases: Phases {
             agent: Some(AgentPhase {
                 outcome: AgentOutcome::answer("x"),

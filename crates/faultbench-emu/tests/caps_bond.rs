@@ -48,6 +48,9 @@ fn reachable_within(net: &Net, tries: u32) -> bool {
 #[test]
 fn bond_carries_traffic_and_survives_a_member_failure() {
     let net = bonded("802.3ad");
+    // On a loaded machine the two sides' links can take a moment to come up after the
+    // enslaving; wait (bounded) for the first reply, then ask for no loss at all.
+    assert!(reachable_within(&net, 50), "bond0 never carried a ping");
     let p = net.ping("r1", "10.9.0.2", 20, "0.02");
     assert_eq!(p.received, 20, "{p:?}");
     assert!(!p.dup, "duplicate replies through the bond");

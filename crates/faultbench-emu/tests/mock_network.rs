@@ -406,3 +406,42 @@ async fn concurrent_execs_are_all_answered_and_recorded() {
     }
     assert_eq!(lab.history().len(), 32);
 }
+
+/// Snapshots of a mock network come from its model: declared links and addresses, and the
+/// states that are on, so an agent's `pkill` shows up as a change of the device it ran on.
+#[tokio::test]
+async fn snapshots_answer_from_the_model() {
+    use faultbench_core::snapshot::{Aspect, ChangeKind, Snapshot, SnapshotOptions};
+    let lab = triangle();
+    let before = Snapshot::take(&lab, &SnapshotOptions::default()).await;
+    assert_eq!(before.devices.len(), 6);
+    assert!(before.failures().is_empty(), "{:?}", before.failures());
+    let r1 = &before.devices["r1"];
+    assert!(
+        r1.items(Aspect::Addresses)
+            .unwrap()
+            .contains_key("eth1 10.0.12.1/30")
+    );
+    assert!(
+        r1.items(Aspect::Routes).is_none(),
+        "not modelled, not compared"
+    );
+    assert!(before.diff(&before).is_empty());
+
+    sh(&lab, "r1", "pkill -9 ospfd").await;
+    let after = Snapshot::take(&lab, &SnapshotOptions::default()).await;
+    let changes = before.diff(&after);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(
+        (
+            changes[0].device.as_str(),
+            changes[0].aspect,
+            changes[0].change
+        ),
+        ("r1", Aspect::ModelStates, ChangeKind::Added)
+    );
+    assert_eq!(
+        changes[0].summary,
+        "r1 model_states: added r1_ospfd_down (on)"
+    );
+}

@@ -806,6 +806,67 @@ async fn telemetry_shows_what_happened_before_the_ticket() {
     assert!(none.is_error && none.text.contains("No telemetry"));
 }
 
+/// `--telemetry off`: the factory starts no collector, and the four tools answer as the
+/// release's labs without a collector machine did (plain text), still checking arguments.
+#[tokio::test]
+async fn telemetry_off_answers_as_the_release_did() {
+    use faultbench_core::pipeline::{ToolboxFactory, ToolboxSettings};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mock/triangle.toml");
+    let lab = Arc::new(MockLab::new(
+        "triangle-1a2b",
+        Arc::new(MockNetwork::load(path).unwrap()),
+    ));
+    let off = faultbench_emu::tools::NikaToolsFactory::new()
+        .toolbox_with(lab.clone(), &ToolboxSettings { telemetry: false });
+    for (tool, args) in [
+        ("influx_list_buckets", json!({})),
+        ("influx_get_measurements", json!({})),
+        (
+            "influx_count_measurements",
+            json!({"measurement": "processes"}),
+        ),
+        (
+            "influx_query_measurement",
+            json!({"measurement": "processes"}),
+        ),
+    ] {
+        let out = call(&off, tool, args).await;
+        assert_eq!(
+            out.text,
+            "Machine collector not found in lab triangle-1a2b."
+        );
+        assert!(
+            !out.is_error,
+            "the release returned it as the tool's output"
+        );
+    }
+    assert!(
+        off.call("influx_query_measurement", json!({"measurement": "a;b"}))
+            .await
+            .is_err()
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !lab.history()
+            .iter()
+            .any(|r| r.command.contains("ip -j -s link")),
+        "no collector sampled the lab"
+    );
+    // On (the default), a collector samples the lab from the start.
+    let on = faultbench_emu::tools::NikaToolsFactory::new()
+        .with_telemetry_interval(Some(Duration::from_millis(100)))
+        .toolbox_with(lab.clone(), &ToolboxSettings { telemetry: true });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let m = call(&on, "influx_get_measurements", json!({})).await;
+    assert!(m.text.contains("device"), "{}", m.text);
+    assert!(
+        lab.history()
+            .iter()
+            .any(|r| r.command.contains("ip -j -s link")),
+        "the collector sampled the lab"
+    );
+}
+
 /// Pages through a measurement with `next_offset`, as an agent would.
 async fn all_rows(t: &NikaTools, m: &str) -> Vec<Value> {
     let mut rows = Vec::new();

@@ -278,12 +278,19 @@ fn build_scenario(s: &RawScenario, notes: &mut Vec<String>) -> Result<ScenarioSp
         .ticket_style
         .as_deref()
         .filter(|t| !t.is_empty() && *t != "standard");
+    let bad_id = |e: faultbench_core::ids::InvalidId| ScenarioError {
+        path: None,
+        line: 0,
+        message: e.to_string(),
+        expected: "the release's scenario ids and topology names".into(),
+    };
     let headers = Headers {
-        scenario: s.scenario_id.clone(),
-        topology: s.topology.clone(),
+        scenario: s.scenario_id.parse().map_err(bad_id)?,
+        topology: s.topology.parse().map_err(bad_id)?,
         fault_family: s.fault_family.clone(),
         ticket_style: style.map(str::to_string),
-        ..Headers::default()
+        variant_of: None,
+        confidence_flip_of: None,
     };
     let step = s.injection.as_ref().map(|i| InjectionStep {
         device: i.device.clone().unwrap_or_else(|| "none".into()),
@@ -338,22 +345,17 @@ fn build_scenario(s: &RawScenario, notes: &mut Vec<String>) -> Result<ScenarioSp
     }
 }
 
-/// Every `result.json` under a folder, sorted.
+/// Every `result.json` under a folder, sorted. Symbolic links are not followed, so link loops
+/// cannot hang the walk or count a run twice.
 pub fn find_result_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let p = entry?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|n| n == "result.json") {
-                out.push(p);
-            }
-        }
+    let found = faultbench_core::fsutil::find_files(root, |n| n == "result.json")?;
+    if let Some((dir, e)) = found.unreadable.into_iter().next() {
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", dir.display()),
+        ));
     }
-    out.sort();
-    Ok(out)
+    Ok(found.files)
 }
 
 #[cfg(test)]

@@ -188,12 +188,12 @@ pub enum Stored {
     Sidecar(PathBuf),
 }
 
-/// Stores the outcome of re-judging `run` found under `root`: `Ok(scores)` makes a faultbench
-/// record `scored` with those scores; `Err(message)` makes it `judge_failed` (its diagnosis
-/// kept). The judgement's spend is added to the record's `phases.judge` (everything spent
-/// judging the run). Release records get a sidecar file instead.
+/// Stores the outcome of re-judging `run`: `Ok(scores)` makes a faultbench record `scored` with
+/// those scores; `Err(message)` makes it `judge_failed` (its diagnosis kept). The judgement's
+/// spend is added to the record's `phases.judge` (everything spent judging the run). The
+/// record is rewritten where it was read (`run.path`). Release records get a sidecar file
+/// instead.
 pub fn store_verdict(
-    root: &Path,
     run: &SavedRun,
     judge: &str,
     verdict: Result<&Scores, &str>,
@@ -220,11 +220,13 @@ pub fn store_verdict(
             let new = verdict.ok();
             phase.usage = add(phase.usage, new.and_then(|s| s.usage), |a, b| a + b);
             phase.cost_usd = add(phase.cost_usd, new.and_then(|s| s.cost_usd), |a, b| a + b);
-            // The registry is rebuilt once by the caller after all updates
-            // (`RunsRoot::rebuild_manifest`), not once per run.
-            let store = faultbench_core::store::RunsRoot::attach(root);
-            store.write_record(&rec).map_err(|e| e.to_string())?;
-            Ok(Stored::Record(rec.key.dir(root).join("result.json")))
+            // Written back to the file it was read from — never to a path computed from the
+            // record's own key, which a crafted record controls and which differs from the
+            // location when `root` is a sub-folder of a runs root. The registry is rebuilt once
+            // by the caller after all updates (`RunsRoot::rebuild_manifest`), not once per run.
+            let dir = run.path.parent().unwrap_or(Path::new("."));
+            let written = rec.write(dir).map_err(|e| e.to_string())?;
+            Ok(Stored::Record(written))
         }
         Origin::Release => {
             let dir = run.path.parent().unwrap_or(Path::new("."));

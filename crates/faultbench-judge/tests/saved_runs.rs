@@ -42,9 +42,9 @@ fn judge_failed_record() -> Option<RunRecord> {
     Some(RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {
-            topology: "Kath2".into(),
+            topology: "Kath2".parse().unwrap(),
             layer: Layer::Base,
-            scenario_id: "kath2-router0-ripd-down".into(),
+            scenario_id: "kath2-router0-ripd-down".parse().unwrap(),
             agent: "baseline".into(),
             pass: 1,
         },
@@ -55,6 +55,10 @@ fn judge_failed_record() -> Option<RunRecord> {
         wall_seconds: 300.0,
         scenario: ScenarioSnapshot::of(&sc),
         agent_input_prompt: None,
+        telemetry: true,
+        agent_changes: Vec::new(),
+        task: Default::default(),
+        repair: None,
         diagnosis: Some(outcome.diagnosis()),
         phases: Phases {
             agent: Some(AgentPhase {
@@ -94,7 +98,7 @@ fn a_judge_failed_record_is_rejudged_in_place() {
 
     let scores = RubricJudge::new().score(&run.scenario, run.diagnosis.as_ref().unwrap());
     assert!(scores.is_correct(), "{scores:#?}");
-    let stored = store_verdict(dir.path(), run, "rubric", Ok(&scores)).unwrap();
+    let stored = store_verdict(run, "rubric", Ok(&scores)).unwrap();
     let Stored::Record(path) = stored else {
         panic!("{stored:?}")
     };
@@ -115,13 +119,7 @@ fn a_judge_failed_record_is_rejudged_in_place() {
 
     // A failure keeps the diagnosis and records judge_failed.
     let (runs, _) = load_runs(dir.path()).unwrap();
-    store_verdict(
-        dir.path(),
-        &runs[0],
-        "llm:gpt-5-mini",
-        Err("answer invalid"),
-    )
-    .unwrap();
+    store_verdict(&runs[0], "llm:gpt-5-mini", Err("answer invalid")).unwrap();
     let rec = RunRecord::read(&path).unwrap();
     assert_eq!(rec.status, RunStatus::JudgeFailed);
     assert!(rec.diagnosis.is_some());
@@ -166,7 +164,7 @@ fn release_records_get_a_sidecar_and_bad_files_are_reported() {
     assert_eq!(run.recorded.as_ref().unwrap().judge, "release:gpt-5-mini");
 
     let scores = RubricJudge::new().score(&run.scenario, run.diagnosis.as_ref().unwrap());
-    let Stored::Sidecar(p) = store_verdict(dir.path(), run, "rubric", Ok(&scores)).unwrap() else {
+    let Stored::Sidecar(p) = store_verdict(run, "rubric", Ok(&scores)).unwrap() else {
         panic!()
     };
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();

@@ -25,7 +25,11 @@
 //!    traffic that fails for a reason other than a deliberate-looking access policy);
 //!    otherwise "no fault", listing what was tested and found working.
 //!
-//! It never changes the network: the shell scripts only read (`cat`, `ip … show`, `ps`, `ss`,
+//! **Repair task** ([`Task::Repair`]): once the verdict is in, it applies the fixes of the
+//! findings the verdict rests on, translated into commands ([`remedy`]), and says in its answer
+//! what it ran; a healthy verdict changes nothing.
+//!
+//! In the diagnose task it never changes the network: the shell scripts only read (`cat`, `ip … show`, `ps`, `ss`,
 //! `iptables-save`, `nft list`, `ping`, `dig`), and it never calls `systemctl` with an action,
 //! `iperf` or a vtysh command other than `show`. It spends no model turns and a bounded
 //! number of tool calls (one per device, a few per router, one per ping source).
@@ -41,6 +45,7 @@ mod outside;
 mod path;
 mod probe;
 mod read;
+mod remedy;
 mod rules;
 mod topo;
 mod verdict;
@@ -50,6 +55,7 @@ pub use rules::Finding;
 pub use topo::{Role, Topology};
 
 use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
+use faultbench_core::task::Task;
 use faultbench_core::toolbox::Toolbox;
 use gather::{Observations, Prober};
 use lan::Model;
@@ -156,7 +162,10 @@ impl Agent for BaselineAgent {
         findings.extend(report.findings.iter().cloned());
         findings.extend(rules::nat::findings(&cx));
         let findings = rules::dedup(findings);
-        let diagnosis = verdict::verdict(&cx, &findings, &report);
+        let mut diagnosis = verdict::verdict(&cx, &findings, &report);
+        if input.task == Task::Repair {
+            remedy::apply(&mut p, &mut diagnosis, &findings).await;
+        }
         AgentOutcome {
             final_text: diagnosis.render(),
             hit_wall_clock: p.out_of_budget && Instant::now() >= deadline,

@@ -3,8 +3,15 @@
 //! It speaks the MCP *streamable HTTP* transport in its simplest allowed form: every JSON-RPC
 //! request is a `POST` answered with one `application/json` response; notifications get
 //! `202 Accepted`; there is no server-initiated stream (`GET` → 405). Methods: `initialize`,
-//! `ping`, `tools/list`, `tools/call`. It listens on 127.0.0.1 only, under a random path, so
-//! other local processes cannot drive the lab.
+//! `ping`, `tools/list`, `tools/call`. It listens on 127.0.0.1 only, under a secret path, so
+//! other local processes cannot drive the lab:
+//!
+//! - the path's token is 256 bits from the operating system's random source (`getrandom`),
+//!   compared in constant time;
+//! - a request body is read up to [`MAX_BODY_BYTES`] (1 MiB) and never further: a larger one
+//!   (announced by `content-length` or not) is answered `413 Payload Too Large`;
+//! - the URL reaches the agent only through its MCP config file, written `0600` in a `0700`
+//!   working directory (see [`super`]); it is never put in the agent's environment.
 //!
 //! Because it calls the very toolbox the pipeline handed to the agent, every call goes through
 //! the run's policy and recorder exactly as an in-process agent's would. It also keeps its own
@@ -16,7 +23,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 use tokio::net::TcpListener;
 
 /// The protocol versions this server accepts (newest first).
@@ -46,20 +53,26 @@ impl Drop for McpBridge {
     }
 }
 
-fn random_token() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.write_u32(std::process::id());
-    let a = h.finish();
-    let mut h2 = std::collections::hash_map::RandomState::new().build_hasher();
-    h2.write_u64(a);
-    format!("{a:016x}{:016x}", h2.finish())
+/// Largest request body read, in bytes (a `tools/call` is a few hundred bytes).
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// 256 bits from the operating system's random source, as hex.
+fn random_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::getrandom(&mut bytes)
+        .map_err(|e| std::io::Error::other(format!("no random source: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Compares in time independent of where the inputs differ (the lengths are not secret: every
+/// token has the same length).
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    // Keep the optimiser from turning the fold into an early exit.
+    std::hint::black_box(diff) == 0
 }
 
 impl McpBridge {
@@ -67,12 +80,12 @@ impl McpBridge {
     pub async fn start(tools: Arc<dyn Toolbox>) -> std::io::Result<McpBridge> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let port = listener.local_addr()?.port();
-        let token = random_token();
+        let token = random_token()?;
         let url = format!("http://127.0.0.1:{port}/mcp/{token}");
         let state = Arc::new(State {
             tools,
             log: Mutex::new(Vec::new()),
-            session: random_token(),
+            session: random_token()?,
         });
         let path = format!("/mcp/{token}");
         let st = state.clone();
@@ -126,7 +139,7 @@ fn reply(status: StatusCode, body: Option<Value>, session: Option<&str>) -> Resp
 }
 
 async fn handle(st: Arc<State>, path: &str, req: Request<Incoming>) -> Response<Full<Bytes>> {
-    if req.uri().path() != path {
+    if !constant_time_eq(req.uri().path().as_bytes(), path.as_bytes()) {
         return reply(StatusCode::NOT_FOUND, None, None);
     }
     match *req.method() {
@@ -134,8 +147,21 @@ async fn handle(st: Arc<State>, path: &str, req: Request<Incoming>) -> Response<
         Method::DELETE => return reply(StatusCode::OK, None, None),
         _ => return reply(StatusCode::METHOD_NOT_ALLOWED, None, None),
     }
-    let body = match req.into_body().collect().await {
+    let announced = req
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return too_large();
+    }
+    // Read at most the limit, whatever the headers said (chunked bodies have none).
+    let body = match http_body_util::Limited::new(req.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
         Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
         Err(_) => return reply(StatusCode::BAD_REQUEST, None, None),
     };
     let msg: Value = match serde_json::from_slice(&body) {
@@ -165,6 +191,30 @@ async fn handle(st: Arc<State>, path: &str, req: Request<Incoming>) -> Response<
             None => reply(StatusCode::ACCEPTED, None, session),
         },
     }
+}
+
+/// `413`, and the connection is closed (the rest of the body is never read).
+fn too_large() -> Response<Full<Bytes>> {
+    let err = rpc_error(
+        Value::Null,
+        -32600,
+        &format!("request body over {MAX_BODY_BYTES} bytes"),
+    );
+    let mut r = reply(StatusCode::PAYLOAD_TOO_LARGE, Some(err), None);
+    r.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    r
+}
+
+/// At most `max` characters of an untrusted value, for an error message.
+fn echo(value: &str, max: usize) -> String {
+    let mut out: String = value.chars().take(max).collect();
+    if out.len() < value.len() {
+        out.push_str(&format!("… ({} bytes)", value.len()));
+    }
+    out
 }
 
 fn rpc_error(id: Value, code: i64, message: &str) -> Value {
@@ -202,7 +252,11 @@ async fn dispatch(st: &State, msg: Value) -> Option<Value> {
         "tools/call" => {
             let name = params.get("name").and_then(Value::as_str).unwrap_or("");
             if !st.tools.specs().iter().any(|s| s.name == name) {
-                return Some(rpc_error(id, -32602, &format!("unknown tool `{name}`")));
+                return Some(rpc_error(
+                    id,
+                    -32602,
+                    &format!("unknown tool `{}`", echo(name, 200)),
+                ));
             }
             let args = params
                 .get("arguments")
@@ -215,7 +269,7 @@ async fn dispatch(st: &State, msg: Value) -> Option<Value> {
             return Some(rpc_error(
                 id,
                 -32601,
-                &format!("method `{other}` not found"),
+                &format!("method `{}` not found", echo(other, 200)),
             ));
         }
     };
@@ -260,4 +314,25 @@ async fn call_tool(st: &State, name: &str, args: Value) -> Value {
         });
     }
     json!({"content": [{"type": "text", "text": text}], "isError": is_error})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_compare_is_a_compare() {
+        assert!(constant_time_eq(b"/mcp/abc", b"/mcp/abc"));
+        assert!(!constant_time_eq(b"/mcp/abc", b"/mcp/abd"));
+        assert!(!constant_time_eq(b"/mcp/abc", b"/mcp/ab"));
+        assert!(constant_time_eq(b"", b""));
+    }
+
+    #[test]
+    fn echoes_are_capped() {
+        let long = "x".repeat(100_000);
+        let e = echo(&long, 200);
+        assert!(e.len() < 230 && e.ends_with("(100000 bytes)"), "{e}");
+        assert_eq!(echo("ping_pair", 200), "ping_pair");
+    }
 }

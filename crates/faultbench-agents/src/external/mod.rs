@@ -33,6 +33,8 @@ use faultbench_core::toolbox::{ToolCallRecord, Toolbox};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -111,10 +113,22 @@ pub struct ExternalTemplate {
     /// Paths under `$HOME` that must not exist (user-level memory).
     #[serde(default)]
     pub home_instruction_files: Vec<String>,
-    /// Extra environment variables for the CLI.
+    /// Extra environment variables for the CLI (values may use the placeholders; prefer
+    /// `{mcp_url}` here over `args`: another local user can read a process's arguments, not its
+    /// environment).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Variables of faultbench's own environment passed through to the CLI when set (its
+    /// provider key, proxies, CA bundles). Everything else is withheld: the CLI starts from an
+    /// empty environment plus [`ENV_ALLOW`], these, and `env`.
+    #[serde(default)]
+    pub env_pass: Vec<String>,
 }
+
+/// Variables every external CLI gets from faultbench's environment (when set); anything else
+/// must be named by its template's `env_pass`. The judge's keys (`OPENAI_API_KEY`, …), cloud
+/// credentials and faultbench's own settings never reach an agent unless a template says so.
+pub const ENV_ALLOW: [&str; 5] = ["PATH", "HOME", "LANG", "TZ", "TERM"];
 
 fn default_mcp_command() -> Vec<String> {
     [
@@ -332,8 +346,43 @@ fn fresh_dir(base: &Path, name: &str) -> std::io::Result<PathBuf> {
         })
         .collect();
     let dir = base.join(format!("faultbench-{safe}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(base)?;
+    // 0700: the MCP config inside holds the bridge's secret URL.
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)
+}
+
+/// Writes a new file readable by its owner only (`0600`).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(text.as_bytes())
+}
+
+/// The CLI's whole environment: [`ENV_ALLOW`] and the template's `env_pass` from ours (when
+/// set), then the template's `env` with placeholders filled.
+fn child_env(t: &ExternalTemplate, vars: &BTreeMap<&str, String>) -> Vec<(String, OsString)> {
+    let mut out: Vec<(String, OsString)> = Vec::new();
+    for name in ENV_ALLOW
+        .iter()
+        .copied()
+        .chain(t.env_pass.iter().map(String::as_str))
+    {
+        if let Some(v) = std::env::var_os(name)
+            && !out.iter().any(|(k, _)| k == name)
+        {
+            out.push((name.to_string(), v));
+        }
+    }
+    for (k, v) in &t.env {
+        out.retain(|(name, _)| name != k);
+        out.push((k.clone(), substitute(v, vars).into()));
+    }
+    out
 }
 
 async fn read_capped<R: tokio::io::AsyncRead + Unpin>(mut r: R) -> Vec<u8> {
@@ -499,7 +548,7 @@ impl ExternalAgent {
         vars.insert("mcp_config", config_path.display().to_string());
         if t.mcp_config == McpConfigFormat::Claude {
             let cfg = json!({"mcpServers": {"faultbench": server}});
-            if let Err(e) = std::fs::write(&config_path, cfg.to_string()) {
+            if let Err(e) = write_private(&config_path, &cfg.to_string()) {
                 outcome.error = Some(format!("cannot write {}: {e}", config_path.display()));
                 return outcome;
             }
@@ -518,8 +567,8 @@ impl ExternalAgent {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .env("FAULTBENCH_MCP_URL", &vars["mcp_url"])
-            .envs(&t.env)
+            .env_clear()
+            .envs(child_env(t, &vars))
             .kill_on_drop(true)
             .process_group(0);
         let mut child = match cmd.spawn() {

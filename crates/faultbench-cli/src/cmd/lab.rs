@@ -1,24 +1,30 @@
 //! `faultbench lab`: bring labs up on the netns backend, run commands in them, check their
 //! baseline, tear them down.
 //!
-//! `lab up` returns once the lab is converged and leaves it running (detached); any later
-//! command finds it by instance name. Ctrl-C or SIGTERM during `lab up` tears the half-built lab
-//! down before exiting.
+//! `lab up` returns once the lab has converged — routing by its protocols' state, then the
+//! lab's baseline probes when it has a `baseline.toml` (see [`up`]) — and leaves it running
+//! (detached); any later command finds it by instance name. Ctrl-C or SIGTERM during `lab up`
+//! tears the half-built lab down before exiting.
 
 use anyhow::{Context, bail};
-use faultbench_core::emulator::{EmuError, Lab, LabRequest};
+use faultbench_core::emulator::{EmuError, Lab};
 use faultbench_core::lab::{Baseline, TopologyResolver, verify};
-use faultbench_emu::netns::{self, NetnsEmulator, NetnsLab};
+use faultbench_emu::netns;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod bench;
+mod snapshot;
+mod up;
+
+pub use up::UpArgs;
 
 /// Subcommands of `faultbench lab`.
 #[derive(clap::Subcommand)]
 pub enum LabCmd {
-    /// Bring a lab up and leave it running (prints its instance name).
+    /// Bring a lab up, wait until it has converged, and leave it running (prints its instance
+    /// name).
     Up(UpArgs),
     /// Run a command in a device; exits with the command's exit code.
     Exec(ExecArgs),
@@ -32,19 +38,8 @@ pub enum LabCmd {
     Verify(VerifyArgs),
     /// Time nothing → converged and teardown for generated labs of 3, 10 and 30 routers.
     Bench(bench::Args),
-}
-
-/// `faultbench lab up`.
-#[derive(clap::Args)]
-pub struct UpArgs {
-    /// A Kathará lab directory, or a topology name under `topologies/` (e.g. `Kath2`).
-    pub target: String,
-    /// Instance name (default: `<lab>-<4 hex digits>`).
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Longest wait for routing to settle, in seconds.
-    #[arg(long, default_value_t = 60)]
-    pub settle_cap: u64,
+    /// Take the state snapshot the benchmark takes around each agent; time it; compare two.
+    Snapshot(snapshot::Args),
 }
 
 /// `faultbench lab exec`.
@@ -95,7 +90,7 @@ pub struct VerifyArgs {
 
 pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
     match cmd {
-        LabCmd::Up(a) => up(a).await,
+        LabCmd::Up(a) => up::up(a).await,
         LabCmd::Exec(a) => exec(a).await,
         LabCmd::Down(a) => down(a).await,
         LabCmd::Ls(a) => ls(a),
@@ -116,6 +111,7 @@ pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         LabCmd::Verify(a) => verify_cmd(a).await,
+        LabCmd::Snapshot(a) => snapshot::run(a).await,
         // Dropping the bench on a signal drops its lab, which tears it down.
         LabCmd::Bench(a) => tokio::select! {
             r = bench::run(a) => r,
@@ -161,53 +157,7 @@ pub async fn interrupted() {
     }
 }
 
-async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
-    let dir = resolve_lab_dir(&a.target)?;
-    let mut req = LabRequest::new(&dir);
-    if let Some(n) = &a.name {
-        req = req.named(n);
-    }
-    let emu = NetnsEmulator::new().settle_cap(Duration::from_secs(a.settle_cap));
-    let started = Instant::now();
-    // Dropping the deploy future (on a signal) drops its guard, which tears the lab down.
-    let lab: NetnsLab = tokio::select! {
-        r = emu.deploy_lab(&req) => r.map_err(explain)?,
-        _ = interrupted() => {
-            eprintln!("interrupted: the partly deployed lab was torn down");
-            return Ok(ExitCode::from(130));
-        }
-    };
-    lab.detach().map_err(explain)?;
-    let r = lab.readiness();
-    for w in lab.warnings() {
-        eprintln!("warning: {w}");
-    }
-    if r.converged {
-        eprintln!(
-            "{} up from {} in {:.2} s ({} devices; routing settled after {} ms)",
-            lab.name(),
-            dir.display(),
-            started.elapsed().as_secs_f64(),
-            lab.devices().len(),
-            r.waited_ms
-        );
-    } else {
-        eprintln!(
-            "{} up from {} in {:.2} s, but routing had not settled after {} ms:",
-            lab.name(),
-            dir.display(),
-            started.elapsed().as_secs_f64(),
-            r.waited_ms
-        );
-        for p in &r.pending {
-            eprintln!("  pending: {p}");
-        }
-    }
-    println!("{}", lab.name());
-    Ok(ExitCode::SUCCESS)
-}
-
-fn explain(e: EmuError) -> anyhow::Error {
+pub(crate) fn explain(e: EmuError) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 

@@ -61,10 +61,15 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 args.dataset.display(),
                 path.display()
             ));
+            // Rows through the csv crate like every CSV we write (ids are validated and never
+            // need quoting, but one writer keeps it that way).
+            let mut w = csv::WriterBuilder::new()
+                .terminator(csv::Terminator::Any(b'\n'))
+                .from_writer(Vec::new());
             for id in &ids {
-                text.push_str(id);
-                text.push('\n');
+                w.write_record([id.to_string()])?;
             }
+            text.push_str(&String::from_utf8(w.into_inner()?)?);
             std::fs::write(path, text)
                 .map_err(|e| anyhow::anyhow!("{}: cannot write manifest: {e}", path.display()))?;
             eprintln!("wrote {} scenario id(s) to {}", ids.len(), path.display());

@@ -11,3 +11,4 @@ pub mod report;
 pub mod scenario;
 pub mod stats;
 pub mod validate;
+pub mod view;

@@ -1,50 +1,112 @@
-//! `faultbench report RUNS_ROOT|MANIFEST.csv [--dataset DIR] [--out DIR]`.
+//! `faultbench report RUNS_ROOT|MANIFEST.csv [--dataset DIR] [--out DIR]` and
+//! `faultbench report --compare A B [C …]`.
 
 use faultbench_core::dataset::{Dataset, StatsOptions};
-use faultbench_core::report::{Registry, Report};
-use std::path::PathBuf;
+use faultbench_core::report::compare::{self, Source};
+use faultbench_core::report::details::RunDetails;
+use faultbench_core::report::sensitivity::axis_totals;
+use faultbench_core::report::stats::Bootstrap;
+use faultbench_core::report::{Registry, Report, ReportOptions};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `faultbench report`.
 #[derive(clap::Args)]
 pub struct Args {
     /// A runs root written by `faultbench bench`, or a `MANIFEST.csv` (ours or the release's).
-    source: PathBuf,
-    /// Dataset folder: adds Table 2 (dataset composition).
+    #[arg(required_unless_present = "compare")]
+    source: Option<PathBuf>,
+    /// Compare two or more runs roots or MANIFEST.csv files side by side: each statistic per
+    /// source, and each later source's difference to the first with a paired bootstrap
+    /// interval over the scenarios both ran.
+    #[arg(long, num_args = 2.., value_name = "SOURCE", conflicts_with = "source")]
+    compare: Vec<PathBuf>,
+    /// Dataset folder: adds Table 2 (dataset composition) and gives weight sensitivity each
+    /// scenario's exact axis totals.
     #[arg(long)]
     dataset: Option<PathBuf>,
-    /// Where to write report.{md,csv,json,html} and the SVG charts (default: `<RUNS_ROOT>/report`,
-    /// or `report/` beside a MANIFEST.csv).
+    /// Where to write report.{md,csv,json,html}, statistics.csv and the SVG charts (default:
+    /// `<RUNS_ROOT>/report`, or `report/` beside a MANIFEST.csv); with `--compare`,
+    /// compare.{md,csv,json} (default: `compare/` beside the first source).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Bootstrap resamples for the 95% intervals (0 = no intervals).
+    #[arg(long, default_value_t = 10_000)]
+    resamples: usize,
+    /// Seed of the bootstrap's generator (same seed, same intervals).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
     /// Print the Markdown tables to standard output too.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     print: bool,
 }
 
+/// The folder whose `result.json` files belong to a source: a runs root itself, or the folder
+/// of a file named `MANIFEST.csv` (a registry beside its records, as in the release).
+fn records_dir(source: &Path) -> Option<PathBuf> {
+    if source.is_dir() {
+        Some(source.to_path_buf())
+    } else if source.file_name().is_some_and(|n| n == "MANIFEST.csv") {
+        source.parent().map(Path::to_path_buf)
+    } else {
+        None
+    }
+}
+
+fn default_out(source: &Path, name: &str) -> PathBuf {
+    if source.is_dir() {
+        source.join(name)
+    } else {
+        source
+            .parent()
+            .map(|p| p.join(name))
+            .unwrap_or_else(|| PathBuf::from(name))
+    }
+}
+
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let registry = Registry::load(&args.source)?;
+    let boot = Bootstrap {
+        resamples: args.resamples,
+        seed: args.seed,
+    };
+    if !args.compare.is_empty() {
+        return run_compare(&args, boot);
+    }
+    let source = args
+        .source
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("give a runs root or MANIFEST.csv, or --compare A B"))?;
+    let registry = Registry::load(&source)?;
     for w in &registry.warnings {
         eprintln!("warning: {w}");
+    }
+    let mut opts = ReportOptions {
+        bootstrap: boot,
+        ..Default::default()
+    };
+    if let Some(dir) = records_dir(&source) {
+        let (details, notes) = RunDetails::scan(&dir);
+        for n in notes.iter().take(20) {
+            eprintln!("warning: record not used: {n}");
+        }
+        if notes.len() > 20 {
+            eprintln!("warning: … and {} more records not used", notes.len() - 20);
+        }
+        opts.details = details;
     }
     let dataset = match &args.dataset {
         Some(d) => {
             let ds = Dataset::scan(d).map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))?;
+            opts.axis_totals = axis_totals(&ds);
             Some(ds.stats(&StatsOptions::default()))
         }
         None => None,
     };
-    let report = Report::new(&registry, dataset);
-    let out = args.out.clone().unwrap_or_else(|| {
-        if args.source.is_dir() {
-            args.source.join("report")
-        } else {
-            args.source
-                .parent()
-                .map(|p| p.join("report"))
-                .unwrap_or_else(|| PathBuf::from("report"))
-        }
-    });
+    let report = Report::with_options(&registry, dataset, &opts);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&source, "report"));
     let html = report
         .write_all(&out)
         .map_err(|e| anyhow::anyhow!("{}: cannot write report: {e}", out.display()))?;
@@ -56,5 +118,51 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         out.display(),
         html.display()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_compare(args: &Args, boot: Bootstrap) -> anyhow::Result<ExitCode> {
+    let mut sources = Vec::new();
+    for (i, path) in args.compare.iter().enumerate() {
+        let registry = Registry::load(path)?;
+        for w in &registry.warnings {
+            eprintln!("warning: {w}");
+        }
+        let identity = compare::read_identity(path).unwrap_or_else(|e| {
+            eprintln!("warning: identity not used: {e}");
+            None
+        });
+        let label = char::from(b'A' + (i % 26) as u8).to_string();
+        sources.push(Source {
+            label,
+            registry,
+            identity,
+        });
+    }
+    let cmp = compare::compare(&sources, boot);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&args.compare[0], "compare"));
+    std::fs::create_dir_all(&out)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", out.display()))?;
+    let md = cmp.markdown();
+    let write = |name: &str, text: &str| {
+        faultbench_core::fsutil::write_atomic(&out.join(name), text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", out.join(name).display()))
+    };
+    write("compare.md", &md)?;
+    write("compare.csv", &cmp.csv())?;
+    write(
+        "compare.json",
+        &serde_json::to_string_pretty(&cmp).unwrap_or_default(),
+    )?;
+    if args.print {
+        println!("{md}");
+    }
+    for n in &cmp.notes {
+        eprintln!("note: {n}");
+    }
+    eprintln!("comparison written to {}", out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -17,6 +17,7 @@ use faultbench_core::check::{
 use faultbench_core::emulator::Emulator;
 use faultbench_core::inject::RetryPolicy;
 use faultbench_core::lab::TopologyResolver;
+use faultbench_core::phases::PhaseOptions;
 use faultbench_core::pipeline::TrackingEmulator;
 use faultbench_core::scenario::{Scenario, ScenarioFile};
 use std::collections::VecDeque;
@@ -97,14 +98,21 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         resolver = resolver.prepend_root(root);
     }
     let emulator = Arc::new(TrackingEmulator::new(emulator()?));
+    let defaults = CheckOptions::default();
+    let baseline_wait = Duration::from_secs(args.baseline_timeout);
     let opts = CheckOptions {
-        baseline_deadline: Duration::from_secs(args.baseline_timeout),
-        verify: RetryPolicy {
-            deadline: Duration::from_secs(args.verify_timeout),
-            ..RetryPolicy::default()
+        phases: PhaseOptions {
+            baseline_wait,
+            // A check wants to know whether the [FIX] restores the baseline at all.
+            revert_wait: baseline_wait,
+            verify: RetryPolicy {
+                deadline: Duration::from_secs(args.verify_timeout),
+                ..defaults.phases.verify
+            },
+            ..defaults.phases
         },
         revert: args.revert,
-        ..CheckOptions::default()
+        ..defaults
     };
 
     let total = files.len();
@@ -236,15 +244,18 @@ fn collect_files(args: &CheckArgs) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Every `.txt` under `dir`, not following symbolic links (a link loop cannot hang the walk).
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "txt") {
-            out.push(path);
-        }
+    let found = faultbench_core::fsutil::find_files(dir, |n| {
+        Path::new(n).extension().is_some_and(|x| x == "txt")
+    })?;
+    if let Some((d, e)) = found.unreadable.into_iter().next() {
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", d.display()),
+        ));
     }
+    out.extend(found.files);
     Ok(())
 }
 

@@ -30,19 +30,19 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         expect_full: args.expect_full,
         ..Default::default()
     };
-    let topologies: std::collections::BTreeSet<String> = ds
+    let topologies: std::collections::BTreeSet<faultbench_core::TopologyId> = ds
         .scenarios()
-        .map(|(_, s)| faultbench_core::Scenario::topology(s).to_string())
+        .map(|(_, s)| faultbench_core::Scenario::topology_id(s).clone())
         .collect();
     for t in topologies {
-        if let Ok(lab) = LabDir::load(args.topologies.join(&t)) {
+        if let Ok(lab) = LabDir::load(args.topologies.join(t.as_str())) {
             let names = lab
                 .conf
                 .device_names()
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
-            opts.devices.insert(t, names);
+            opts.devices.insert(t.to_string(), names);
         }
     }
     let st = ds.stats(&opts);

@@ -72,15 +72,18 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Every `.txt` under `dir`, not following symbolic links (a link loop cannot hang the walk).
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for e in std::fs::read_dir(dir)? {
-        let p = e?.path();
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if p.extension().is_some_and(|x| x == "txt") {
-            out.push(p);
-        }
+    let found = faultbench_core::fsutil::find_files(dir, |n| {
+        Path::new(n).extension().is_some_and(|x| x == "txt")
+    })?;
+    if let Some((d, e)) = found.unreadable.into_iter().next() {
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", d.display()),
+        ));
     }
+    out.extend(found.files);
     Ok(())
 }
 

@@ -1,10 +1,11 @@
 //! Scenario check: does a scenario's fault really happen on its lab?
 //!
 //! [`check_scenario`] walks one scenario through the first half of a benchmark run, with no
-//! agent: deploy the topology on an [`Emulator`] → wait until the healthy baseline holds
+//! agent, using the same phase functions and options as the run pipeline ([`crate::phases`]):
+//! deploy the topology on an [`Emulator`] → wait until the healthy baseline holds
 //! ([`wait_for_baseline`]) → apply `[INJECTION]` → verify `[POST-INJECT-CHECK]` with a bounded
-//! retry → tear the lab down (always, whatever happened before). The answer is one of three
-//! outcomes:
+//! retry → (with `revert`, run the `[FIX]` and wait for the baseline again) → tear the lab down
+//! (always, whatever happened before). The answer is one of three outcomes:
 //!
 //! - [`CheckOutcome::Passed`]: the fault took (or, for a false premise, the healthy network is
 //!   what the ticket contradicts);
@@ -62,17 +63,17 @@
 //! # });
 //! ```
 
-use crate::emulator::{EmuError, Emulator, Lab, LabRequest};
-use crate::inject::{
-    InjectionReport, InjectionStatus, RetryPolicy, VerifyReport, apply_injection, verify_injection,
-};
-use crate::lab::{Baseline, ProbeResult, Topology, verify};
+use crate::emulator::{EmuError, Emulator, Lab};
+use crate::inject::{InjectionReport, VerifyReport};
+use crate::lab::{Baseline, Topology};
+use crate::phases::{FaultVerdict, PhaseOptions};
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod shared;
+pub use crate::phases::{BaselineReport, wait_for_baseline};
 pub use shared::{SharedLab, check_sharing};
 
 /// How a scenario check ended.
@@ -120,97 +121,34 @@ pub enum Stage {
     Done,
 }
 
-/// Knobs of [`check_scenario`].
+/// Knobs of [`check_scenario`]: the phase options the benchmark uses, plus what only a check
+/// does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckOptions {
+    /// Timeouts and retries of the phases (shared with the run pipeline).
+    pub phases: PhaseOptions,
     /// Instance name of the lab (the emulator picks a unique one when `None`).
     pub lab_name: Option<String>,
-    /// How long the baseline may take to hold after deploy (convergence, DHCP, STP…).
-    pub baseline_deadline: Duration,
-    /// Pause between baseline rounds.
-    pub baseline_interval: Duration,
-    /// Timeout of each baseline probe.
-    pub probe_timeout: Duration,
-    /// Timeout of each injection step.
-    pub injection_timeout: Duration,
-    /// Retry of `[POST-INJECT-CHECK]`.
-    pub verify: RetryPolicy,
-    /// After the fault took, also run the `[FIX]` commands (as the benchmark does to reuse a
-    /// lab warm) and require the healthy baseline to hold again within `baseline_deadline`.
+    /// After the fault took, also run the `[FIX]` commands and require the healthy baseline
+    /// to hold again within `phases.revert_wait`.
     #[serde(default)]
     pub revert: bool,
 }
 
 impl Default for CheckOptions {
-    /// Baseline within 60 s (rounds every 0.5 s, probes bounded by 10 s), injection steps
-    /// bounded by 30 s, post-injection checks every 0.25 s for up to 30 s.
+    /// [`PhaseOptions::default`], except that a revert may take as long as the first
+    /// baseline (`baseline_wait`, 60 s): a check wants to know whether the `[FIX]` works at
+    /// all, not whether it works fast.
     fn default() -> Self {
+        let phases = PhaseOptions::default();
         CheckOptions {
+            phases: PhaseOptions {
+                revert_wait: phases.baseline_wait,
+                ..phases
+            },
             lab_name: None,
-            baseline_deadline: Duration::from_secs(60),
-            baseline_interval: Duration::from_millis(500),
-            probe_timeout: Duration::from_secs(10),
-            injection_timeout: Duration::from_secs(30),
-            verify: RetryPolicy::default(),
             revert: false,
         }
-    }
-}
-
-/// The baseline as it stood in the last round of [`wait_for_baseline`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BaselineReport {
-    /// Per-probe results of the last round, in file order.
-    pub results: Vec<ProbeResult>,
-    /// Rounds run.
-    pub attempts: u32,
-    /// Time until the last round ended.
-    pub elapsed: Duration,
-}
-
-impl BaselineReport {
-    /// Every probe held in the last round.
-    pub fn passed(&self) -> bool {
-        self.results.iter().all(|r| r.passed)
-    }
-
-    /// The probes that did not hold, one line each: `name (device: command): detail`.
-    pub fn failures(&self) -> Vec<String> {
-        self.results
-            .iter()
-            .filter(|r| !r.passed)
-            .map(|r| {
-                format!(
-                    "{} ({}: {}): {}",
-                    r.probe.name, r.probe.device, r.probe.command, r.detail
-                )
-            })
-            .collect()
-    }
-}
-
-/// Runs the baseline in rounds until every probe holds or `deadline` has passed.
-pub async fn wait_for_baseline(
-    lab: &dyn Lab,
-    baseline: &Baseline,
-    deadline: Duration,
-    interval: Duration,
-    probe_timeout: Duration,
-) -> BaselineReport {
-    let start = Instant::now();
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let results = verify(lab, baseline, probe_timeout).await;
-        let done = results.iter().all(|r| r.passed);
-        if done || start.elapsed() + interval > deadline {
-            return BaselineReport {
-                results,
-                attempts,
-                elapsed: start.elapsed(),
-            };
-        }
-        tokio::time::sleep(interval).await;
     }
 }
 
@@ -337,12 +275,9 @@ async fn deploy(
     opts: &CheckOptions,
     report: &mut ScenarioCheck,
 ) -> Option<Arc<dyn Lab>> {
-    let mut request = LabRequest::new(&topology.dir);
-    request.name = opts.lab_name.clone();
-    let t = Instant::now();
-    let deployed = emulator.deploy(&request).await;
-    report.times.deploy_ms = ms(t.elapsed());
-    match deployed {
+    let deployed = crate::phases::deploy(emulator, topology, opts.lab_name.clone()).await;
+    report.times.deploy_ms = ms(deployed.elapsed);
+    match deployed.lab {
         Ok(lab) => {
             report.lab = Some(lab.name().to_string());
             Some(lab)
@@ -366,15 +301,9 @@ async fn run_on_lab(
     report: &mut ScenarioCheck,
 ) {
     let lab = lab.as_ref();
+    let phases = &opts.phases;
     let t = Instant::now();
-    let base = wait_for_baseline(
-        lab,
-        baseline,
-        opts.baseline_deadline,
-        opts.baseline_interval,
-        opts.probe_timeout,
-    )
-    .await;
+    let base = crate::phases::wait_for_healthy(lab, baseline, phases).await;
     report.times.baseline_ms = ms(t.elapsed());
     let held = base.passed();
     let total = base.results.len();
@@ -386,7 +315,7 @@ async fn run_on_lab(
             CheckOutcome::Failed,
             format!(
                 "baseline did not hold within {:.0} s ({} of {total} probes failed): {}",
-                opts.baseline_deadline.as_secs_f64(),
+                phases.baseline_wait.as_secs_f64(),
                 failures.len(),
                 failures.join("; ")
             ),
@@ -402,110 +331,77 @@ async fn run_on_lab(
         return;
     }
 
-    let t = Instant::now();
-    let injection = apply_injection(lab, scenario.injection(), opts.injection_timeout).await;
-    report.times.injection_ms = ms(t.elapsed());
-    let status = injection.status();
-    let why = injection.reason().unwrap_or_default();
-    report.injection = Some(injection);
-    match status {
-        InjectionStatus::Applied | InjectionStatus::NothingToInject => {}
-        InjectionStatus::Unsupported => {
+    let fault = crate::phases::inject_and_verify(lab, scenario, phases).await;
+    report.times.injection_ms = ms(fault.injection_elapsed);
+    report.times.verification_ms = fault.verification.as_ref().map_or(0, |v| ms(v.elapsed));
+    let attempts = fault.verification.as_ref().map_or(0, |v| v.attempts);
+    report.injection = Some(fault.injection);
+    report.verification = fault.verification;
+    match fault.verdict {
+        FaultVerdict::Took | FaultVerdict::NothingToInject => {}
+        FaultVerdict::Unsupported(why) => {
             report.stop(Stage::Injection, CheckOutcome::UnsupportedOnHost, why);
             return;
         }
-        InjectionStatus::Failed => {
+        FaultVerdict::InjectionFailed(why) => {
             report.stop(Stage::Injection, CheckOutcome::Failed, why);
             return;
         }
+        FaultVerdict::DidNotTake(why) => {
+            report.stop(
+                Stage::Verification,
+                CheckOutcome::Failed,
+                format!("post-injection checks did not hold after {attempts} round(s): {why}"),
+            );
+            return;
+        }
     }
-
-    let checks = scenario.post_inject_checks();
-    let t = Instant::now();
-    let verified = verify_injection(lab, checks, &opts.verify).await;
-    report.times.verification_ms = ms(t.elapsed());
-    let (passed, attempts, reason) = (verified.passed(), verified.attempts, verified.reason());
-    report.verification = Some(verified);
-    if passed {
-        let mut summary = format!(
-            "baseline holds ({total} probes), injection applied, {} check(s) hold after {attempts} round(s)",
-            checks.len()
-        );
-        if opts.revert {
-            match revert(lab, baseline, scenario, opts).await {
-                Ok(n) => summary.push_str(&format!(", {n} [FIX] command(s) restore the baseline")),
-                Err(why) => {
-                    report.stop(Stage::Revert, CheckOutcome::Failed, why);
-                    return;
-                }
+    let mut summary = format!(
+        "baseline holds ({total} probes), injection applied, {} check(s) hold after {attempts} round(s)",
+        scenario.post_inject_checks().len()
+    );
+    if opts.revert {
+        match revert(lab, baseline, scenario, phases).await {
+            Ok(n) => summary.push_str(&format!(", {n} [FIX] command(s) restore the baseline")),
+            Err(why) => {
+                report.stop(Stage::Revert, CheckOutcome::Failed, why);
+                return;
             }
         }
-        report.stop(Stage::Done, CheckOutcome::Passed, summary);
-    } else {
-        report.stop(
-            Stage::Verification,
-            CheckOutcome::Failed,
-            format!(
-                "post-injection checks did not hold after {attempts} round(s): {}",
-                reason.unwrap_or_default()
-            ),
-        );
     }
+    report.stop(Stage::Done, CheckOutcome::Passed, summary);
 }
 
-/// Runs the scenario's `[FIX]` commands the way the benchmark's warm-lab revert does, then waits
-/// for the baseline. Returns the number of commands run.
+/// Runs the scenario's `[FIX]` commands the way the benchmark's `--reuse-labs` revert does
+/// ([`crate::phases::revert`]) and requires the baseline back. Returns the number of commands
+/// run.
 async fn revert(
     lab: &dyn Lab,
     baseline: &Baseline,
     scenario: &dyn Scenario,
-    opts: &CheckOptions,
+    phases: &PhaseOptions,
 ) -> Result<usize, String> {
-    let fix = scenario
-        .fix()
-        .ok_or("the scenario has no [FIX] to revert with")?;
-    let injected: Vec<String> = scenario
-        .injection()
-        .devices()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    let commands = crate::pipeline::revert_commands(fix, &lab.devices(), &injected);
-    if commands.is_empty() {
+    if scenario.fix().is_none() {
+        return Err("the scenario has no [FIX] to revert with".into());
+    }
+    let r = crate::phases::revert(lab, baseline, scenario, phases).await;
+    if r.commands == 0 {
         return Err(
             "[FIX] holds no command the harness can run (`cmd` in backticks, then `on <device>`)"
                 .into(),
         );
     }
-    for c in &commands {
-        let out = lab
-            .exec(
-                &c.device,
-                &crate::emulator::Command::shell(c.command.clone()),
-                opts.injection_timeout,
-            )
-            .await
-            .map_err(|e| format!("[FIX] `{}` on {}: {e}", c.command, c.device))?;
-        if out.timed_out {
-            return Err(format!("[FIX] `{}` on {} timed out", c.command, c.device));
-        }
+    if let Some(p) = r.problem {
+        return Err(p);
     }
-    let base = wait_for_baseline(
-        lab,
-        baseline,
-        opts.baseline_deadline,
-        opts.baseline_interval,
-        opts.probe_timeout,
-    )
-    .await;
-    if base.passed() {
-        Ok(commands.len())
+    if r.restored() {
+        Ok(r.commands)
     } else {
         Err(format!(
             "baseline did not come back within {:.0} s after the {} [FIX] command(s): {}",
-            opts.baseline_deadline.as_secs_f64(),
-            commands.len(),
-            base.failures().join("; ")
+            phases.revert_wait.as_secs_f64(),
+            r.commands,
+            r.baseline.failures().join("; ")
         ))
     }
 }
@@ -513,7 +409,8 @@ async fn revert(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emulator::{Command, ExecOutput, UNSUPPORTED_EXIT};
+    use crate::emulator::{Command, ExecOutput, LabRequest, UNSUPPORTED_EXIT};
+    use crate::inject::RetryPolicy;
     use crate::scenario::ScenarioSpec;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -615,12 +512,15 @@ mod tests {
 
     fn fast() -> CheckOptions {
         CheckOptions {
-            baseline_deadline: Duration::from_millis(500),
-            baseline_interval: Duration::from_millis(5),
-            verify: RetryPolicy {
-                interval: Duration::from_millis(5),
-                deadline: Duration::from_millis(100),
-                command_timeout: Duration::from_secs(1),
+            phases: PhaseOptions {
+                baseline_wait: Duration::from_millis(500),
+                baseline_interval: Duration::from_millis(5),
+                verify: RetryPolicy {
+                    interval: Duration::from_millis(5),
+                    deadline: Duration::from_millis(100),
+                    command_timeout: Duration::from_secs(1),
+                },
+                ..Default::default()
             },
             ..Default::default()
         }

@@ -51,29 +51,56 @@ pub struct LabDir {
     pub deps: Vec<(String, Vec<String>)>,
 }
 
+/// Largest `lab.conf` or `lab.dep` read (the largest benchmark lab's is 2 KiB).
+pub const MAX_LAB_FILE_BYTES: u64 = 4 << 20;
+
+/// Reads a lab file, at most [`MAX_LAB_FILE_BYTES`] (a file that never ends — a link to
+/// `/dev/zero` — is cut and refused, not read forever).
+fn read_lab_file(path: &Path, expected: &str) -> Result<String, LabError> {
+    use std::io::Read;
+    let err = |message: String| LabError {
+        file: path.to_path_buf(),
+        line: 0,
+        message,
+        expected: expected.into(),
+    };
+    let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_LAB_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| err(format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_LAB_FILE_BYTES {
+        return Err(err(format!(
+            "larger than {MAX_LAB_FILE_BYTES} bytes; not a lab file"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| err(format!("not UTF-8 text: {e}")))
+}
+
 impl LabDir {
     /// Reads and validates a lab directory.
     pub fn load(root: impl AsRef<Path>) -> Result<LabDir, LabError> {
         let root = root.as_ref();
         let conf_path = root.join("lab.conf");
-        let text = std::fs::read_to_string(&conf_path).map_err(|e| LabError {
-            file: conf_path.clone(),
-            line: 0,
-            message: format!("cannot read: {e}"),
-            expected: "a Kathará lab directory containing lab.conf".into(),
-        })?;
-        let conf = LabConf::parse(&text).map_err(|e| e.in_file(&conf_path))?;
+        let text = read_lab_file(&conf_path, "a Kathará lab directory containing lab.conf")?;
         let dep_path = root.join("lab.dep");
-        let deps = if dep_path.exists() {
-            let text = std::fs::read_to_string(&dep_path).map_err(|e| LabError {
-                file: dep_path.clone(),
-                line: 0,
-                message: format!("cannot read: {e}"),
-                expected: String::new(),
-            })?;
-            conf::parse_dep(&text, &conf).map_err(|e| e.in_file(&dep_path))?
+        let dep = if dep_path.exists() {
+            Some(read_lab_file(&dep_path, "")?)
         } else {
-            Vec::new()
+            None
+        };
+        LabDir::parse(root, &text, dep.as_deref())
+    }
+
+    /// Validates a lab from the texts of its `lab.conf` and (if any) `lab.dep`; errors name
+    /// the files under `root`.
+    pub fn parse(root: &Path, conf_text: &str, dep_text: Option<&str>) -> Result<LabDir, LabError> {
+        let conf = LabConf::parse(conf_text).map_err(|e| e.in_file(&root.join("lab.conf")))?;
+        let deps = match dep_text {
+            Some(text) => {
+                conf::parse_dep(text, &conf).map_err(|e| e.in_file(&root.join("lab.dep")))?
+            }
+            None => Vec::new(),
         };
         Ok(LabDir {
             root: root.to_path_buf(),

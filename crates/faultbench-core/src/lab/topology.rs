@@ -26,6 +26,7 @@
 //! ```
 
 use super::{Baseline, BaselineError, LabDir, LabError};
+use crate::ids::TopologyId;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -99,10 +100,19 @@ pub struct TopologyNotFound {
     pub roots: Vec<PathBuf>,
     /// Topology IDs that do exist there.
     pub available: Vec<String>,
+    /// Why the name cannot be a topology at all (not a valid id), when that is the reason.
+    pub invalid: Option<String>,
 }
 
 impl fmt::Display for TopologyNotFound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(why) = &self.invalid {
+            return write!(
+                f,
+                "no topology `{}`: {why}; a topology is named by the id of its folder under a topology root, never by a path",
+                self.name
+            );
+        }
         write!(f, "no topology `{}`", self.name)?;
         if self.roots.is_empty() {
             write!(
@@ -179,18 +189,27 @@ impl TopologyResolver {
 
     /// Finds a topology by ID. The exact directory name wins; then a case-insensitive match;
     /// then a dataset folder name (`kath2_Q`) is translated to its ID.
+    ///
+    /// The name must be a valid [`TopologyId`] (never a path), and the folder found must lie
+    /// inside its root once links are resolved: a topology root's entry that is a symlink to a
+    /// folder elsewhere is not a topology.
     pub fn resolve(&self, name: &str) -> Result<Topology, TopologyNotFound> {
         let name = name.trim();
-        let mut candidates = vec![name.to_string()];
+        let id = TopologyId::new(name).map_err(|e| TopologyNotFound {
+            name: name.chars().take(80).collect(),
+            roots: self.roots.clone(),
+            available: Vec::new(),
+            invalid: Some(e.to_string()),
+        })?;
+        let mut candidates = vec![id];
         if let Some(id) = topology_for_dataset_folder(name) {
-            candidates.push(id.to_string());
+            candidates.push(TopologyId::new(id).expect("the table holds valid ids"));
         }
         for want in &candidates {
             for root in &self.roots {
-                let dir = root.join(want);
-                if dir.join("lab.conf").is_file() {
+                if let Some(dir) = lab_in_root(root, want) {
                     return Ok(Topology {
-                        id: want.clone(),
+                        id: want.to_string(),
                         dir,
                     });
                 }
@@ -206,11 +225,13 @@ impl TopologyResolver {
             name: name.to_string(),
             roots: self.roots.clone(),
             available: all.into_iter().map(|t| t.id).collect(),
+            invalid: None,
         })
     }
 
     /// Every topology under the roots (directories holding a `lab.conf`), sorted by ID. An ID
-    /// present under several roots is listed once, from the first root.
+    /// present under several roots is listed once, from the first root. Folders whose names are
+    /// not valid ids, and links leading out of their root, are not listed.
     pub fn list(&self) -> Vec<Topology> {
         let mut out: Vec<Topology> = Vec::new();
         for root in &self.roots {
@@ -218,19 +239,35 @@ impl TopologyResolver {
                 continue;
             };
             for e in entries.flatten() {
-                let dir = e.path();
-                if !dir.join("lab.conf").is_file() {
+                let Some(id) = e.file_name().to_str().and_then(|n| TopologyId::new(n).ok()) else {
                     continue;
-                }
-                let id = e.file_name().to_string_lossy().into_owned();
-                if !out.iter().any(|t| t.id == id) {
-                    out.push(Topology { id, dir });
+                };
+                let Some(dir) = lab_in_root(root, &id) else {
+                    continue;
+                };
+                if !out.iter().any(|t| t.id == id.as_str()) {
+                    out.push(Topology {
+                        id: id.to_string(),
+                        dir,
+                    });
                 }
             }
         }
         out.sort_by(|a, b| a.id.cmp(&b.id));
         out
     }
+}
+
+/// `<root>/<id>` when it holds a `lab.conf` and both stay inside `root` after resolving links.
+fn lab_in_root(root: &Path, id: &TopologyId) -> Option<PathBuf> {
+    let dir = root.join(id.as_str());
+    let conf = dir.join("lab.conf");
+    if !conf.is_file() {
+        return None;
+    }
+    let canon_root = root.canonicalize().ok()?;
+    let inside = |p: &Path| p.canonicalize().is_ok_and(|c| c.starts_with(&canon_root));
+    (inside(&dir) && inside(&conf)).then_some(dir)
 }
 
 impl Default for TopologyResolver {
@@ -297,6 +334,35 @@ mod tests {
         assert!(t.lab().is_ok());
         let e = t.baseline().unwrap_err();
         assert!(e.to_string().contains("baseline.toml"), "{e}");
+    }
+
+    #[test]
+    fn paths_and_links_out_of_the_root_are_not_topologies() {
+        let a = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        lab(elsewhere.path(), "Secret");
+        lab(a.path(), "Kath1");
+        let r = TopologyResolver::new([a.path()]);
+        let abs = elsewhere.path().join("Secret");
+        for name in [
+            abs.to_str().unwrap(),
+            "../Secret",
+            "Kath1/../Kath1",
+            "Kath1/",
+            ".",
+        ] {
+            let e = r.resolve(name).unwrap_err();
+            assert!(e.invalid.is_some(), "{name}: {e}");
+            assert!(e.to_string().contains("never by a path"), "{e}");
+        }
+        // A link in the root to a lab elsewhere is not followed out of the root.
+        std::os::unix::fs::symlink(&abs, a.path().join("Linked")).unwrap();
+        let e = r.resolve("Linked").unwrap_err();
+        assert!(e.invalid.is_none());
+        assert_eq!(e.available, vec!["Kath1"]);
+        // A link inside the root is fine.
+        std::os::unix::fs::symlink(a.path().join("Kath1"), a.path().join("Alias")).unwrap();
+        assert_eq!(r.resolve("Alias").unwrap().dir, a.path().join("Alias"));
     }
 
     #[test]

@@ -1,19 +1,45 @@
 //! The run pipeline: one scenario, one agent, one pass, from a healthy lab to a judged record.
 //!
 //! ```text
-//! deploy (or reuse a warm lab) → baseline check → [INJECTION] → [POST-INJECT-CHECK]
-//!   → agent (turn budget + wall-clock cap) → judge → record → revert-and-verify or teardown
+//! deploy a fresh lab → baseline check → [INJECTION] → [POST-INJECT-CHECK] → state snapshot
+//!   → agent (turn budget + wall-clock cap) → state snapshot → presence watch → judge → record
+//!   → teardown
 //! ```
 //!
-//! Every phase is timed and recorded in a [`RunRecord`]; every failure becomes a status, never a
-//! panic: a lab that does not come up or whose baseline does not hold is `deploy_incomplete`, an
-//! injection the host cannot emulate is `unsupported_on_host`, a fault that never takes is
-//! `injection_failed` (the agent never starts), an exhausted budget without a verdict is a timeout
-//! (`no_submission`/`no_output`), a judge failure is `judge_failed` with the diagnosis kept.
+//! The lab phases are [`crate::phases`], shared with `scenario check`. Every phase is timed
+//! and recorded in a [`RunRecord`]; every failure becomes a status, never a panic: a lab that
+//! does not come up or whose baseline does not hold is `deploy_incomplete`, an injection the
+//! host cannot emulate is `unsupported_on_host`, a fault that never takes is
+//! `injection_failed` (the agent never starts), an exhausted budget without a verdict is a
+//! timeout (`no_submission`/`no_output`), a judge failure is `judge_failed` with the diagnosis
+//! kept.
 //!
-//! A [`Runner`] owns at most one warm lab: consecutive scenarios of one topology reuse it when the
-//! previous run's revert is verified by the baseline probes, otherwise the lab is redeployed. The
-//! record says which (`phases.deploy.warm`). Run several runners for parallel, isolated labs.
+//! **Fresh labs.** Every run gets a lab deployed for it and a new toolbox whose telemetry starts
+//! at that lab's deploy, as the paper does: nothing of an earlier run (telemetry samples, FRR
+//! and daemon logs, interface counters, route and neighbour ages, whatever an agent changed)
+//! can reach a later one. [`Runner::prepare_lab`] deploys and baseline-checks a lab and returns
+//! a [`PreparedLab`]; [`Runner::run_prepared`] runs a scenario on one. A [`LabQueue`] prepares
+//! the labs of a job's next runs in the background while the current run's agent works
+//! (`prestart`), so a verified lab is normally waiting when a run starts; [`prestart_limit`]
+//! bounds how many labs that puts in memory. [`RunConfig::reuse_labs`] (`--reuse-labs`, a
+//! development shortcut) instead keeps a lab for the next run of its topology after the
+//! `[FIX]` revert is verified by the baseline probes; the record says which
+//! (`phases.deploy.lab`: `fresh` or `reused`).
+//!
+//! **What the agent changed.** A [`crate::snapshot::Snapshot`] of every device is taken right
+//! before the agent starts and right after it ends; the difference is the record's
+//! `agent_changes`.
+//!
+//! **Repair task.** With [`RunConfig::task`] set to repair, the agent's message asks it to fix
+//! the fault; a snapshot is also taken before the injection, a clock re-checks the fault while
+//! the agent works, and after the agent [`crate::repair::verify_repair`] takes the presence
+//! watch's place: its report is the record's `repair`.
+//!
+//! **Presence watch.** After the agent and before the lab is torn down, the scenario's
+//! `[POST-INJECT-CHECK]` runs again (the healthy baseline for a network with nothing
+//! injected). If it no longer holds although the agent changed nothing, the fault healed
+//! itself (or the healthy network broke) during the run: the status is `fault_vanished`
+//! (`baseline_broke`), an infrastructure status that is never scored and re-run on resume.
 //!
 //! ```
 //! use faultbench_core::pipeline::{Runner, RunConfig};
@@ -49,23 +75,43 @@
 //! # });
 //! ```
 
+mod memory;
+mod prepared;
+mod repairing;
 mod revert;
 mod run;
 mod tracking;
 
+pub use memory::{MemoryBudget, PrestartLimit, estimate_lab_memory, prestart_limit};
+pub use prepared::{LabPreparer, LabQueue, PreparedLab};
 pub use revert::{RevertCommand, revert_commands};
 pub use tracking::TrackingEmulator;
 
 use crate::agent::{Agent, Budget};
 use crate::emulator::{Emulator, Lab};
-use crate::inject::RetryPolicy;
 use crate::judge::Judge;
 use crate::lab::TopologyResolver;
+use crate::phases::PhaseOptions;
 use crate::record::RunRecord;
 use crate::scenario::Scenario;
+use crate::snapshot::SnapshotOptions;
 use crate::toolbox::{ToolError, ToolOutput, ToolSpec, Toolbox};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Settings a toolbox is built with, from the run's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolboxSettings {
+    /// Collect telemetry for the telemetry tools (off: they answer as the release's labs
+    /// without a collector did).
+    pub telemetry: bool,
+}
+
+impl Default for ToolboxSettings {
+    fn default() -> Self {
+        ToolboxSettings { telemetry: true }
+    }
+}
 
 /// Builds the toolbox agents use on a lab (e.g. the 22 NIKA tools). Called once per deployed
 /// lab (so that per-lab state such as telemetry starts at deploy time); each run wraps the result
@@ -73,6 +119,14 @@ use std::time::Duration;
 pub trait ToolboxFactory: Send + Sync {
     /// The toolbox for a freshly deployed lab.
     fn toolbox(&self, lab: Arc<dyn Lab>) -> Arc<dyn Toolbox>;
+
+    /// The toolbox for a freshly deployed lab under the run's settings. The default ignores
+    /// them (right for toolboxes without telemetry); a factory with telemetry honours
+    /// [`ToolboxSettings::telemetry`].
+    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxSettings) -> Arc<dyn Toolbox> {
+        let _ = settings;
+        self.toolbox(lab)
+    }
 }
 
 impl<F> ToolboxFactory for F
@@ -102,49 +156,60 @@ impl Toolbox for NoTools {
 pub struct RunConfig {
     /// The agent's budget (20 turns and a wall-clock cap by default).
     pub budget: Budget,
-    /// Timeout of each probe, injection and revert command.
-    pub command_timeout: Duration,
-    /// How long to retry the post-injection checks.
-    pub retry: RetryPolicy,
-    /// Reuse a lab for the next scenario of the same topology after a verified revert.
-    pub warm_labs: bool,
-    /// How long a freshly deployed lab may take to pass its baseline (routing convergence):
-    /// the probes are re-run every 0.25 s until they all hold or this much time has passed.
-    pub baseline_wait: Duration,
-    /// After a run's revert, how long the baseline may take to hold again (routing
-    /// re-convergence) before the lab is torn down instead of kept warm.
-    pub revert_wait: Duration,
+    /// Timeouts and retries of the lab phases (shared with `scenario check`).
+    pub phases: PhaseOptions,
+    /// Keep a lab for the next run of the same topology after its `[FIX]` revert is verified
+    /// by the baseline probes (`--reuse-labs`). Off by default: every run gets a fresh lab, as
+    /// in the paper; a reused lab carries the previous run's history (telemetry, logs,
+    /// counters, and any change the agent made that the probes do not see).
+    pub reuse_labs: bool,
+    /// How many labs of a job's next runs are deployed and baseline-checked in the background
+    /// while a run works (`--prestart`; used by [`LabQueue`] drivers such as `faultbench
+    /// bench`, bounded by [`prestart_limit`]). 0 deploys each lab when its run starts.
+    pub prestart: usize,
+    /// Collect telemetry for the agent's telemetry tools (`--telemetry on|off`, recorded per
+    /// run).
+    pub telemetry: bool,
+    /// The state snapshots around the agent.
+    pub snapshot: SnapshotOptions,
     /// Extra time past the agent's wall-clock cap before the harness stops it.
     pub agent_grace: Duration,
     /// Agent label recorded in run keys (defaults to the agent's name).
     pub agent_label: Option<String>,
+    /// How long the judge may take for one run (an LLM judge's three judgements with their
+    /// retries); past it the run is `judge_failed` with its diagnosis kept, and `faultbench
+    /// judge runs --write` can complete it later. The wait is on the judge's future: a judge
+    /// that computes without yielding (the rubric judge) bounds itself instead (it reads at
+    /// most the first 64 KiB of a diagnosis).
+    pub judge_timeout: Duration,
+    /// The task: diagnose (the paper's) or repair (the agent must fix the fault; the lab
+    /// verifies it after the agent, see [`crate::repair`]).
+    pub task: crate::task::Task,
+    /// Timeouts of the repair verification and whether it checks persistence.
+    pub repair: crate::repair::RepairOptions,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
             budget: Budget::default(),
-            command_timeout: Duration::from_secs(30),
-            retry: RetryPolicy::default(),
-            baseline_wait: Duration::from_secs(60),
-            revert_wait: Duration::from_secs(8),
-            warm_labs: true,
+            phases: PhaseOptions::default(),
+            reuse_labs: false,
+            prestart: 1,
+            telemetry: true,
+            snapshot: SnapshotOptions::default(),
             agent_grace: Duration::from_secs(30),
             agent_label: None,
+            judge_timeout: Duration::from_secs(300),
+            task: crate::task::Task::Diagnose,
+            repair: crate::repair::RepairOptions::default(),
         }
     }
 }
 
-/// A lab kept for the next run of the same topology.
-pub(crate) struct WarmLab {
-    pub topology: String,
-    pub lab: Arc<dyn Lab>,
-    pub tools: Arc<dyn Toolbox>,
-    /// The baseline was verified after the last run's revert.
-    pub verified: bool,
-}
-
-/// Runs scenarios through the pipeline. One runner drives one lab at a time.
+/// Runs scenarios through the pipeline. One runner drives one run at a time (run several
+/// runners for parallel, isolated labs); with [`RunConfig::reuse_labs`] it keeps at most one
+/// lab between runs.
 pub struct Runner {
     pub(crate) emulator: Arc<dyn Emulator>,
     pub(crate) agent: Arc<dyn Agent>,
@@ -152,7 +217,7 @@ pub struct Runner {
     pub(crate) tools: Arc<dyn ToolboxFactory>,
     pub(crate) topologies: TopologyResolver,
     pub(crate) config: RunConfig,
-    pub(crate) warm: tokio::sync::Mutex<Option<WarmLab>>,
+    pub(crate) warm: tokio::sync::Mutex<Option<PreparedLab>>,
 }
 
 impl Runner {
@@ -200,6 +265,28 @@ impl Runner {
             .unwrap_or_else(|| self.agent.name().to_string())
     }
 
+    /// What prepares this runner's labs, detached from the runner (it can be moved into a
+    /// background task): the emulator, toolbox factory, topology roots and phase options.
+    pub fn lab_preparer(&self) -> LabPreparer {
+        LabPreparer::new(
+            self.emulator.clone(),
+            self.tools.clone(),
+            self.topologies.clone(),
+            self.config.phases.clone(),
+            self.config.telemetry,
+        )
+        .with_healthy_snapshot(
+            (self.config.task == crate::task::Task::Repair).then_some(self.config.snapshot),
+        )
+    }
+
+    /// Deploys a fresh lab of `topology` (a scenario's `Topology:`), builds its toolbox and
+    /// waits for its healthy baseline. A failure is kept in the returned lab and becomes the
+    /// status of the run that takes it.
+    pub async fn prepare_lab(&self, topology: &str) -> PreparedLab {
+        self.lab_preparer().prepare(topology).await
+    }
+
     /// Runs a scenario once (pass 1).
     pub async fn run(&self, scenario: &dyn Scenario) -> RunRecord {
         self.run_pass(scenario, 1).await
@@ -208,11 +295,12 @@ impl Runner {
     /// Runs a scenario as the given pass.
     pub async fn run_pass(&self, scenario: &dyn Scenario, pass: u32) -> RunRecord {
         let label = self.agent_label();
-        run::run(self, &self.agent, &label, scenario, pass).await
+        self.run_with(&self.agent.clone(), &label, scenario, pass)
+            .await
     }
 
-    /// Runs a scenario with another agent (recorded under `label`), on this runner's lab.
-    /// Consecutive runs of one topology share the warm lab whichever agent they use.
+    /// Runs a scenario with another agent (recorded under `label`): on a fresh lab, or with
+    /// [`RunConfig::reuse_labs`] on the lab the previous run of the same topology left.
     pub async fn run_with(
         &self,
         agent: &Arc<dyn Agent>,
@@ -220,13 +308,47 @@ impl Runner {
         scenario: &dyn Scenario,
         pass: u32,
     ) -> RunRecord {
-        run::run(self, agent, label, scenario, pass).await
+        let lab = self.take_lab(scenario.topology()).await;
+        run::run(self, agent, label, scenario, pass, lab).await
     }
 
-    /// Tears down the warm lab, if any. Call when done (also on Ctrl-C).
+    /// Runs a scenario on a lab prepared for it (by [`Runner::prepare_lab`] or a
+    /// [`LabQueue`]). A lab of another topology is released and a fresh one deployed.
+    pub async fn run_prepared(
+        &self,
+        agent: &Arc<dyn Agent>,
+        label: &str,
+        scenario: &dyn Scenario,
+        pass: u32,
+        lab: PreparedLab,
+    ) -> RunRecord {
+        let lab = if lab.topology() == scenario.topology() {
+            lab
+        } else {
+            lab.release().await;
+            self.prepare_lab(scenario.topology()).await
+        };
+        run::run(self, agent, label, scenario, pass, lab).await
+    }
+
+    /// The lab for a run of `topology`: the kept one when reusing and it fits, else fresh.
+    async fn take_lab(&self, topology: &str) -> PreparedLab {
+        let kept = self.warm.lock().await.take();
+        match kept {
+            Some(k) if self.config.reuse_labs && k.topology() == topology => k.into_reused(),
+            other => {
+                if let Some(old) = other {
+                    old.release().await;
+                }
+                self.prepare_lab(topology).await
+            }
+        }
+    }
+
+    /// Tears down the lab kept for reuse, if any. Call when done (also on Ctrl-C).
     pub async fn shutdown(&self) {
         if let Some(w) = self.warm.lock().await.take() {
-            let _ = w.lab.teardown().await;
+            w.release().await;
         }
     }
 }

@@ -1,54 +1,25 @@
-//! The phases of one run.
+//! The phases of one run on a prepared lab.
 
-use super::revert::revert_commands;
-use super::{Runner, WarmLab};
+use super::Runner;
+use super::prepared::{LabPlan, PreparedLab, ReadyLab};
+use super::repairing::{AgentEnd, Repairing};
 use crate::agent::{Agent, AgentInput, AgentOutcome};
-use crate::emulator::{Command, EmuError, LabRequest};
-use crate::inject::{InjectionStatus, apply_injection, verify_injection};
+use crate::inject::{InjectionReport, VerifyReport};
 use crate::judge::JudgeInput;
-use crate::lab::{Baseline, Topology, TopologySummary, verify};
+use crate::phases::{FaultVerdict, PresenceReport};
 use crate::record::{
-    AgentPhase, BaselinePhase, CheckPhase, CleanupPhase, DeployPhase, InjectionPhase,
-    InjectionStepResult, JudgePhase, Phases, RECORD_SCHEMA, RunKey, RunRecord, ScenarioSnapshot,
-    now_rfc3339,
+    AgentPhase, CheckPhase, CleanupPhase, InjectionPhase, InjectionStepResult, JudgePhase, Phases,
+    PresencePhase, RECORD_SCHEMA, RunKey, RunRecord, ScenarioSnapshot, SnapshotPhase, now_rfc3339,
 };
 use crate::scenario::{CheckVerdict, Scenario};
+use crate::snapshot::Snapshot;
 use crate::status::{RunStatus, status_after_agent};
 use crate::toolbox::{RecordingToolbox, Toolbox};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-fn ms(since: Instant) -> u64 {
-    since.elapsed().as_millis() as u64
-}
-
-/// Everything prepared before the lab phase.
-struct Prepared {
-    topology: Topology,
-    baseline: Baseline,
-    summary: String,
-    devices: Vec<String>,
-}
-
-fn prepare(runner: &Runner, scenario: &dyn Scenario) -> Result<Prepared, String> {
-    let topology = runner
-        .topologies
-        .resolve(scenario.topology())
-        .map_err(|e| e.to_string())?;
-    let lab = topology.lab().map_err(|e| e.to_string())?;
-    let baseline = topology.baseline().map_err(|e| e.to_string())?;
-    let summary = TopologySummary::for_lab(&lab).map_err(|e| e.to_string())?;
-    Ok(Prepared {
-        devices: lab
-            .conf
-            .device_names()
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        topology,
-        baseline,
-        summary: summary.text,
-    })
+fn ms(d: Duration) -> u64 {
+    d.as_millis().try_into().unwrap_or(u64::MAX)
 }
 
 pub(super) async fn run(
@@ -57,14 +28,15 @@ pub(super) async fn run(
     label: &str,
     scenario: &dyn Scenario,
     pass: u32,
+    lab: PreparedLab,
 ) -> RunRecord {
     let t0 = Instant::now();
     let mut rec = RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {
-            topology: scenario.topology().to_string(),
+            topology: scenario.topology_id().clone(),
             layer: scenario.layer(),
-            scenario_id: scenario.id().to_string(),
+            scenario_id: scenario.scenario_id().clone(),
             agent: label.to_string(),
             pass,
         },
@@ -75,13 +47,17 @@ pub(super) async fn run(
         wall_seconds: 0.0,
         scenario: ScenarioSnapshot::of(scenario),
         agent_input_prompt: None,
+        telemetry: runner.config.telemetry,
         phases: Phases::default(),
+        agent_changes: Vec::new(),
+        task: Default::default(),
+        repair: None,
         diagnosis: None,
         scores: None,
         error: None,
         faultbench_version: env!("CARGO_PKG_VERSION").to_string(),
     };
-    let (status, error) = phases(runner, agent, scenario, &mut rec).await;
+    let (status, error) = phases(runner, agent, scenario, &mut rec, lab).await;
     rec.status = status;
     rec.error = error;
     rec.finished_at = now_rfc3339();
@@ -95,179 +71,63 @@ async fn phases(
     agent: &Arc<dyn Agent>,
     scenario: &dyn Scenario,
     rec: &mut RunRecord,
+    mut prepared: PreparedLab,
 ) -> (RunStatus, Option<String>) {
     let cfg = &runner.config;
-    let prep = match prepare(runner, scenario) {
-        Ok(p) => p,
-        Err(e) => return (RunStatus::PipelineError, Some(e)),
-    };
-
-    // 1. Lab: reuse a verified warm lab of the same topology, or deploy.
-    let t = Instant::now();
-    let mut warm_slot = runner.warm.lock().await;
-    let reuse = warm_slot
-        .as_ref()
-        .is_some_and(|w| w.topology == prep.topology.id && w.verified && cfg.warm_labs);
-    let (lab, tools, warm) = if reuse {
-        let w = warm_slot.take().expect("checked above");
-        (w.lab, w.tools, true)
-    } else {
-        if let Some(old) = warm_slot.take() {
-            let _ = old.lab.teardown().await;
-        }
-        match runner
-            .emulator
-            .deploy(&LabRequest::new(&prep.topology.dir))
-            .await
-        {
-            Ok(lab) => {
-                let tools = runner.tools.toolbox(lab.clone());
-                (lab, tools, false)
-            }
-            Err(e) => {
-                rec.phases.deploy = Some(DeployPhase {
-                    emulator: runner.emulator.kind().to_string(),
-                    ok: false,
-                    duration_ms: ms(t),
-                    error: Some(e.to_string()),
-                    ..Default::default()
-                });
-                let status = match e {
-                    EmuError::Unsupported { .. } => RunStatus::UnsupportedOnHost,
-                    _ => RunStatus::DeployIncomplete,
-                };
-                return (status, Some(e.to_string()));
-            }
-        }
-    };
-    drop(warm_slot);
-    rec.phases.deploy = Some(DeployPhase {
-        emulator: runner.emulator.kind().to_string(),
-        lab_name: lab.name().to_string(),
-        warm,
-        ok: true,
-        duration_ms: if warm { 0 } else { ms(t) },
-        error: None,
-    });
-
-    // 2. Healthy baseline (already verified by the previous run's revert when warm).
-    let t = Instant::now();
-    if warm {
-        rec.phases.baseline = Some(BaselinePhase {
-            ok: true,
-            failures: Vec::new(),
-            probes: prep.baseline.probes.len(),
-            attempts: 0,
-            duration_ms: 0,
-        });
-    } else {
-        let mut attempts = 0;
-        let failures = loop {
-            attempts += 1;
-            let results = verify(lab.as_ref(), &prep.baseline, cfg.command_timeout).await;
-            let failures: Vec<_> = results.into_iter().filter(|r| !r.passed).collect();
-            if failures.is_empty() || t.elapsed() >= cfg.baseline_wait {
-                break failures;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        };
-        let ok = failures.is_empty();
-        let reason = failures
-            .iter()
-            .map(|f| format!("{}: {}", f.probe.name, f.detail))
-            .collect::<Vec<_>>()
-            .join("; ");
-        rec.phases.baseline = Some(BaselinePhase {
-            ok,
-            failures,
-            probes: prep.baseline.probes.len(),
-            attempts,
-            duration_ms: ms(t),
-        });
-        if !ok {
-            let _ = lab.teardown().await;
-            return (
-                RunStatus::DeployIncomplete,
-                Some(format!(
-                    "healthy baseline does not hold after {} s: {reason}",
-                    cfg.baseline_wait.as_secs()
-                )),
-            );
-        }
+    // 1–2. The lab, deployed (or kept) and verified healthy.
+    rec.phases.deploy = Some(prepared.deploy.clone());
+    rec.phases.baseline = prepared.baseline.clone();
+    if let Some((status, why)) = prepared.failure.take() {
+        return (status, Some(why));
     }
+    let (Some(plan), Some(mut ready)) = (prepared.plan.clone(), prepared.ready.take()) else {
+        return (
+            RunStatus::PipelineError,
+            Some("the prepared lab holds no running lab".into()),
+        );
+    };
+    let lab = ready.lab.clone();
+    rec.task = cfg.task;
+    let healthy = ready.healthy.take();
+    let mut repairing = match Repairing::before_injection(runner, lab.as_ref(), scenario, healthy)
+        .await
+    {
+        Ok(r) => r,
+        Err(why) => {
+            rec.phases.cleanup = Some(teardown(&ready, "the scenario cannot be repaired").await);
+            return (RunStatus::PipelineError, Some(why));
+        }
+    };
 
     // 3. Injection and its verification.
-    let t = Instant::now();
-    let injection = apply_injection(lab.as_ref(), scenario.injection(), cfg.command_timeout).await;
-    let inj_status = injection.status();
-    rec.phases.injection = Some(InjectionPhase {
-        applied: inj_status != InjectionStatus::NothingToInject,
-        steps: injection
-            .steps
-            .iter()
-            .map(|s| InjectionStepResult {
-                device: s.device.clone(),
-                cmd: s.command.clone(),
-                exit_code: s.output.as_ref().and_then(|o| o.exit_code),
-                stdout: s
-                    .output
-                    .as_ref()
-                    .map(|o| o.stdout.clone())
-                    .unwrap_or_default(),
-                stderr: s
-                    .output
-                    .as_ref()
-                    .map(|o| o.stderr.clone())
-                    .unwrap_or_default(),
-                duration_ms: s.output.as_ref().map(|o| o.duration_ms).unwrap_or(0),
-            })
-            .collect(),
-        duration_ms: ms(t),
-    });
-    if inj_status == InjectionStatus::Unsupported {
-        let _ = lab.teardown().await;
-        return (RunStatus::UnsupportedOnHost, injection.reason());
-    }
-    if inj_status != InjectionStatus::NothingToInject {
-        let t = Instant::now();
-        let report =
-            verify_injection(lab.as_ref(), scenario.post_inject_checks(), &cfg.retry).await;
-        let passed = report.passed();
-        rec.phases.post_inject_check = Some(CheckPhase {
-            passed,
-            attempts: report.attempts,
-            checks: report
-                .checks
-                .iter()
-                .map(|c| {
-                    (
-                        c.check.clone(),
-                        CheckVerdict {
-                            passed: c.passed,
-                            advisory: c.advisory,
-                            rationale: c.reason.clone(),
-                        },
-                    )
-                })
-                .collect(),
-            duration_ms: ms(t),
-        });
-        if !passed {
-            let _ = lab.teardown().await;
-            let mut why = report.reason().unwrap_or_default();
-            if let Some(step) = injection.reason() {
-                why = format!("{step}; {why}");
-            }
-            return (RunStatus::InjectionFailed, Some(why));
-        }
+    let fault = crate::phases::inject_and_verify(lab.as_ref(), scenario, &cfg.phases).await;
+    rec.phases.injection = Some(injection_phase(&fault.injection, fault.injection_elapsed));
+    rec.phases.post_inject_check = fault.verification.as_ref().map(check_phase);
+    let failed = match fault.verdict {
+        FaultVerdict::Took | FaultVerdict::NothingToInject => None,
+        FaultVerdict::Unsupported(why) => Some((RunStatus::UnsupportedOnHost, why)),
+        FaultVerdict::InjectionFailed(why) => Some((RunStatus::InjectionFailed, why)),
+        FaultVerdict::DidNotTake(why) => Some((RunStatus::InjectionFailed, why)),
+    };
+    if let Some((status, why)) = failed {
+        rec.phases.cleanup = Some(teardown(&ready, "the run stopped before the agent").await);
+        return (status, Some(why));
     }
 
-    // 4. The agent.
-    let input = AgentInput::new(&prep.summary, scenario.ticket(), cfg.budget);
+    // 4. The agent, between two state snapshots.
+    let before = Snapshot::take(lab.as_ref(), &cfg.snapshot).await;
+    let input = AgentInput::new(&plan.summary, scenario.ticket(), cfg.budget).with_task(cfg.task);
     rec.agent_input_prompt = Some(input.prompt.clone());
-    let recording = Arc::new(RecordingToolbox::new(tools.clone()));
+    let recording = Arc::new(RecordingToolbox::new(ready.tools.clone()));
+    if let Some(r) = repairing.as_mut() {
+        r.agent_starts(runner, &lab, scenario);
+    }
     let t = Instant::now();
     let mut outcome = run_agent(runner, agent, &input, recording.clone()).await;
+    let agent_ms = ms(t.elapsed());
+    let after = Snapshot::take(lab.as_ref(), &cfg.snapshot).await;
+    rec.agent_changes = before.diff(&after);
+    rec.phases.snapshots = Some(snapshot_phase(&before, &after));
     if outcome.tool_log.is_empty() {
         outcome.tool_log = recording.records();
     }
@@ -280,10 +140,8 @@ async fn phases(
     rec.diagnosis = (!outcome.final_text.trim().is_empty()).then(|| diagnosis.clone());
     rec.phases.agent = Some(AgentPhase {
         outcome,
-        duration_ms: ms(t),
+        duration_ms: agent_ms,
     });
-
-    // 5. The judge.
     let mut error = match status {
         RunStatus::AgentError => agent_error,
         RunStatus::NoSubmission | RunStatus::NoOutput => Some(
@@ -291,13 +149,63 @@ async fn phases(
         ),
         _ => None,
     };
+
+    // 5. Presence watch: does the situation the agent was given still stand? (In the repair
+    //    task, the repair verification answers it.)
+    if status != RunStatus::AgentError {
+        let w = match repairing {
+            Some(r) => {
+                let changed = !rec.agent_changes.is_empty();
+                let (report, w) = r
+                    .after_agent(
+                        runner,
+                        lab.as_ref(),
+                        scenario,
+                        &plan.baseline,
+                        AgentEnd {
+                            before: &before,
+                            after: &after,
+                            changed,
+                            duration_ms: agent_ms,
+                        },
+                    )
+                    .await;
+                rec.repair = Some(report);
+                w
+            }
+            None => {
+                crate::phases::watch_presence(lab.as_ref(), scenario, &plan.baseline, &cfg.phases)
+                    .await
+            }
+        };
+        if let Some((vanished, why)) = vanished(&w, rec.agent_changes.is_empty()) {
+            status = vanished;
+            error = Some(why);
+        }
+        rec.phases.presence = Some(presence_phase(w));
+    }
+
+    // 6. The judge.
     if status == RunStatus::Scored {
         let t = Instant::now();
         let digest = crate::record::digest_of(rec);
         let input = JudgeInput::new(scenario, &diagnosis).with_digest(&digest);
-        match runner.judge.judge(&input).await {
+        let verdict = tokio::time::timeout(cfg.judge_timeout, runner.judge.judge(&input))
+            .await
+            .unwrap_or_else(|_| {
+                Err(crate::judge::JudgeError::Unavailable(format!(
+                    "the judge did not finish within {} s (RunConfig::judge_timeout)",
+                    cfg.judge_timeout.as_secs()
+                )
+                .into()))
+            });
+        match verdict {
             Ok(scores) => {
-                rec.phases.judge = Some(JudgePhase::scored(runner.judge.name(), &scores, ms(t)));
+                rec.phases.judge = Some(JudgePhase::scored(
+                    runner.judge.name(),
+                    &scores,
+                    ms(t.elapsed()),
+                ));
                 rec.scores = Some(scores);
             }
             Err(e) => {
@@ -306,15 +214,46 @@ async fn phases(
                 rec.phases.judge = Some(JudgePhase::failed(
                     runner.judge.name(),
                     &e.to_string(),
-                    ms(t),
+                    ms(t.elapsed()),
                 ));
             }
         }
     }
 
-    // 6. Revert and verify (keep warm) or tear down.
-    rec.phases.cleanup = Some(cleanup(runner, scenario, &prep, lab, tools).await);
+    // 7. Tear down, or (reusing labs) revert and keep.
+    rec.phases.cleanup = Some(if cfg.reuse_labs {
+        revert_and_keep(runner, scenario, plan, &prepared, ready).await
+    } else {
+        teardown(&ready, "fresh lab").await
+    });
     (status, error)
+}
+
+/// The infrastructure status of a run whose situation did not stand after the agent, when the
+/// agent changed nothing (with changes, the agent may have repaired or broken it: that is its
+/// result, and the changes are in the record).
+fn vanished(w: &PresenceReport, agent_changed_nothing: bool) -> Option<(RunStatus, String)> {
+    if w.held || !agent_changed_nothing {
+        return None;
+    }
+    let (status, what) = if w.watched == "baseline" {
+        (
+            RunStatus::BaselineBroke,
+            "the healthy baseline no longer held after the agent",
+        )
+    } else {
+        (
+            RunStatus::FaultVanished,
+            "the injected fault no longer held after the agent",
+        )
+    };
+    Some((
+        status,
+        format!(
+            "{what}, which changed nothing in the network: {}",
+            w.failures.join("; ")
+        ),
+    ))
 }
 
 /// Runs the agent in its own task, so that a panic becomes an `agent_error` and the wall-clock
@@ -354,85 +293,143 @@ async fn run_agent(
     }
 }
 
-async fn cleanup(
+async fn teardown(ready: &ReadyLab, why: &str) -> CleanupPhase {
+    let t = Instant::now();
+    let r = ready.lab.teardown().await;
+    CleanupPhase {
+        action: "teardown".into(),
+        ok: r.is_ok(),
+        detail: Some(match r {
+            Ok(()) => why.to_string(),
+            Err(e) => format!("{why}; teardown error: {e}"),
+        }),
+        duration_ms: ms(t.elapsed()),
+    }
+}
+
+/// `--reuse-labs`: runs the `[FIX]` and keeps the lab for the next run of its topology when
+/// the baseline holds again; tears it down otherwise.
+async fn revert_and_keep(
     runner: &Runner,
     scenario: &dyn Scenario,
-    prep: &Prepared,
-    lab: Arc<dyn crate::emulator::Lab>,
-    tools: Arc<dyn Toolbox>,
+    plan: Arc<LabPlan>,
+    prepared: &PreparedLab,
+    ready: ReadyLab,
 ) -> CleanupPhase {
-    let cfg = &runner.config;
     let t = Instant::now();
-    if !cfg.warm_labs {
-        let r = lab.teardown().await;
+    let r = crate::phases::revert(
+        ready.lab.as_ref(),
+        &plan.baseline,
+        scenario,
+        &runner.config.phases,
+    )
+    .await;
+    if r.restored() {
+        let kept = PreparedLab::kept(
+            plan,
+            prepared.topology().to_string(),
+            ready,
+            runner.emulator.kind(),
+        );
+        if let Some(old) = runner.warm.lock().await.replace(kept) {
+            old.release().await;
+        }
         return CleanupPhase {
-            action: "teardown".into(),
-            ok: r.is_ok(),
-            detail: r.err().map(|e| e.to_string()),
-            duration_ms: ms(t),
-        };
-    }
-    let injected: Vec<String> = scenario
-        .injection()
-        .devices()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    let mut ran = 0;
-    if let Some(fix) = scenario.fix().filter(|_| !injected.is_empty()) {
-        for c in revert_commands(fix, &prep.devices, &injected) {
-            let _ = lab
-                .exec(
-                    &c.device,
-                    &Command::shell(c.command.clone()),
-                    cfg.command_timeout,
-                )
-                .await;
-            ran += 1;
-        }
-    }
-    let failures: Vec<String> = loop {
-        let results = verify(lab.as_ref(), &prep.baseline, cfg.command_timeout).await;
-        let failures: Vec<String> = results
-            .iter()
-            .filter(|r| !r.passed)
-            .map(|r| format!("{}: {}", r.probe.name, r.detail))
-            .collect();
-        // Reverted routing needs a moment to re-converge; a revert that found nothing to run
-        // will not get better by waiting.
-        if failures.is_empty() || ran == 0 || t.elapsed() >= cfg.revert_wait {
-            break failures;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    };
-    if failures.is_empty() {
-        *runner.warm.lock().await = Some(WarmLab {
-            topology: prep.topology.id.clone(),
-            lab,
-            tools,
-            verified: true,
-        });
-        CleanupPhase {
             action: "reverted".into(),
             ok: true,
             detail: Some(format!(
-                "{ran} revert command(s); baseline holds; lab kept warm"
+                "{} revert command(s); baseline holds; lab kept for the next run",
+                r.commands
             )),
-            duration_ms: ms(t),
-        }
-    } else {
-        let r = lab.teardown().await;
-        CleanupPhase {
-            action: "teardown".into(),
-            ok: r.is_ok(),
-            detail: Some(format!(
-                "{ran} revert command(s); baseline does not hold ({}); lab torn down{}",
-                failures.join("; "),
-                r.err()
-                    .map(|e| format!(" (teardown error: {e})"))
-                    .unwrap_or_default()
-            )),
-            duration_ms: ms(t),
-        }
+            duration_ms: ms(t.elapsed()),
+        };
+    }
+    let down = ready.lab.teardown().await;
+    CleanupPhase {
+        action: "teardown".into(),
+        ok: down.is_ok(),
+        detail: Some(format!(
+            "{} revert command(s); baseline does not hold ({}); lab torn down{}",
+            r.commands,
+            r.baseline.failures().join("; "),
+            down.err()
+                .map(|e| format!(" (teardown error: {e})"))
+                .unwrap_or_default()
+        )),
+        duration_ms: ms(t.elapsed()),
+    }
+}
+
+fn injection_phase(injection: &InjectionReport, elapsed: Duration) -> InjectionPhase {
+    InjectionPhase {
+        applied: !injection.steps.is_empty(),
+        steps: injection
+            .steps
+            .iter()
+            .map(|s| InjectionStepResult {
+                device: s.device.clone(),
+                cmd: s.command.clone(),
+                exit_code: s.output.as_ref().and_then(|o| o.exit_code),
+                stdout: s
+                    .output
+                    .as_ref()
+                    .map(|o| o.stdout.clone())
+                    .unwrap_or_default(),
+                stderr: s
+                    .output
+                    .as_ref()
+                    .map(|o| o.stderr.clone())
+                    .unwrap_or_default(),
+                duration_ms: s.output.as_ref().map(|o| o.duration_ms).unwrap_or(0),
+            })
+            .collect(),
+        duration_ms: ms(elapsed),
+    }
+}
+
+fn check_phase(report: &VerifyReport) -> CheckPhase {
+    CheckPhase {
+        passed: report.passed(),
+        attempts: report.attempts,
+        checks: report
+            .checks
+            .iter()
+            .map(|c| {
+                (
+                    c.check.clone(),
+                    CheckVerdict {
+                        passed: c.passed,
+                        advisory: c.advisory,
+                        rationale: c.reason.clone(),
+                    },
+                )
+            })
+            .collect(),
+        duration_ms: ms(report.elapsed),
+    }
+}
+
+fn snapshot_phase(before: &Snapshot, after: &Snapshot) -> SnapshotPhase {
+    let mut unreadable: Vec<String> = before
+        .failures()
+        .into_iter()
+        .map(|f| format!("before: {f}"))
+        .collect();
+    unreadable.extend(after.failures().into_iter().map(|f| format!("after: {f}")));
+    SnapshotPhase {
+        devices: before.devices.len(),
+        before_ms: ms(before.elapsed),
+        after_ms: ms(after.elapsed),
+        unreadable,
+    }
+}
+
+fn presence_phase(w: PresenceReport) -> PresencePhase {
+    PresencePhase {
+        watched: w.watched,
+        held: w.held,
+        attempts: w.attempts,
+        failures: w.failures,
+        duration_ms: ms(w.elapsed),
     }
 }

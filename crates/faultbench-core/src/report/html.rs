@@ -22,6 +22,9 @@ fn score_html(t: &ScoreTable) -> String {
             let v = match c.stat.rounded() {
                 Some(m) => {
                     let mut v = format!("{m:.3}");
+                    if let Some(ci) = c.ci {
+                        v.push_str(&format!(" <span class=\"ci\">{}</span>", ci.format(false)));
+                    }
                     if let Some(sd) = c.stat.sd {
                         v.push_str(&format!(" <small>±{sd:.3}</small>"));
                     }
@@ -53,10 +56,14 @@ fn rate_html(t: &RateTable) -> String {
         s.push_str(&format!("<th>{}</th>", esc(a)));
     }
     s.push_str("</tr>\n");
-    for (label, row) in t.rows.iter().zip(&t.cells) {
+    for (i, (label, row)) in t.rows.iter().zip(&t.cells).enumerate() {
         s.push_str(&format!("<tr><th>{}</th>", esc(label)));
-        for c in row {
-            s.push_str(&format!("<td>{}</td>", esc(&Rate::to_string(c))));
+        for (j, c) in row.iter().enumerate() {
+            let ci = t
+                .ci(i, j)
+                .map(|ci| format!(" <span class=\"ci\">{}</span>", ci.format(true)))
+                .unwrap_or_default();
+            s.push_str(&format!("<td>{}{ci}</td>", esc(&Rate::to_string(c))));
         }
         s.push_str("</tr>\n");
     }
@@ -101,7 +108,20 @@ pub fn page(r: &Report) -> String {
         esc(&r.source.display().to_string()),
         t.runs
     ));
+    if let Some(n) = r
+        .notes
+        .as_ref()
+        .map(|n| n.markdown())
+        .filter(|m| !m.is_empty())
+    {
+        let text = n.replace("> ", "").replace("**", "");
+        body.push_str(&format!("<p class=\"warn\">{}</p>\n", esc(text.trim())));
+    }
     body.push_str(&configuration_html(r));
+    let presence = super::presence_markdown(&t.presence);
+    if !presence.is_empty() {
+        body.push_str(&format!("<pre>{}</pre>\n", esc(&presence)));
+    }
     if !r.warnings.is_empty() {
         body.push_str("<ul class=\"warn\">");
         for w in &r.warnings {
@@ -124,11 +144,33 @@ pub fn page(r: &Report) -> String {
     body.push_str(&rate_html(&t.timeouts));
     body.push_str(&score_html(&t.fix));
     body.push_str(&score_html(&t.reasoning));
+    body.push_str(&score_html(&t.reasoning_by_persona));
     body.push_str(&format!(
         "<pre>{}</pre>\n",
         esc(&super::markdown::effort_table(&t.effort))
     ));
+    let a = &r.analyses;
+    body.push_str(&rate_html(&a.variation));
+    for g in &a.effort_by_group {
+        body.push_str(&format!(
+            "<pre>{}</pre>\n",
+            esc(&super::markdown_more::group_effort(g))
+        ));
+    }
+    body.push_str(&format!(
+        "<pre>{}</pre>\n",
+        esc(&super::markdown_more::sensitivity(&a.sensitivity))
+    ));
+    if let Some(b) = a.bootstrap {
+        body.push_str(&format!(
+            "<p class=\"ci\">Intervals: percentile bootstrap over scenario families within categories, {} resamples, seed {}.</p>\n",
+            b.resamples, b.seed
+        ));
+    }
+    if let Some(repair) = &r.repair {
+        body.push_str(&format!("<pre>{}</pre>\n", esc(&repair.markdown())));
+    }
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>faultbench report</title>\n<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}.config td,.config th{{text-align:left}}th:first-child{{text-align:left}}.neg{{color:#b00}}.pos{{color:#070}}small{{color:#777}}.warn{{color:#a60}}figure{{margin:1em 0}}</style></head>\n<body><h1>faultbench report</h1>\n{body}</body></html>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\"><title>faultbench report</title>\n<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}.config td,.config th{{text-align:left}}th:first-child{{text-align:left}}.neg{{color:#b00}}.pos{{color:#070}}small{{color:#777}}.ci{{color:#557;font-size:85%}}.warn{{color:#a60}}figure{{margin:1em 0}}</style></head>\n<body><h1>faultbench report</h1>\n{body}</body></html>\n"
     )
 }

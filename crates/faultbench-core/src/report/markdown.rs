@@ -1,7 +1,7 @@
 //! Markdown and CSV renderings of the tables (scores to three decimals, rates as
 //! `24.3% (51/210)`, as the paper prints them).
 
-use super::metrics::{Rate, round3};
+use super::metrics::Rate;
 use super::tables::{Effort, RateTable, ScoreCell, ScoreTable, Tables};
 use crate::dataset::DatasetStats;
 
@@ -10,11 +10,18 @@ fn score(c: &ScoreCell, with_sd: bool) -> String {
         return "–".into();
     };
     let mut s = format!("{m:.3}");
+    if let Some(ci) = c.ci {
+        s.push_str(&format!(" {}", ci.format(false)));
+    }
     if with_sd && let Some(sd) = c.stat.sd {
         s.push_str(&format!(" ±{sd:.3}"));
     }
     if let Some(d) = c.delta {
-        s.push_str(&format!(" ({}{:.3})", if d >= 0.0 { "+" } else { "" }, d));
+        s.push_str(&format!(" ({}{:.3}", if d >= 0.0 { "+" } else { "" }, d));
+        if let Some(ci) = c.delta_ci {
+            s.push_str(&format!(" {}", ci.format(false)));
+        }
+        s.push(')');
     }
     s
 }
@@ -24,7 +31,7 @@ pub fn score_table(t: &ScoreTable) -> String {
     let mut out = format!("### {}\n\n", t.title);
     if let Some(r) = &t.delta_vs {
         out.push_str(&format!(
-            "Mean over answered runs, averaged over passes; ± per-pass SD; (Δ vs {r}). n = answered runs.\n\n"
+            "Mean over answered runs, averaged over passes; [bootstrap 95% interval] when computed; ± per-pass SD; (Δ vs {r}). n = answered runs.\n\n"
         ));
     }
     out.push_str(&format!("| | {} | n |\n", t.agents.join(" | ")));
@@ -42,8 +49,15 @@ pub fn rate_table(t: &RateTable) -> String {
     let mut out = format!("### {}\n\n", t.title);
     out.push_str(&format!("| | {} |\n", t.agents.join(" | ")));
     out.push_str(&format!("|---|{}\n", "---:|".repeat(t.agents.len())));
-    for (label, row) in t.rows.iter().zip(&t.cells) {
-        let cells: Vec<String> = row.iter().map(Rate::to_string).collect();
+    for (i, (label, row)) in t.rows.iter().zip(&t.cells).enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(j, r)| match t.ci(i, j) {
+                Some(ci) => format!("{r} {}", ci.format(true)),
+                None => r.to_string(),
+            })
+            .collect();
         out.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
     }
     out
@@ -52,6 +66,17 @@ pub fn rate_table(t: &RateTable) -> String {
 fn num(x: Option<f64>, digits: usize) -> String {
     x.map(|v| format!("{v:.digits$}"))
         .unwrap_or_else(|| "–".into())
+}
+
+/// A mean with its interval from `e.cis[field]`, when there is one.
+fn num_ci(e: &Effort, field: &str, x: Option<f64>, digits: usize) -> String {
+    let mut s = num(x, digits);
+    if x.is_some()
+        && let Some(ci) = e.cis.get(field)
+    {
+        s.push_str(&format!(" [{:.digits$}, {:.digits$}]", ci.lo, ci.hi));
+    }
+    s
 }
 
 /// Table 8 in Markdown: the agent's effort and cost, then the judge's cost apart, then the
@@ -64,8 +89,13 @@ pub fn effort_table(rows: &[Effort]) -> String {
         let share = e
             .usd_timeout_share()
             .map(|s| {
+                let ci = e
+                    .cis
+                    .get("usd_timeout_share")
+                    .map(|c| format!(" {}", c.format(true)))
+                    .unwrap_or_default();
                 format!(
-                    "{:.1}% (${:.2} of ${:.2})",
+                    "{:.1}%{ci} (${:.2} of ${:.2})",
                     s * 100.0,
                     e.usd_timeouts,
                     e.usd_total
@@ -101,14 +131,14 @@ pub fn effort_table(rows: &[Effort]) -> String {
                 num: e.timeouts,
                 den: e.runs
             },
-            num(e.tool_calls_a, 1),
-            num(e.tool_calls_t, 1),
-            num(e.in_tokens_a, 0),
-            num(e.in_tokens_t, 0),
-            num(e.out_tokens_a, 0),
-            num(e.out_tokens_t, 0),
-            num(e.usd_a, 3),
-            num(e.usd_t, 3),
+            num_ci(e, "tool_calls_a", e.tool_calls_a, 1),
+            num_ci(e, "tool_calls_t", e.tool_calls_t, 1),
+            num_ci(e, "in_tokens_a", e.in_tokens_a, 0),
+            num_ci(e, "in_tokens_t", e.in_tokens_t, 0),
+            num_ci(e, "out_tokens_a", e.out_tokens_a, 0),
+            num_ci(e, "out_tokens_t", e.out_tokens_t, 0),
+            num_ci(e, "usd_a", e.usd_a, 3),
+            num_ci(e, "usd_t", e.usd_t, 3),
             e.usd_total,
             num(e.judge_usd, 4),
         ));
@@ -156,6 +186,11 @@ pub fn all(t: &Tables, dataset: Option<&DatasetStats>) -> String {
     }
     let statuses: Vec<String> = t.statuses.iter().map(|(k, v)| format!("{k} {v}")).collect();
     out.push_str(&format!("{} runs ({})\n\n", t.runs, statuses.join(", ")));
+    let presence = super::presence_markdown(&t.presence);
+    if !presence.is_empty() {
+        out.push_str(&presence);
+        out.push('\n');
+    }
     for s in [&t.outcome_by_category, &t.outcome_by_persona] {
         out.push_str(&score_table(s));
         out.push('\n');
@@ -168,75 +203,8 @@ pub fn all(t: &Tables, dataset: Option<&DatasetStats>) -> String {
     out.push('\n');
     out.push_str(&score_table(&t.reasoning));
     out.push('\n');
+    out.push_str(&score_table(&t.reasoning_by_persona));
+    out.push('\n');
     out.push_str(&effort_table(&t.effort));
-    out
-}
-
-/// Every table as one long CSV: `table,row,agent,value,sd,delta,n,num,den`.
-pub fn csv(t: &Tables) -> String {
-    let mut out = String::from("table,row,agent,value,sd,delta,n,num,den\n");
-    let f = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_default();
-    for s in [
-        &t.outcome_by_category,
-        &t.outcome_by_persona,
-        &t.fix,
-        &t.reasoning,
-    ] {
-        let name = s.title.split(" — ").next().unwrap_or(&s.title);
-        for (label, row) in s.rows.iter().zip(&s.cells) {
-            for (agent, c) in s.agents.iter().zip(row) {
-                out.push_str(&format!(
-                    "{name},{label},{agent},{},{},{},{},,\n",
-                    f(c.stat.mean.map(round3)),
-                    f(c.stat.sd.map(round3)),
-                    f(c.delta),
-                    c.stat.n
-                ));
-            }
-        }
-    }
-    for r in [&t.over_diagnosis, &t.timeouts] {
-        let name = r.title.split(" — ").next().unwrap_or(&r.title);
-        for (label, row) in r.rows.iter().zip(&r.cells) {
-            for (agent, c) in r.agents.iter().zip(row) {
-                out.push_str(&format!(
-                    "{name},{label},{agent},{},,,,{},{}\n",
-                    f(c.ratio()),
-                    c.num,
-                    c.den
-                ));
-            }
-        }
-    }
-    for e in &t.effort {
-        for (k, v) in [
-            ("tool_calls_a", e.tool_calls_a),
-            ("tool_calls_t", e.tool_calls_t),
-            ("in_tokens_a", e.in_tokens_a),
-            ("in_tokens_t", e.in_tokens_t),
-            ("out_tokens_a", e.out_tokens_a),
-            ("out_tokens_t", e.out_tokens_t),
-            ("usd_a", e.usd_a),
-            ("usd_t", e.usd_t),
-            ("usd_total", Some(e.usd_total)),
-            ("usd_timeouts", Some(e.usd_timeouts)),
-            ("usd_timeout_share", e.usd_timeout_share()),
-            ("judge_in_tokens", e.judge_in_tokens),
-            ("judge_out_tokens", e.judge_out_tokens),
-            ("judge_usd", e.judge_usd),
-            (
-                "judge_usd_total",
-                (e.judged > 0).then_some(e.judge_usd_total),
-            ),
-            ("usd_agent_and_judge", Some(e.usd_all())),
-        ] {
-            out.push_str(&format!(
-                "Table 8,{k},{},{},,,{},,\n",
-                e.agent,
-                f(v),
-                e.runs
-            ));
-        }
-    }
     out
 }

@@ -4,6 +4,10 @@
 //! runs root. Output: Markdown, CSV and JSON tables, SVG charts, and one self-contained HTML
 //! file holding all of it. Definitions are in [`metrics`].
 //!
+//! [`Report::with_options`] adds seeded bootstrap intervals to every mean and rate
+//! ([`stats`], [`cells`]), and the analyses of [`analyses`]: pass-to-pass variation, effort by
+//! category, weight sensitivity. [`compare`] sets several registries side by side.
+//!
 //! ```no_run
 //! use faultbench_core::report::{Registry, Report};
 //! // In a checkout of the public release (`scripts/fetch-release.sh`); the same numbers are
@@ -14,13 +18,28 @@
 //! assert_eq!(cf_all, Some(0.932)); // the paper's Correct-Fault outcome, all agents
 //! ```
 
+pub mod analyses;
+pub mod cells;
+pub mod compare;
+mod csv_export;
+pub mod details;
+pub mod effort_groups;
 mod html;
+pub mod intervals;
 mod markdown;
+mod markdown_more;
 pub mod metrics;
+mod protocol;
 mod registry;
+pub mod repair;
+pub mod sensitivity;
+pub mod stats;
 mod svg;
 pub mod tables;
+pub mod variation;
 
+pub use analyses::{Analyses, ReportOptions};
+pub use protocol::{PresenceRow, RunNotes, presence_markdown, presence_rows};
 pub use registry::{Registry, RegistryError, parse_row};
 pub use tables::Tables;
 
@@ -39,9 +58,16 @@ pub struct Report {
     pub tables: Tables,
     /// Table 2, when a dataset was given.
     pub dataset: Option<DatasetStats>,
+    /// Variation, effort by category, weight sensitivity, and the bootstrap settings.
+    pub analyses: Analyses,
+    /// How the runs were made (reused labs, telemetry off), from their `result.json` files
+    /// when the registry came from a runs root.
+    pub notes: Option<RunNotes>,
     /// The configuration the runs were made with (the runs root's `identity.json`), printed at
     /// the top; `None` for a registry without one (the public release's, or an older root).
     pub identity: Option<RunIdentity>,
+    /// The repair task's tables, when the runs root holds repair runs.
+    pub repair: Option<repair::RepairTables>,
 }
 
 /// The runs root a registry was read from: the folder itself, or the folder of a `MANIFEST.csv`.
@@ -54,10 +80,20 @@ fn root_of(source: &Path) -> Option<&Path> {
 }
 
 impl Report {
-    /// Computes every table.
-    /// Computes every table; the configuration is read from the runs root's `identity.json`
-    /// when there is one (an unreadable one becomes a warning).
+    /// Computes every table and analysis, without bootstrap intervals (see
+    /// [`Report::with_options`]).
     pub fn new(registry: &Registry, dataset: Option<DatasetStats>) -> Report {
+        Report::with_options(registry, dataset, &ReportOptions::tables_only())
+    }
+
+    /// Computes every table and analysis, with the intervals and run details of `opts`; the
+    /// configuration is read from the runs root's `identity.json` when there is one (an
+    /// unreadable one becomes a warning).
+    pub fn with_options(
+        registry: &Registry,
+        dataset: Option<DatasetStats>,
+        opts: &ReportOptions,
+    ) -> Report {
         let mut warnings = registry.warnings.clone();
         let identity = match root_of(&registry.source).map(RunIdentity::load) {
             Some(Ok(id)) => id,
@@ -67,12 +103,17 @@ impl Report {
             }
             None => None,
         };
+        let mut tables = tables::build(&registry.rows);
+        let analyses = analyses::compute(&registry.rows, &mut tables, opts);
         Report {
             source: registry.source.clone(),
             warnings,
-            tables: tables::build(&registry.rows),
+            tables,
             dataset,
+            analyses,
+            notes: registry.notes.clone(),
             identity,
+            repair: root_of(&registry.source).and_then(repair::RepairTables::scan),
         }
     }
 
@@ -87,18 +128,42 @@ impl Report {
         }
     }
 
-    /// The configuration, then all tables, in Markdown.
+    /// The notes on how the runs were made (reused labs say so at the very top), the
+    /// configuration, then all tables, in Markdown.
     pub fn markdown(&self) -> String {
-        format!(
-            "{}\n{}",
+        let notes = self
+            .notes
+            .as_ref()
+            .map(RunNotes::markdown)
+            .unwrap_or_default();
+        let mut out = format!(
+            "{notes}{}\n{}",
             self.configuration(),
             markdown::all(&self.tables, self.dataset.as_ref())
-        )
+        );
+        out.push_str(&self.repair_markdown());
+        out.push('\n');
+        out.push_str(&markdown_more::analyses(&self.analyses));
+        out
+    }
+
+    /// The repair tables in Markdown (empty without repair runs).
+    fn repair_markdown(&self) -> String {
+        self.repair
+            .as_ref()
+            .map(|r| format!("\n{}", r.markdown()))
+            .unwrap_or_default()
     }
 
     /// All tables as one CSV.
     pub fn csv(&self) -> String {
-        markdown::csv(&self.tables)
+        csv_export::tables(&self.tables)
+    }
+
+    /// Every statistic with its bootstrap interval, and the analyses, as one CSV:
+    /// `table,row,agent,value,ci_lo,ci_hi,n` (`statistics.csv`).
+    pub fn statistics_csv(&self) -> String {
+        markdown_more::statistics_csv(&self.tables, &self.analyses)
     }
 
     /// All tables as JSON.
@@ -108,14 +173,19 @@ impl Report {
             "configuration": self.identity,
             "warnings": self.warnings,
             "dataset": self.dataset,
+            "notes": self.notes,
             "tables": self.tables,
+            "analyses": self.analyses,
+            "repair": self.repair,
         });
         serde_json::to_string_pretty(&v).unwrap_or_default()
     }
 
     /// The charts as `(file name, svg)`.
     pub fn charts(&self) -> Vec<(String, String)> {
-        svg::charts(&self.tables)
+        let mut out = svg::charts(&self.tables, &self.analyses);
+        out.extend(self.repair.as_ref().map(repair::RepairTables::chart));
+        out
     }
 
     /// One self-contained HTML page with every table and chart.
@@ -123,13 +193,17 @@ impl Report {
         html::page(self)
     }
 
-    /// Writes `report.md`, `report.csv`, `report.json`, the SVG charts and `report.html` into
-    /// `dir`; returns the HTML path.
+    /// Writes `report.md`, `report.csv`, `report.json`, `statistics.csv`, the SVG charts and
+    /// `report.html` into `dir`; returns the HTML path.
     pub fn write_all(&self, dir: &Path) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(dir)?;
         crate::fsutil::write_atomic(&dir.join("report.md"), self.markdown().as_bytes())?;
         crate::fsutil::write_atomic(&dir.join("report.csv"), self.csv().as_bytes())?;
         crate::fsutil::write_atomic(&dir.join("report.json"), self.json().as_bytes())?;
+        crate::fsutil::write_atomic(
+            &dir.join("statistics.csv"),
+            self.statistics_csv().as_bytes(),
+        )?;
         for (name, svg) in self.charts() {
             crate::fsutil::write_atomic(&dir.join(name), svg.as_bytes())?;
         }

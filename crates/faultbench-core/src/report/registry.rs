@@ -2,6 +2,7 @@
 //! bench` (same columns), or, when a runs root has no registry, its `result.json` files.
 
 use crate::record::{MANIFEST_EXTRA_COLUMNS, ManifestRow, RELEASE_MANIFEST_HEADER, scan_records};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// A registry that could not be read.
@@ -25,6 +26,9 @@ pub struct Registry {
     pub rows: Vec<ManifestRow>,
     /// Lines that were skipped (e.g. a torn last line after a crash), with reasons.
     pub warnings: Vec<String>,
+    /// How the runs were made, from the `result.json` files beside the registry (runs roots
+    /// written by `faultbench bench`).
+    pub notes: Option<super::RunNotes>,
 }
 
 fn parse_bool(s: &str) -> Option<bool> {
@@ -35,38 +39,91 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
+/// A finite number (`NaN`, `inf` and overflowing literals such as `1e400` are refused: they
+/// would poison every mean they enter).
+fn parse_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        Ok(_) => Err(format!("`{}` is not a finite number", cut(s))),
+        Err(_) => Err(format!("`{}` is not a number", cut(s))),
+    }
+}
+
 fn parse_opt_f64(s: &str) -> Result<Option<f64>, String> {
     let s = s.trim();
     if s.is_empty() {
         Ok(None)
     } else {
-        s.parse::<f64>()
-            .map(Some)
-            .map_err(|_| format!("`{s}` is not a number"))
+        parse_f64(s).map(Some)
     }
 }
 
+fn cut(s: &str) -> String {
+    let mut out: String = s.chars().take(60).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// Largest registry read (the release's 3,960 runs take 0.65 MB).
+pub const MAX_REGISTRY_BYTES: u64 = 256 * 1024 * 1024;
+
 impl Registry {
-    /// Reads a `MANIFEST.csv`. A malformed row in the middle is an error (with its line); a
-    /// malformed *last* row (a write torn by a crash) is skipped with a warning.
+    /// Reads a `MANIFEST.csv` with the `csv` crate (quoted commas, quotes and newlines are
+    /// values). A malformed row in the middle is an error (with its line); a malformed or
+    /// unterminated *last* row (a write torn by a crash) is skipped with a warning.
     pub fn load_csv(path: &Path) -> Result<Registry, RegistryError> {
         let err = |line: usize, message: String| RegistryError {
             path: path.to_path_buf(),
             line,
             message,
         };
-        let text =
-            std::fs::read_to_string(path).map_err(|e| err(0, format!("cannot read: {e}")))?;
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let mut lines: Vec<&str> = text.split('\n').collect();
-        let ends_clean = text.ends_with('\n');
-        if ends_clean {
-            lines.pop();
+        let file = std::fs::File::open(path).map_err(|e| err(0, format!("cannot read: {e}")))?;
+        let len = file
+            .metadata()
+            .map_err(|e| err(0, format!("cannot read: {e}")))?
+            .len();
+        if len > MAX_REGISTRY_BYTES {
+            return Err(err(
+                0,
+                format!("{len} bytes; a registry is at most {MAX_REGISTRY_BYTES} bytes"),
+            ));
         }
-        let Some(header) = lines.first() else {
-            return Err(err(1, "empty registry".into()));
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.take(MAX_REGISTRY_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(0, format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_REGISTRY_BYTES {
+            return Err(err(
+                0,
+                format!("over {MAX_REGISTRY_BYTES} bytes; a registry is at most that"),
+            ));
+        }
+        Registry::from_csv_bytes(&bytes, path)
+    }
+
+    /// Reads a registry's bytes (as [`Registry::load_csv`] does a file); `path` names it in
+    /// errors and warnings.
+    pub fn from_csv_bytes(bytes: &[u8], path: &Path) -> Result<Registry, RegistryError> {
+        let err = |line: usize, message: String| RegistryError {
+            path: path.to_path_buf(),
+            line,
+            message,
         };
-        let cols: Vec<&str> = header.trim_end_matches('\r').split(',').collect();
+        let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+        let ends_clean = body.ends_with(b"\n");
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(body);
+        let mut records = rdr.records();
+        let header = match records.next() {
+            None => return Err(err(1, "empty registry".into())),
+            Some(Err(e)) => return Err(err(1, e.to_string())),
+            Some(Ok(h)) => h,
+        };
+        let cols: Vec<&str> = header.iter().collect();
         let columns = Columns::of(&cols).ok_or_else(|| {
             err(
                 1,
@@ -79,25 +136,31 @@ impl Registry {
             source: path.to_path_buf(),
             ..Default::default()
         };
-        let last = lines.len() - 1;
-        for (i, raw) in lines.iter().enumerate().skip(1) {
-            let line = raw.trim_end_matches('\r');
-            if line.trim().is_empty() {
-                continue;
-            }
-            match columns.parse(line) {
-                Ok(row) if i < last || ends_clean => reg.rows.push(row),
+        let mut next = records.next();
+        while let Some(current) = next {
+            next = records.next();
+            let last = next.is_none();
+            let (line, parsed) = match current {
+                Ok(rec) => (
+                    rec.position().map(|p| p.line() as usize).unwrap_or(0),
+                    row_of(&rec, &columns),
+                ),
+                Err(e) => (
+                    e.position().map(|p| p.line() as usize).unwrap_or(0),
+                    Err(e.to_string()),
+                ),
+            };
+            match parsed {
+                Ok(row) if !last || ends_clean => reg.rows.push(row),
                 Ok(_) => reg.warnings.push(format!(
-                    "{}:{}: last line has no newline (torn write?); skipped",
+                    "{}:{line}: last line has no newline (torn write?); skipped",
                     path.display(),
-                    i + 1
                 )),
-                Err(m) if i == last => reg.warnings.push(format!(
-                    "{}:{}: torn last line skipped ({m})",
+                Err(m) if last => reg.warnings.push(format!(
+                    "{}:{line}: torn last line skipped ({m})",
                     path.display(),
-                    i + 1
                 )),
-                Err(m) => return Err(err(i + 1, m)),
+                Err(m) => return Err(err(line, m)),
             }
         }
         Ok(reg)
@@ -121,16 +184,20 @@ impl Registry {
             source: root.to_path_buf(),
             rows: records.iter().map(|(_, r)| r.manifest_row()).collect(),
             warnings: bad.iter().map(|e| format!("skipped: {e}")).collect(),
+            notes: None,
         })
     }
 
-    /// Reads either a `MANIFEST.csv` file or a runs root folder.
+    /// Reads either a `MANIFEST.csv` file or a runs root folder, with the notes of the run
+    /// records beside it.
     pub fn load(path: &Path) -> Result<Registry, RegistryError> {
-        if path.is_dir() {
-            Registry::load_runs_root(path)
+        let (mut reg, root) = if path.is_dir() {
+            (Registry::load_runs_root(path)?, Some(path))
         } else {
-            Registry::load_csv(path)
-        }
+            (Registry::load_csv(path)?, path.parent())
+        };
+        reg.notes = root.and_then(super::RunNotes::scan);
+        Ok(reg)
     }
 }
 
@@ -162,11 +229,6 @@ impl Columns {
             extra,
         })
     }
-
-    /// Parses one data line.
-    pub fn parse(&self, line: &str) -> Result<ManifestRow, String> {
-        parse_fields(line, self)
-    }
 }
 
 /// Parses one data line of a registry with the release's 19 columns, or faultbench's columns
@@ -186,19 +248,27 @@ pub fn parse_row(line: &str) -> Result<ManifestRow, String> {
         .map(|r| r.len())
         .unwrap_or(0);
     let header = if fields == ours.len() { ours } else { release };
-    parse_fields(line, &Columns::of(&header).ok_or("bad built-in header")?)
+    row_of(
+        &one_record(line)?,
+        &Columns::of(&header).ok_or("bad built-in header")?,
+    )
 }
 
-fn parse_fields(line: &str, columns: &Columns) -> Result<ManifestRow, String> {
-    let mut rdr = csv::ReaderBuilder::new()
+/// The first CSV record of `line`.
+fn one_record(line: &str) -> Result<csv::StringRecord, String> {
+    csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(line.as_bytes());
-    let rec = rdr
+        .from_reader(line.as_bytes())
         .records()
         .next()
         .ok_or("empty line")?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+/// A registry row from its fields laid out as `columns` says; numbers must be finite, counts
+/// non-negative integers.
+fn row_of(rec: &csv::StringRecord, columns: &Columns) -> Result<ManifestRow, String> {
     if rec.len() != columns.width {
         return Err(format!("{} fields, expected {}", rec.len(), columns.width));
     }
@@ -209,14 +279,39 @@ fn parse_fields(line: &str, columns: &Columns) -> Result<ManifestRow, String> {
         if s.is_empty() {
             return Ok(0);
         }
-        s.parse::<u64>()
-            .or_else(|_| s.parse::<f64>().map(|x| x as u64))
-            .map_err(|_| format!("field {} `{s}` is not a count", i + 1))
+        if let Ok(n) = s.parse::<u64>() {
+            return Ok(n);
+        }
+        // Some writers (pandas) print counts as floats: `12.0`.
+        match parse_f64(s) {
+            Ok(x) if x >= 0.0 && x.fract() == 0.0 && x <= u64::MAX as f64 => Ok(x as u64),
+            Ok(_) | Err(_) => Err(format!(
+                "field {} (`{}`) `{}` is not a count",
+                i + 1,
+                name(i),
+                cut(s)
+            )),
+        }
     };
-    let num = |i: usize| -> Result<f64, String> { parse_opt_f64(&f(i)).map(|x| x.unwrap_or(0.0)) };
+    let num = |i: usize| -> Result<f64, String> {
+        match parse_opt_f64(&f(i)) {
+            Ok(Some(x)) if x < 0.0 => Err(format!("`{x}` is negative")),
+            other => other.map(|x| x.unwrap_or(0.0)),
+        }
+        .map_err(|m| format!("field {} ({}): {m}", i + 1, name(i)))
+    };
+    let score = |i: usize| -> Result<Option<f64>, String> {
+        parse_opt_f64(&f(i)).map_err(|m| format!("field {} ({}): {m}", i + 1, name(i)))
+    };
     let opt_u = |i: Option<usize>| -> Result<Option<u64>, String> {
         match i.map(f) {
             Some(s) if !s.trim().is_empty() => u(i.unwrap_or(0)).map(Some),
+            _ => Ok(None),
+        }
+    };
+    let opt_num = |i: Option<usize>| -> Result<Option<f64>, String> {
+        match i {
+            Some(i) if !f(i).trim().is_empty() => num(i).map(Some),
             _ => Ok(None),
         }
     };
@@ -230,9 +325,9 @@ fn parse_fields(line: &str, columns: &Columns) -> Result<ManifestRow, String> {
         status: f(6),
         submitted: parse_bool(&f(7)).unwrap_or(false),
         is_anomaly: parse_bool(&f(8)),
-        outcome_score: parse_opt_f64(&f(9))?,
-        fix_score: parse_opt_f64(&f(10))?,
-        reasoning_score: parse_opt_f64(&f(11))?,
+        outcome_score: score(9)?,
+        fix_score: score(10)?,
+        reasoning_score: score(11)?,
         tool_calls: u(12)?,
         in_tokens: u(13)?,
         cache_read_tokens: u(14)?,
@@ -242,11 +337,17 @@ fn parse_fields(line: &str, columns: &Columns) -> Result<ManifestRow, String> {
         wall_seconds: num(18)?,
         judge_in_tokens: opt_u(columns.extra[0])?,
         judge_out_tokens: opt_u(columns.extra[1])?,
-        judge_cost_usd: match columns.extra[2] {
-            Some(i) => parse_opt_f64(&f(i))?,
-            None => None,
-        },
+        judge_cost_usd: opt_num(columns.extra[2])?,
     })
+}
+
+/// The name of a release column; columns after those are found by name ([`Columns`]) and
+/// their positions differ between files.
+fn name(i: usize) -> &'static str {
+    RELEASE_MANIFEST_HEADER
+        .split(',')
+        .nth(i)
+        .unwrap_or("an extra column")
 }
 
 #[cfg(test)]

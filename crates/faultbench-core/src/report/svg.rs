@@ -1,6 +1,12 @@
-//! Dependency-free SVG bar charts for the report.
+//! Dependency-free SVG bar charts for the report, with bootstrap intervals as error bars.
+//!
+//! A chart without any value says "no runs" instead of drawing empty axes, and a report with a
+//! single agent draws that agent once (its "All" column would be the same bars again).
 
-use super::tables::Tables;
+use super::analyses::Analyses;
+use super::metrics::ALL;
+use super::stats::Interval;
+use super::tables::{RateTable, ScoreTable, Tables};
 
 const PALETTE: [&str; 8] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f",
@@ -13,28 +19,48 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// One bar: its value and, when known, its interval.
+pub type Bar = Option<(f64, Option<Interval>)>;
+
 /// A grouped bar chart: one group per label, one bar per series; `values[group][series]`.
 pub fn grouped_bars(
     title: &str,
     groups: &[String],
     series: &[String],
-    values: &[Vec<Option<f64>>],
+    values: &[Vec<Bar>],
     ymax: f64,
     percent: bool,
 ) -> String {
     let (w, h) = (760.0, 360.0);
     let (left, right, top, bottom) = (60.0, 20.0, 40.0, 90.0);
-    let plot_w = w - left - right;
-    let plot_h = h - top - bottom;
-    let gw = plot_w / groups.len().max(1) as f64;
-    let bw = (gw * 0.8) / series.len().max(1) as f64;
-    let y = |v: f64| top + plot_h * (1.0 - (v / ymax).clamp(0.0, 1.0));
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n<title>{}</title>\n<text x=\"{}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{}</text>\n",
         esc(title),
         w / 2.0,
         esc(title)
     );
+    if values.iter().flatten().all(Option::is_none) {
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" font-size=\"16\" fill=\"#777\" text-anchor=\"middle\">no runs</text>\n</svg>\n",
+            w / 2.0,
+            h / 2.0
+        ));
+        return s;
+    }
+    let plot_w = w - left - right;
+    let plot_h = h - top - bottom;
+    let gw = plot_w / groups.len().max(1) as f64;
+    let bw = (gw * 0.8) / series.len().max(1) as f64;
+    let y = |v: f64| top + plot_h * (1.0 - (v / ymax).clamp(0.0, 1.0));
+    let fmt = |v: f64| {
+        if percent {
+            format!("{:.0}%", v * 100.0)
+        } else if ymax > 10.0 {
+            format!("{v:.2}")
+        } else {
+            format!("{v:.3}")
+        }
+    };
     for i in 0..=5 {
         let v = ymax * f64::from(i) / 5.0;
         let label = if percent {
@@ -52,25 +78,36 @@ pub fn grouped_bars(
     }
     for (gi, g) in groups.iter().enumerate() {
         let gx = left + gi as f64 * gw + gw * 0.1;
-        for (si, _) in series.iter().enumerate() {
-            let Some(v) = values.get(gi).and_then(|r| r.get(si)).copied().flatten() else {
+        for (si, name) in series.iter().enumerate() {
+            let Some((v, ci)) = values.get(gi).and_then(|r| r.get(si)).copied().flatten() else {
                 continue;
             };
             let x = gx + si as f64 * bw;
-            let label = if percent {
-                format!("{:.0}%", v * 100.0)
-            } else {
-                format!("{v:.3}")
+            let width = (bw - 2.0).max(1.0);
+            let tip = match ci {
+                Some(c) => format!("{}: {} [{} – {}]", esc(name), fmt(v), fmt(c.lo), fmt(c.hi)),
+                None => format!("{}: {}", esc(name), fmt(v)),
             };
             s.push_str(&format!(
-                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}: {}</title></rect>\n",
+                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{tip}</title></rect>\n",
                 y(v),
-                (bw - 2.0).max(1.0),
                 (top + plot_h - y(v)).max(0.0),
                 PALETTE[si % PALETTE.len()],
-                esc(&series[si]),
-                label
             ));
+            if let Some(c) = ci {
+                let cx = x + width / 2.0;
+                let cap = (width / 4.0).clamp(1.0, 6.0);
+                let (y1, y2) = (y(c.lo), y(c.hi));
+                s.push_str(&format!(
+                    "<path class=\"errorbar\" d=\"M{cx:.1} {y1:.1}V{y2:.1}M{:.1} {y1:.1}H{:.1}M{:.1} {y2:.1}H{:.1}\" stroke=\"#222\" stroke-width=\"1.2\" fill=\"none\"><title>95% interval {} – {}</title></path>\n",
+                    cx - cap,
+                    cx + cap,
+                    cx - cap,
+                    cx + cap,
+                    fmt(c.lo),
+                    fmt(c.hi)
+                ));
+            }
         }
         s.push_str(&format!(
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
@@ -98,64 +135,103 @@ pub fn grouped_bars(
     s
 }
 
-fn score_values(t: &super::tables::ScoreTable) -> Vec<Vec<Option<f64>>> {
-    t.cells
+/// The columns to draw: every agent and `All`, except that with a single agent only that
+/// agent (its `All` column holds the same numbers).
+fn columns(agents: &[String]) -> Vec<usize> {
+    let real = agents.iter().filter(|a| a.as_str() != ALL).count();
+    agents
         .iter()
-        .map(|row| row.iter().map(|c| c.stat.rounded()).collect())
+        .enumerate()
+        .filter(|(_, a)| real != 1 || a.as_str() != ALL)
+        .map(|(i, _)| i)
         .collect()
 }
 
-/// The report's four charts: `(file name, svg)`.
-pub fn charts(t: &Tables) -> Vec<(String, String)> {
-    let agents = &t.outcome_by_category.agents;
+fn pick<T: Clone>(v: &[T], cols: &[usize]) -> Vec<T> {
+    cols.iter().filter_map(|&i| v.get(i).cloned()).collect()
+}
+
+fn score_chart(title: &str, t: &ScoreTable) -> String {
+    let cols = columns(&t.agents);
+    let values: Vec<Vec<Bar>> = t
+        .cells
+        .iter()
+        .map(|row| {
+            let bars: Vec<Bar> = row
+                .iter()
+                .map(|c| c.stat.rounded().map(|m| (m, c.ci)))
+                .collect();
+            pick(&bars, &cols)
+        })
+        .collect();
+    grouped_bars(title, &t.rows, &pick(&t.agents, &cols), &values, 1.0, false)
+}
+
+fn rate_chart(title: &str, t: &RateTable) -> String {
+    let cols = columns(&t.agents);
+    let values: Vec<Vec<Bar>> = t
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let bars: Vec<Bar> = row
+                .iter()
+                .enumerate()
+                .map(|(j, r)| r.ratio().map(|v| (v, t.ci(i, j))))
+                .collect();
+            pick(&bars, &cols)
+        })
+        .collect();
+    grouped_bars(title, &t.rows, &pick(&t.agents, &cols), &values, 1.0, true)
+}
+
+/// The report's charts: `(file name, svg)`.
+pub fn charts(t: &Tables, a: &Analyses) -> Vec<(String, String)> {
     let mut out = vec![
         (
             "outcome_by_category.svg".to_string(),
-            grouped_bars(
-                "Outcome by category",
-                &t.outcome_by_category.rows,
-                agents,
-                &score_values(&t.outcome_by_category),
-                1.0,
-                false,
-            ),
+            score_chart("Outcome by category", &t.outcome_by_category),
         ),
         (
             "outcome_by_persona.svg".to_string(),
-            grouped_bars(
+            score_chart(
                 "Outcome by ticket style (healthy network)",
-                &t.outcome_by_persona.rows,
-                agents,
-                &score_values(&t.outcome_by_persona),
-                1.0,
-                false,
+                &t.outcome_by_persona,
             ),
         ),
-    ];
-    let over: Vec<Vec<Option<f64>>> = t
-        .over_diagnosis
-        .cells
-        .iter()
-        .map(|row| row.iter().map(|r| r.ratio()).collect())
-        .collect();
-    out.push((
-        "over_diagnosis.svg".to_string(),
-        grouped_bars(
-            "Over-diagnosis on healthy networks",
-            &t.over_diagnosis.rows,
-            agents,
-            &over,
-            1.0,
-            true,
+        (
+            "over_diagnosis.svg".to_string(),
+            rate_chart("Over-diagnosis on healthy networks", &t.over_diagnosis),
         ),
+        (
+            "reasoning_by_persona.svg".to_string(),
+            score_chart("Reasoning by ticket style", &t.reasoning_by_persona),
+        ),
+    ];
+    out.push((
+        "variation.svg".to_string(),
+        rate_chart("Pass-to-pass variation (outcome spans ≥ 0.5)", &a.variation),
     ));
-    let names: Vec<String> = t.effort.iter().map(|e| e.agent.clone()).collect();
-    let cost: Vec<Vec<Option<f64>>> = t
+    let effort: Vec<_> = t
         .effort
         .iter()
-        .map(|e| vec![Some(e.usd_total - e.usd_timeouts), Some(e.usd_timeouts)])
+        .filter(|e| t.effort.len() != 2 || e.agent != ALL)
         .collect();
-    let max = t.effort.iter().map(|e| e.usd_total).fold(0.0_f64, f64::max);
+    let names: Vec<String> = effort.iter().map(|e| e.agent.clone()).collect();
+    let cost: Vec<Vec<Bar>> = effort
+        .iter()
+        .map(|e| {
+            if e.runs == 0 {
+                vec![None, None]
+            } else {
+                vec![
+                    Some((e.usd_total - e.usd_timeouts, None)),
+                    Some((e.usd_timeouts, None)),
+                ]
+            }
+        })
+        .collect();
+    let max = effort.iter().map(|e| e.usd_total).fold(0.0_f64, f64::max);
     out.push((
         "cost.svg".to_string(),
         grouped_bars(
@@ -168,4 +244,36 @@ pub fn charts(t: &Tables) -> Vec<(String, String)> {
         ),
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_chart_says_no_runs_and_bars_carry_error_bars() {
+        let empty = grouped_bars("T", &["a".into()], &["x".into()], &[vec![None]], 1.0, false);
+        assert!(empty.contains("no runs"));
+        assert!(!empty.contains("<rect"));
+        let ci = Interval { lo: 0.4, hi: 0.6 };
+        let one = grouped_bars(
+            "T",
+            &["a".into()],
+            &["x".into()],
+            &[vec![Some((0.5, Some(ci)))]],
+            1.0,
+            false,
+        );
+        assert!(one.contains("class=\"errorbar\""));
+        assert!(one.contains("x: 0.500 [0.400 – 0.600]"), "{one}");
+    }
+
+    #[test]
+    fn a_single_agent_is_not_drawn_again_as_all() {
+        assert_eq!(columns(&["sade".into(), ALL.into()]), vec![0]);
+        assert_eq!(
+            columns(&["a".into(), "b".into(), ALL.into()]),
+            vec![0, 1, 2]
+        );
+    }
 }

@@ -4,9 +4,11 @@ use super::metrics::{
     ALL, CellStat, Rate, answered, category, cell, layer, over_diagnosis, round3, timeout,
     timeout_rate,
 };
+use super::stats::Interval;
 use crate::category::{Category, Layer};
 use crate::record::ManifestRow;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// One score cell with its difference to a reference cell (on 3-decimal values).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -15,6 +17,12 @@ pub struct ScoreCell {
     pub stat: CellStat,
     /// Difference to the reference row (None for the reference itself or without data).
     pub delta: Option<f64>,
+    /// Bootstrap 95 % interval of the mean ([`super::stats`]), when computed.
+    #[serde(default)]
+    pub ci: Option<Interval>,
+    /// Bootstrap 95 % interval of the difference to the reference row, when computed.
+    #[serde(default)]
+    pub delta_ci: Option<Interval>,
 }
 
 /// A table of score cells: rows × agents (the last agent column is "All").
@@ -43,6 +51,20 @@ pub struct RateTable {
     pub agents: Vec<String>,
     /// `cells[row][agent]`.
     pub cells: Vec<Vec<Rate>>,
+    /// Bootstrap 95 % intervals, parallel to `cells` (empty when not computed).
+    #[serde(default)]
+    pub cis: Vec<Vec<Option<Interval>>>,
+}
+
+impl RateTable {
+    /// The interval of a cell, when computed.
+    pub fn ci(&self, row: usize, col: usize) -> Option<Interval> {
+        self.cis
+            .get(row)
+            .and_then(|r| r.get(col))
+            .copied()
+            .flatten()
+    }
 }
 
 /// Effort of one agent (Table 8).
@@ -78,6 +100,10 @@ pub struct Effort {
     pub usd_timeouts: f64,
     /// Mean wall seconds per run.
     pub wall_seconds: Option<f64>,
+    /// Bootstrap 95 % intervals of the means and of the timeout cost share, by field name
+    /// (`tool_calls_a`, …, `usd_timeout_share`), when computed.
+    #[serde(default)]
+    pub cis: BTreeMap<String, Interval>,
     /// Runs with a known judge spend (ours; the release's registry has none).
     #[serde(default)]
     pub judged: usize,
@@ -96,6 +122,22 @@ pub struct Effort {
 }
 
 impl Effort {
+    /// The per-run means and the timeout cost share, by field name (the names of `cis`).
+    pub fn fields(&self) -> [(&'static str, Option<f64>); 10] {
+        [
+            ("tool_calls_a", self.tool_calls_a),
+            ("tool_calls_t", self.tool_calls_t),
+            ("in_tokens_a", self.in_tokens_a),
+            ("in_tokens_t", self.in_tokens_t),
+            ("out_tokens_a", self.out_tokens_a),
+            ("out_tokens_t", self.out_tokens_t),
+            ("usd_a", self.usd_a),
+            ("usd_t", self.usd_t),
+            ("wall_seconds", self.wall_seconds),
+            ("usd_timeout_share", self.usd_timeout_share()),
+        ]
+    }
+
     /// Share of the agent's cost spent on timeouts.
     pub fn usd_timeout_share(&self) -> Option<f64> {
         (self.usd_total > 0.0).then(|| self.usd_timeouts / self.usd_total)
@@ -128,8 +170,14 @@ pub struct Tables {
     pub fix: ScoreTable,
     /// Table 7b: Reasoning by category.
     pub reasoning: ScoreTable,
+    /// Table 7c: Reasoning by ticket style (false premise).
+    #[serde(default)]
+    pub reasoning_by_persona: ScoreTable,
     /// Table 8: effort and cost per agent.
     pub effort: Vec<Effort>,
+    /// Scenarios whose runs the presence watch set aside (`fault_vanished`, `baseline_broke`).
+    #[serde(default)]
+    pub presence: Vec<super::PresenceRow>,
 }
 
 /// The ticket styles of Table 5, in the paper's order.
@@ -176,7 +224,7 @@ fn score_table(
                 .iter()
                 .map(|a| ScoreCell {
                     stat: cell(g.iter().copied(), a, value),
-                    delta: None,
+                    ..Default::default()
                 })
                 .collect()
         })
@@ -216,7 +264,7 @@ fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
         .collect();
     let a: Vec<&ManifestRow> = mine.iter().copied().filter(|r| answered(r)).collect();
     let t: Vec<&ManifestRow> = mine.iter().copied().filter(|r| timeout(r)).collect();
-    let input = |r: &ManifestRow| (r.in_tokens + r.cache_read_tokens + r.cache_write_tokens) as f64;
+    let input = |r: &ManifestRow| r.total_input_tokens() as f64;
     // The judge's spend is counted on every run of the agent that has one (a run judged and
     // then re-run keeps only its final record).
     let judged: Vec<&ManifestRow> = rows
@@ -240,6 +288,7 @@ fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
         usd_total: mine.iter().map(|r| r.cost_usd).sum::<f64>() + 0.0,
         usd_timeouts: t.iter().map(|r| r.cost_usd).sum::<f64>() + 0.0,
         wall_seconds: mean_of(&mine, |r| r.wall_seconds),
+        cis: BTreeMap::new(),
         judged: judged.len(),
         judge_in_tokens: mean_of(&judged, |r| r.judge_in_tokens.unwrap_or(0) as f64),
         judge_out_tokens: mean_of(&judged, |r| r.judge_out_tokens.unwrap_or(0) as f64),
@@ -304,6 +353,14 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
         |r| r.reasoning_score,
         None,
     );
+    let reasoning_by_persona = score_table(
+        "Table 7c — Reasoning by ticket style (false premise)",
+        style_labels.clone(),
+        style_groups.clone(),
+        &cols,
+        |r| r.reasoning_score,
+        None,
+    );
     let over = RateTable {
         title: "Table 6a — Over-diagnosis on healthy networks (answered runs reporting a fault)"
             .into(),
@@ -317,6 +374,7 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
                     .collect()
             })
             .collect(),
+        cis: Vec::new(),
     };
     let mut t_labels = cat_labels.clone();
     let mut t_groups = cat_groups.clone();
@@ -336,6 +394,7 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
                     .collect()
             })
             .collect(),
+        cis: Vec::new(),
     };
     let mut statuses = std::collections::BTreeMap::new();
     for r in rows {
@@ -351,6 +410,8 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
         timeouts,
         fix,
         reasoning,
+        reasoning_by_persona,
         effort: cols.iter().map(|a| effort(rows, a)).collect(),
+        presence: super::presence_rows(rows),
     }
 }

@@ -67,6 +67,7 @@ pub use injection::{Injection, InjectionStep, parse_injection};
 pub use parse::{MAX_SCENARIO_BYTES, ScenarioError};
 
 use crate::category::{Category, Layer};
+pub use crate::ids::{ScenarioId, TopologyId};
 use serde::{Deserialize, Serialize};
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
@@ -124,12 +125,12 @@ pub struct Section {
 }
 
 /// The header lines of a scenario file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Headers {
     /// `Scenario:` — the id; equal to the file stem in the release.
-    pub scenario: String,
+    pub scenario: ScenarioId,
     /// `Topology:` — e.g. `Kath2`, `dc_clos_bgp`.
-    pub topology: String,
+    pub topology: TopologyId,
     /// `Fault family:` (free text).
     pub fault_family: Option<String>,
     /// `Ticket style:` — persona files only.
@@ -269,8 +270,16 @@ impl ScenarioSpec {
     pub fn id(&self) -> &str {
         &self.headers.scenario
     }
+    /// The scenario id, validated (use it for anything that becomes a path).
+    pub fn scenario_id(&self) -> &ScenarioId {
+        &self.headers.scenario
+    }
     /// The topology name as written in the header.
     pub fn topology(&self) -> &str {
+        &self.headers.topology
+    }
+    /// The topology id, validated (use it for anything that becomes a path).
+    pub fn topology_id(&self) -> &TopologyId {
         &self.headers.topology
     }
     /// The category, derived from the id as the release derives it.
@@ -317,6 +326,14 @@ pub trait Scenario: Send + Sync + Debug {
     /// The topology name.
     fn topology(&self) -> &str {
         self.spec().topology()
+    }
+    /// The scenario id as a validated path component.
+    fn scenario_id(&self) -> &ScenarioId {
+        self.spec().scenario_id()
+    }
+    /// The topology id as a validated path component.
+    fn topology_id(&self) -> &TopologyId {
+        self.spec().topology_id()
     }
     /// The category (from the id).
     fn category(&self) -> Category {

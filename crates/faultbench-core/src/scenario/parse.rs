@@ -3,6 +3,7 @@
 
 use super::injection::{parse_injection, truncate};
 use super::{Headers, NikaLabel, ScenarioSpec, Section, parse_axes, parse_checks, section};
+use crate::ids::{InvalidId, ScenarioId, TopologyId};
 use regex::Regex;
 use std::fmt;
 use std::io::Read;
@@ -126,7 +127,12 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
             "a header block starting with `Scenario: <id>`",
         ));
     }
-    let mut headers = Headers::default();
+    let mut scenario_id: Option<ScenarioId> = None;
+    let mut topology_id: Option<TopologyId> = None;
+    let mut fault_family = None;
+    let mut ticket_style = None;
+    let mut variant_of = None;
+    let mut confidence_flip_of = None;
     let mut header_lines: Vec<(&'static str, usize)> = Vec::new();
     let mut sections: Vec<RawSection> = Vec::new();
     let last_line = text.trim_end_matches(['\n', '\r']).split('\n').count();
@@ -218,12 +224,26 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
                 format!("`{name}: <name-without-spaces>`"),
             ));
         }
+        // Ids become parts of paths (run folders, topology lookup): checked here, with the line.
+        let id_error = |e: InvalidId| {
+            ScenarioError::at(
+                n,
+                format!("`{name}:` {e}"),
+                format!("`{name}: <id>` naming a file or folder, e.g. `kath2-router1-ripd-down`"),
+            )
+        };
         match name {
-            "Scenario" => headers.scenario = value,
-            "Topology" => headers.topology = value,
-            "Fault family" => headers.fault_family = Some(value),
-            "Variant-of" => headers.variant_of = Some(value),
-            "Confidence-flip-of" => headers.confidence_flip_of = Some(value),
+            "Scenario" => scenario_id = Some(ScenarioId::new(value).map_err(id_error)?),
+            "Topology" => topology_id = Some(TopologyId::new(value).map_err(id_error)?),
+            "Fault family" => fault_family = Some(value),
+            "Variant-of" => {
+                ScenarioId::new(value.as_str()).map_err(id_error)?;
+                variant_of = Some(value)
+            }
+            "Confidence-flip-of" => {
+                ScenarioId::new(value.as_str()).map_err(id_error)?;
+                confidence_flip_of = Some(value)
+            }
             _ => {
                 if crate::category::Layer::from_ticket_style(&value).is_none() {
                     return Err(ScenarioError::at(
@@ -232,20 +252,28 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
                         "standard, novice, naive, novice-confident, naive-unsure or naive-no-detail",
                     ));
                 }
-                headers.ticket_style = Some(value);
+                ticket_style = Some(value);
             }
         }
     }
 
-    for (name, key) in [("Scenario", "<id>"), ("Topology", "<name>")] {
-        if !header_lines.iter().any(|(k, _)| *k == name) {
-            return Err(ScenarioError::at(
-                1,
-                format!("missing `{name}:` header"),
-                format!("a line `{name}: {key}` before the first section"),
-            ));
-        }
-    }
+    let missing = |name: &str, key: &str| {
+        ScenarioError::at(
+            1,
+            format!("missing `{name}:` header"),
+            format!("a line `{name}: {key}` before the first section"),
+        )
+    };
+    let scenario = scenario_id.ok_or_else(|| missing("Scenario", "<id>"))?;
+    let topology = topology_id.ok_or_else(|| missing("Topology", "<name>"))?;
+    let headers = Headers {
+        scenario,
+        topology,
+        fault_family,
+        ticket_style,
+        variant_of,
+        confidence_flip_of,
+    };
     for req in section::REQUIRED {
         if !sections.iter().any(|s| s.name == req) {
             let after = sections

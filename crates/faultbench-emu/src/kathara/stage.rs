@@ -95,8 +95,17 @@ fn copy_tree(src: &Path, dst: &Path, top: bool) -> io::Result<()> {
             copy_tree(&from, &to, false)?;
         } else if ft.is_symlink() {
             std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
-        } else {
+        } else if ft.is_file() {
             std::fs::copy(&from, &to)?;
+        } else {
+            // Reading a FIFO or a device node would block or never end.
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: not a regular file, folder or link (a FIFO, socket or device node)",
+                    from.display()
+                ),
+            ));
         }
     }
     Ok(())

@@ -3,6 +3,7 @@
 
 use super::spec::{MockNetwork, Reply, parse_cidr};
 use super::text::command_text;
+use faultbench_core::snapshot::{Aspect, AspectState, DeviceState, parse_device};
 use faultbench_core::{Command, EmuError, ExecOutput, Lab};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -281,5 +282,38 @@ impl Lab for MockLab {
     async fn teardown(&self) -> Result<(), EmuError> {
         self.lock().running = false;
         Ok(())
+    }
+
+    /// Answered from the model, not by running the snapshot script: links and addresses as
+    /// declared, and the declared states that are on (a state named `<device>_…` belongs to
+    /// that device, any other to the first device). Routes, services and the rest are not
+    /// modelled and left out.
+    async fn device_state(&self, device: &str, _timeout: Duration) -> DeviceState {
+        let Some(addr) = self.builtin(device, "ip -j addr show") else {
+            return DeviceState::failed(format!("device `{device}` not found in the mock"));
+        };
+        let mut state = parse_device(&format!("{}\n[]\n@@ip 0\n", addr.stdout));
+        state
+            .aspects
+            .retain(|a, _| matches!(a, Aspect::Links | Aspect::Addresses));
+        let first = self.net.devices.first().map(|d| d.name.as_str());
+        let owner = |st: &str| {
+            self.net
+                .devices
+                .iter()
+                .map(|d| d.name.as_str())
+                .find(|d| st.starts_with(&format!("{d}_")))
+                .or(first)
+        };
+        let on: std::collections::BTreeMap<String, String> = self
+            .states_on()
+            .into_iter()
+            .filter(|st| owner(st) == Some(device))
+            .map(|st| (st, "on".to_string()))
+            .collect();
+        state
+            .aspects
+            .insert(Aspect::ModelStates, AspectState::Items(on));
+        state
     }
 }

@@ -166,6 +166,7 @@ impl NetnsEmulator {
                     shell: String::new(),
                 })
                 .collect(),
+            deviations: Vec::new(),
         };
         let guard = DeployGuard(Some(st));
         guard
@@ -191,7 +192,19 @@ impl NetnsEmulator {
         let watched: Vec<Watched> = st
             .devices
             .iter()
-            .filter_map(|d| Watched::probe(&d.name, d.init?.pid))
+            .filter_map(|d| {
+                let domains = lab
+                    .conf
+                    .device(&d.name)
+                    .map(|c| {
+                        c.interfaces
+                            .iter()
+                            .map(|i| (i.name(), i.domain.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Some(Watched::new(&d.name, d.init?.pid, domains))
+            })
             .collect();
         timing("startups");
         let readiness: Readiness =

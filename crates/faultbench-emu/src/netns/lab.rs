@@ -58,6 +58,26 @@ impl NetnsLab {
         &self.readiness
     }
 
+    /// How the running lab deviates from its directory's files (empty when deployed as written).
+    pub fn deviations(&self) -> Vec<String> {
+        self.snapshot().deviations
+    }
+
+    /// Records that the lab was deployed from a modified copy of `source` (e.g. with fast
+    /// timers): the state then names `source` as the lab's directory, where its baseline and
+    /// files are, and lists `deviations`.
+    pub fn record_deviations(
+        &self,
+        source: &std::path::Path,
+        deviations: Vec<String>,
+    ) -> Result<(), EmuError> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.dir = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+        st.deviations = deviations;
+        st.save()
+            .map_err(|e| EmuError::Other(format!("cannot save lab state: {e}")))
+    }
+
     /// Things the deploy could not do but did not fail on (e.g. missing kernel emulations).
     pub fn warnings(&self) -> &[String] {
         &self.warnings

@@ -161,11 +161,13 @@ pub(crate) fn filesystem_ops(fs: &DeviceFs, hostname: &str) -> Result<Vec<Op>, S
         path: at("usr"),
         mode: 0o755,
     });
+    // A folder of the (copied) tree, never through a link: overlay resolves `lowerdir=` on
+    // the host, so a top-level link (`root -> /root`) would put a host folder in the device.
     let tree_dir = |name: &str| {
         fs.tree
             .as_ref()
             .map(|t| t.join(name))
-            .filter(|p| p.is_dir())
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
     };
     match tree_dir("usr") {
         Some(tu) => ops.push(mount(
@@ -303,13 +305,16 @@ pub(crate) fn filesystem_ops(fs: &DeviceFs, hostname: &str) -> Result<Vec<Op>, S
         let mut extra: Vec<String> = std::fs::read_dir(tree)
             .map(|rd| {
                 rd.flatten()
-                    .filter(|e| e.path().is_dir())
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
                     .map(|e| e.file_name().to_string_lossy().into_owned())
                     .collect()
             })
             .unwrap_or_default();
         extra.sort();
         for name in extra {
+            // The name goes into mount options (`lowerdir=…,upperdir=…`).
+            overlay_safe(Path::new(&name))
+                .map_err(|e| format!("device tree {}: {e}", tree.display()))?;
             let known = FROM_HOST.contains(&name.as_str())
                 || FRESH.iter().any(|(n, _)| *n == name)
                 || RESERVED.contains(&name.as_str())
@@ -608,5 +613,41 @@ mod tests {
         let tree_etc = format!("lowerdir={}/tree/etc:/etc,", dir.path().display());
         assert!(etc.contains(&tree_etc), "{etc}");
         assert!(text.last().unwrap().contains("hostname r1"));
+    }
+
+    /// Issue 19, finding 8: top-level folder names of a tree went into `lowerdir=` unescaped,
+    /// and top-level links were followed on the host.
+    #[test]
+    fn tree_names_cannot_change_mount_options_or_reach_the_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(tree.join("x,upperdir=y")).unwrap();
+        let fs = DeviceFs {
+            root: "/run/faultbench/.root".into(),
+            tree: Some(tree.clone()),
+            image: dir.path().join("image"),
+            sbin: dir.path().join("sbin"),
+            hostlab: dir.path().join("hostlab"),
+            shared: None,
+        };
+        let e = filesystem_ops(&fs, "r1").unwrap_err();
+        assert!(e.contains("x,upperdir=y"), "{e}");
+        std::fs::remove_dir(tree.join("x,upperdir=y")).unwrap();
+        std::fs::create_dir_all(tree.join("a:b")).unwrap();
+        assert!(filesystem_ops(&fs, "r1").is_err());
+        std::fs::remove_dir(tree.join("a:b")).unwrap();
+
+        let host = dir.path().join("host-root");
+        std::fs::create_dir_all(&host).unwrap();
+        std::os::unix::fs::symlink(&host, tree.join("root")).unwrap();
+        std::os::unix::fs::symlink(&host, tree.join("extra")).unwrap();
+        let ops = filesystem_ops(&fs, "r1").unwrap();
+        let text: Vec<String> = ops.iter().map(Op::describe).collect();
+        assert!(
+            !text
+                .iter()
+                .any(|d| d.contains("tree/root") || d.contains("tree/extra")),
+            "a linked top-level folder is never a lower layer: {text:#?}"
+        );
     }
 }

@@ -35,6 +35,7 @@
 
 mod emulator;
 mod exec;
+pub mod fast_timers;
 mod gc;
 pub mod init;
 mod lab;
@@ -51,7 +52,7 @@ pub use emulator::{DEVICE_PATH, NetnsEmulator, preflight, which};
 pub use exec::DEFAULT_OUTPUT_CAP;
 pub use gc::{GcReport, gc};
 pub use lab::NetnsLab;
-pub use ready::{Readiness, vty_command, vty_enable_command};
+pub use ready::{ProtocolItem, Readiness, vty_command, vty_enable_command};
 pub use requirements::{Requirement, has_overlayfs, install_command, requirements};
 pub use state::{LABS_DIR, LabState, NodeState, Phase, ProcId, check_name};
 

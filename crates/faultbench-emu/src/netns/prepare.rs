@@ -69,10 +69,64 @@ fn whiteout(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Copies a folder recursively, keeping modes and symlinks.
-pub(crate) fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+/// A lab entry that cannot be copied into a device, as an error naming the lab directory.
+fn refused(lab_root: &Path, what: &Path, why: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "lab directory {}: `{}` {why}",
+            lab_root.display(),
+            what.display()
+        ),
+    )
+}
+
+/// A top-level name of a device tree becomes a mount point and goes into overlay mount options
+/// (`lowerdir=…`), where `:` separates layers, `,` separates options and `\` escapes; such
+/// names (and control characters) are refused rather than escaped: no real lab uses them.
+fn check_top_level_name(lab_root: &Path, device: &str, name: &std::ffi::OsStr) -> io::Result<()> {
+    let ok = name.to_str().is_some_and(|n| {
+        !n.chars()
+            .any(|c| matches!(c, ':' | ',' | '\\') || c.is_control())
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(refused(
+            lab_root,
+            &Path::new(device).join(name),
+            "has a name with `:`, `,`, `\\` or a control character, which would change the \
+             device's mount options; rename it",
+        ))
+    }
+}
+
+/// Copies one regular file without following links (the source is opened `O_NOFOLLOW`, and
+/// `O_NONBLOCK` so that a FIFO swapped in cannot block the copy), keeping its mode.
+fn copy_file(src: &Path, dst: &Path) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut from = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(src)?;
+    let meta = from.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} is not a regular file", src.display()),
+        ));
+    }
+    let mut to = std::fs::File::create(dst)?;
+    io::copy(&mut from, &mut to)?;
+    to.set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode()))
+}
+
+/// Copies a folder recursively, keeping modes and keeping symbolic links as links (never
+/// following them: a link is resolved inside the device, against the device's own files).
+/// FIFOs, sockets and device nodes are refused, naming `lab_root`.
+pub(crate) fn copy_tree(lab_root: &Path, from: &Path, to: &Path) -> io::Result<()> {
     std::fs::create_dir_all(to)?;
-    let mode = std::fs::metadata(from)?.permissions().mode();
+    let mode = std::fs::symlink_metadata(from)?.permissions().mode();
     for e in std::fs::read_dir(from)? {
         let e = e?;
         let ft = e.file_type()?;
@@ -81,12 +135,39 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
             let _ = std::fs::remove_file(&dst);
             symlink(std::fs::read_link(&src)?, &dst)?;
         } else if ft.is_dir() {
-            copy_tree(&src, &dst)?;
+            copy_tree(lab_root, &src, &dst)?;
+        } else if ft.is_file() {
+            copy_file(&src, &dst)?;
         } else {
-            std::fs::copy(&src, &dst)?;
+            let rel = src.strip_prefix(lab_root).unwrap_or(&src);
+            return Err(refused(
+                lab_root,
+                rel,
+                "is not a regular file, folder or link (a FIFO, socket or device node)",
+            ));
         }
     }
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode))
+}
+
+/// What is at a path, without following a final link.
+enum Entry {
+    Missing,
+    File,
+    Dir,
+    Link,
+    Other,
+}
+
+fn entry(path: &Path) -> io::Result<Entry> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Ok(Entry::Link),
+        Ok(m) if m.is_dir() => Ok(Entry::Dir),
+        Ok(m) if m.is_file() => Ok(Entry::File),
+        Ok(_) => Ok(Entry::Other),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Entry::Missing),
+        Err(e) => Err(e),
+    }
 }
 
 /// What this kernel can do, probed once per boot: the probe (a trial in a scratch namespace)
@@ -155,6 +236,11 @@ pub(crate) fn write_common(dirs: &InstanceDirs) -> io::Result<Vec<String>> {
 }
 
 /// Copies one device's files: its tree and its startup/shutdown scripts.
+///
+/// Nothing is followed out of the lab directory: a startup file, a device folder or `shared/`
+/// that is a symbolic link is refused (naming the lab directory), links inside a tree are
+/// copied as links, and special files are refused — so no host file's contents can land
+/// inside a device, where `cat_file` would read them.
 pub(crate) fn write_device(dirs: &InstanceDirs, lab_root: &Path, device: &str) -> io::Result<bool> {
     let hostlab = dirs.hostlab(device);
     std::fs::create_dir_all(&hostlab)?;
@@ -165,19 +251,39 @@ pub(crate) fn write_device(dirs: &InstanceDirs, lab_root: &Path, device: &str) -
         "shared.shutdown".to_string(),
     ] {
         let src = lab_root.join(&f);
-        if src.is_file() {
-            std::fs::copy(&src, hostlab.join(&f))?;
+        match entry(&src)? {
+            Entry::Missing | Entry::Dir => {}
+            Entry::File => copy_file(&src, &hostlab.join(&f))?,
+            Entry::Link => {
+                return Err(refused(
+                    lab_root,
+                    Path::new(&f),
+                    "is a symbolic link; startup and shutdown files must be regular files",
+                ));
+            }
+            Entry::Other => {
+                return Err(refused(lab_root, Path::new(&f), "is not a regular file"));
+            }
         }
     }
     let tree = lab_root.join(device);
-    if !tree.is_dir() {
-        return Ok(false);
+    match entry(&tree)? {
+        Entry::Dir => {}
+        Entry::Link => {
+            return Err(refused(
+                lab_root,
+                Path::new(device),
+                "is a symbolic link; a device's folder must be a real folder of the lab",
+            ));
+        }
+        _ => return Ok(false),
     }
     let copy = dirs.tree(device);
     std::fs::create_dir_all(&copy)?;
     for e in std::fs::read_dir(&tree)? {
         let e = e?;
         let name = e.file_name();
+        check_top_level_name(lab_root, device, &name)?;
         let n = name.to_string_lossy();
         // On merged-/usr hosts `/bin` is a link into `/usr`: a tree's `bin/` lands in
         // `usr/bin/`, where Kathará's tar extraction over `/` would put it.
@@ -188,24 +294,35 @@ pub(crate) fn write_device(dirs: &InstanceDirs, lab_root: &Path, device: &str) -
         } else {
             copy.join(&name)
         };
-        if e.file_type()?.is_dir() {
-            copy_tree(&e.path(), &dst)?;
-        } else if e.file_type()?.is_symlink() {
+        let ft = e.file_type()?;
+        if ft.is_dir() {
+            copy_tree(lab_root, &e.path(), &dst)?;
+        } else if ft.is_symlink() {
             symlink(std::fs::read_link(e.path())?, &dst)?;
+        } else if ft.is_file() {
+            copy_file(&e.path(), &dst)?;
         } else {
-            std::fs::copy(e.path(), &dst)?;
+            return Err(refused(
+                lab_root,
+                &Path::new(device).join(&name),
+                "is not a regular file, folder or link (a FIFO, socket or device node)",
+            ));
         }
     }
     Ok(true)
 }
 
-/// Copies the lab's `shared/` folder (or creates an empty one).
+/// Copies the lab's `shared/` folder (or creates an empty one); a `shared` link is refused.
 pub(crate) fn write_shared(dirs: &InstanceDirs, lab_root: &Path) -> io::Result<()> {
     let src = lab_root.join("shared");
-    if src.is_dir() {
-        copy_tree(&src, &dirs.shared())
-    } else {
-        std::fs::create_dir_all(dirs.shared())
+    match entry(&src)? {
+        Entry::Dir => copy_tree(lab_root, &src, &dirs.shared()),
+        Entry::Link => Err(refused(
+            lab_root,
+            Path::new("shared"),
+            "is a symbolic link; the shared folder must be a real folder of the lab",
+        )),
+        _ => std::fs::create_dir_all(dirs.shared()),
     }
 }
 
@@ -242,5 +359,114 @@ mod tests {
         );
         assert!(tree.join("etc/link").is_symlink());
         assert!(dirs.hostlab("r1").join("r1.startup").is_file());
+    }
+
+    /// A lab directory next to a "host" folder holding a secret.
+    fn crafted() -> (tempfile::TempDir, PathBuf, PathBuf, InstanceDirs) {
+        let t = tempfile::tempdir().unwrap();
+        let lab = t.path().join("lab");
+        let host = t.path().join("host");
+        std::fs::create_dir_all(&lab).unwrap();
+        std::fs::create_dir_all(host.join("keys")).unwrap();
+        std::fs::write(host.join("keys/id_rsa"), "HOST SECRET").unwrap();
+        let dirs = InstanceDirs {
+            root: t.path().join("inst"),
+        };
+        (t, lab, host, dirs)
+    }
+
+    /// Every file under the instance folder holding the secret.
+    fn leaked(dirs: &InstanceDirs) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![dirs.root.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let ft = e.file_type().unwrap();
+                if ft.is_dir() {
+                    stack.push(e.path());
+                } else if ft.is_file()
+                    && std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("HOST SECRET"))
+                {
+                    out.push(e.path());
+                }
+            }
+        }
+        out
+    }
+
+    /// Issue 19, finding 8: a `<dev>.startup` that is a link to a host file was copied with the
+    /// host file's contents into `/hostlab`, where `cat_file` reads it.
+    #[test]
+    fn a_linked_startup_file_is_refused_naming_the_lab() {
+        let (_t, lab, host, dirs) = crafted();
+        symlink(host.join("keys/id_rsa"), lab.join("r1.startup")).unwrap();
+        let e = write_device(&dirs, &lab, "r1").unwrap_err().to_string();
+        assert!(
+            e.contains(&lab.display().to_string()) && e.contains("r1.startup"),
+            "{e}"
+        );
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(leaked(&dirs).is_empty(), "{:?}", leaked(&dirs));
+    }
+
+    /// Issue 19, finding 8: a device folder (or `shared/`) that is a link to a host folder was
+    /// copied whole into the device.
+    #[test]
+    fn linked_device_and_shared_folders_are_refused() {
+        let (_t, lab, host, dirs) = crafted();
+        symlink(host.join("keys"), lab.join("r1")).unwrap();
+        let e = write_device(&dirs, &lab, "r1").unwrap_err().to_string();
+        assert!(e.contains("r1") && e.contains("symbolic link"), "{e}");
+        symlink(host.join("keys"), lab.join("shared")).unwrap();
+        let e = write_shared(&dirs, &lab).unwrap_err().to_string();
+        assert!(e.contains("shared") && e.contains("symbolic link"), "{e}");
+        assert!(leaked(&dirs).is_empty(), "{:?}", leaked(&dirs));
+    }
+
+    /// Links inside a tree stay links (resolved inside the device, never on the host), and a
+    /// top-level name that would change overlay mount options is refused.
+    #[test]
+    fn links_inside_trees_are_kept_and_unsafe_names_refused() {
+        let (_t, lab, host, dirs) = crafted();
+        std::fs::create_dir_all(lab.join("r1/etc")).unwrap();
+        symlink(host.join("keys/id_rsa"), lab.join("r1/etc/key")).unwrap();
+        symlink(host.join("keys"), lab.join("r1/data")).unwrap();
+        assert!(write_device(&dirs, &lab, "r1").unwrap());
+        assert!(dirs.tree("r1").join("etc/key").is_symlink());
+        assert!(dirs.tree("r1").join("data").is_symlink());
+        assert!(leaked(&dirs).is_empty(), "{:?}", leaked(&dirs));
+        for bad in ["a:b", "x,upperdir=y", "back\\slash"] {
+            let (_t, lab, _, dirs) = crafted();
+            std::fs::create_dir_all(lab.join("r2").join(bad)).unwrap();
+            let e = write_device(&dirs, &lab, "r2").unwrap_err().to_string();
+            assert!(
+                e.contains(bad) && e.contains(&lab.display().to_string()),
+                "{e}"
+            );
+        }
+    }
+
+    /// A FIFO (or device node) in a tree made the copy block on it forever.
+    #[test]
+    fn special_files_are_refused_not_read() {
+        let (_t, lab, _, dirs) = crafted();
+        std::fs::create_dir_all(lab.join("r1/etc")).unwrap();
+        let fifo =
+            std::ffi::CString::new(lab.join("r1/etc/pipe").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) with a valid path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = write_device(&dirs, &lab, "r1").map_err(|e| e.to_string());
+            let _ = tx.send(r);
+        });
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the copy does not block on a FIFO");
+        let e = r.unwrap_err();
+        assert!(
+            e.contains("pipe") && e.contains("not a regular file"),
+            "{e}"
+        );
     }
 }

@@ -117,6 +117,10 @@ pub struct LabState {
     pub devices: Vec<NodeState>,
     /// Switch namespaces (collision domains with more than two members, or one).
     pub switches: Vec<NodeState>,
+    /// How the running lab deviates from its directory's files (e.g. `lab up --fast-timers`),
+    /// one line each.
+    #[serde(default)]
+    pub deviations: Vec<String>,
 }
 
 impl LabState {

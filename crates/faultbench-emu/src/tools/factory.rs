@@ -1,9 +1,10 @@
 //! The toolbox factory the run pipeline uses: the 22 tools, under a policy, with a telemetry
-//! collector started when the lab is deployed.
+//! collector started when the lab is deployed (each lab gets its own store, so a run sees the
+//! telemetry of its own lab only), or with telemetry off.
 
 use super::telemetry::TelemetryStore;
 use super::{NikaTools, Policy, PolicyToolbox, ToolConfig};
-use faultbench_core::pipeline::ToolboxFactory;
+use faultbench_core::pipeline::{ToolboxFactory, ToolboxSettings};
 use faultbench_core::{Lab, Toolbox};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use std::time::Duration;
 /// Builds [`NikaTools`] for each deployed lab.
 ///
 /// ```
-/// use faultbench_core::pipeline::ToolboxFactory;
+/// use faultbench_core::pipeline::{ToolboxFactory, ToolboxSettings};
 /// use faultbench_core::{Emulator, LabRequest};
 /// use faultbench_emu::mock::MockEmulator;
 /// use faultbench_emu::tools::{NikaToolsFactory, Policy};
@@ -88,8 +89,18 @@ impl NikaToolsFactory {
 
 impl ToolboxFactory for NikaToolsFactory {
     fn toolbox(&self, lab: Arc<dyn Lab>) -> Arc<dyn Toolbox> {
+        self.toolbox_with(lab, &ToolboxSettings::default())
+    }
+
+    /// A new toolbox with a new telemetry store, sampled from now (the lab's deploy) on; with
+    /// `settings.telemetry` off, no collector and the release's answer from the four
+    /// `influx_*` tools.
+    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxSettings) -> Arc<dyn Toolbox> {
         let name = lab.name().to_string();
         let mut tools = NikaTools::new(lab).with_config(self.config.clone());
+        if !settings.telemetry {
+            return Arc::new(PolicyToolbox::new(tools.without_telemetry(), self.policy));
+        }
         // The collector needs a runtime; the pipeline always has one.
         if let (Some(interval), Ok(_)) = (
             self.telemetry_interval,

@@ -9,6 +9,10 @@
 //!   `invalid params` error. The exit code, timeout and truncation flags are in the result's
 //!   `_meta` (`faultbench/exit_code`, `faultbench/timed_out`, `faultbench/truncated`).
 //! - No call can crash the server: every path returns a result or an error response.
+//! - A line that is not JSON gets a `-32700` parse error, one that is not an MCP message a
+//!   `-32600` ([`mcp_framing`](super::mcp_framing)); error texts quote at most 200 characters
+//!   of a tool name and [`ERROR_TEXT_CAP`] of a message; record files cap arguments and
+//!   outputs ([`capped_record`]).
 //!
 //! The server says nothing about the lab beyond what the tools show (no lab name, no
 //! scenario), since lab names may be derived from scenario ids.
@@ -30,6 +34,7 @@
 //! # Ok(()) }
 //! ```
 
+use super::mcp_framing::capped;
 use super::telemetry::TelemetryStore;
 use super::{NikaTools, Policy, PolicyToolbox, ToolConfig};
 use faultbench_core::toolbox::{RecordSink, RecordingToolbox, ToolCallRecord};
@@ -100,15 +105,19 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
+        // Broken lines are answered (-32700/-32600) before rmcp, which would ignore them.
+        let gate = super::mcp_framing::gate(read, write);
         let running = self
-            .serve((read, write))
+            .serve((gate.rmcp_in, gate.rmcp_out))
             .await
             .map_err(|e| McpServeError::Handshake(e.to_string()))?;
-        running
+        let done = running
             .waiting()
             .await
             .map(|_| ())
-            .map_err(|e| McpServeError::Stopped(e.to_string()))
+            .map_err(|e| McpServeError::Stopped(e.to_string()));
+        let _ = tokio::time::timeout(Duration::from_secs(5), gate.writer).await;
+        done
     }
 }
 
@@ -147,13 +156,16 @@ pub fn to_mcp_result(result: Result<ToolOutput, ToolError>) -> Result<CallToolRe
             r.meta = Some(MetaObject::from(meta));
             Ok(r)
         }
+        // Error texts quote what the client sent: capped, so that a 100 KB tool name or a
+        // 1 MB argument is not sent back whole.
         Err(ToolError::UnknownTool(name)) => Err(ErrorData::invalid_params(
-            format!("unknown tool `{name}`"),
+            format!("unknown tool `{}`", capped(&name, 200)),
             None,
         )),
-        Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(
-            e.to_string(),
-        )])),
+        Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(capped(
+            &e.to_string(),
+            ERROR_TEXT_CAP,
+        ))])),
     }
 }
 
@@ -195,7 +207,46 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// A [`RecordSink`] that appends each record as one JSON line to `path` (created if missing).
+/// Longest error text sent back for a tool call (validation messages are a few hundred
+/// characters; only an echoed argument makes one longer).
+pub const ERROR_TEXT_CAP: usize = 1000;
+
+/// Largest serialized `args` kept in a record line; larger ones are replaced by a marked cut.
+pub const RECORD_ARGS_CAP: usize = 4096;
+
+/// Largest `output` kept in a record line (tool outputs are capped at 4,000 characters
+/// already; this bounds anything else).
+pub const RECORD_OUTPUT_CAP: usize = 16 * 1024;
+
+/// The record as written to a record file: arguments and output cut to [`RECORD_ARGS_CAP`] and
+/// [`RECORD_OUTPUT_CAP`], each cut marked (`{"_truncated": true, "_bytes": N, "preview": …}`
+/// for arguments, a trailing note for output).
+pub fn capped_record(rec: &ToolCallRecord) -> ToolCallRecord {
+    let mut out = rec.clone();
+    let args = rec.args.to_string();
+    if args.len() > RECORD_ARGS_CAP {
+        out.args = json!({
+            "_truncated": true,
+            "_bytes": args.len(),
+            "preview": capped(&args, RECORD_ARGS_CAP / 2),
+        });
+    }
+    if rec.output.len() > RECORD_OUTPUT_CAP {
+        out.output = format!(
+            "{} [record truncated: {} bytes in all]",
+            capped(&rec.output, RECORD_OUTPUT_CAP / 2),
+            rec.output.len()
+        );
+    }
+    if let Some(e) = &rec.error {
+        out.error = Some(capped(e, ERROR_TEXT_CAP));
+    }
+    out.tool = capped(&rec.tool, 200);
+    out
+}
+
+/// A [`RecordSink`] that appends each record as one JSON line to `path` (created if missing);
+/// arguments and outputs are capped ([`capped_record`]).
 pub fn jsonl_sink(
     path: impl AsRef<Path>,
 ) -> std::io::Result<impl Fn(&ToolCallRecord) + Send + Sync + 'static> {
@@ -205,7 +256,7 @@ pub fn jsonl_sink(
         .open(path)?;
     let file = Mutex::new(file);
     Ok(move |rec: &ToolCallRecord| {
-        if let (Ok(mut f), Ok(line)) = (file.lock(), serde_json::to_string(rec)) {
+        if let (Ok(mut f), Ok(line)) = (file.lock(), serde_json::to_string(&capped_record(rec))) {
             // Losing a record line must not fail the tool call that produced it.
             let _ = writeln!(f, "{line}");
         }

@@ -61,6 +61,7 @@ mod base;
 mod factory;
 mod frr;
 pub mod mcp;
+pub mod mcp_framing;
 mod output;
 mod policy;
 mod reach;
@@ -130,6 +131,8 @@ pub struct NikaTools {
     lab: Arc<dyn Lab>,
     config: ToolConfig,
     telemetry: Option<Arc<TelemetryStore>>,
+    /// Telemetry is off for the run: the `influx_*` tools answer as the release's did.
+    telemetry_off: bool,
     /// A collector this toolbox owns (stopped when the toolbox is dropped).
     collector: Option<telemetry::Collector>,
     specs: Vec<ToolSpec>,
@@ -143,6 +146,7 @@ impl NikaTools {
             lab,
             config: ToolConfig::default(),
             telemetry: None,
+            telemetry_off: false,
             collector: None,
             specs: all_specs(),
         }
@@ -151,6 +155,16 @@ impl NikaTools {
     /// Replaces the configuration.
     pub fn with_config(mut self, config: ToolConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Telemetry off (`--telemetry off`): no store, no collector, and the four `influx_*`
+    /// tools answer as the release's labs without a collector machine did
+    /// ([`telemetry::release_absent_answer`]).
+    pub fn without_telemetry(mut self) -> Self {
+        self.telemetry = None;
+        self.collector = None;
+        self.telemetry_off = true;
         self
     }
 
@@ -314,7 +328,12 @@ impl Toolbox for NikaTools {
             | "influx_get_measurements"
             | "influx_count_measurements"
             | "influx_query_measurement" => {
-                telemetry::call_tool(self.telemetry.as_deref(), name, args, &self.config)
+                let source = match (&self.telemetry, self.telemetry_off) {
+                    (_, true) => telemetry::Source::Off(self.lab.name()),
+                    (Some(store), false) => telemetry::Source::Store(store),
+                    (None, false) => telemetry::Source::Unattached,
+                };
+                telemetry::call_tool(source, name, args, &self.config)
             }
             other => Err(ToolError::UnknownTool(other.to_string())),
         }

@@ -41,35 +41,6 @@ pub fn device_key(name: &str) -> String {
     lower
 }
 
-/// Whether `name` has the key `key`, without allocating (same rules as [`device_key`]).
-pub fn has_key(name: &str, key: &str) -> bool {
-    let chars = || {
-        name.trim()
-            .chars()
-            .filter(|c| !matches!(c, '_' | '-'))
-            .map(|c| c.to_ascii_lowercase())
-    };
-    // Quick reject: the key is never longer than the compacted name.
-    if name.len() < key.len() || !name.is_ascii() {
-        return device_key(name) == key;
-    }
-    for (long, short) in [
-        ("router", "r"),
-        ("rtr", "r"),
-        ("switch", "sw"),
-        ("server", "srv"),
-    ] {
-        let mut it = chars();
-        if long.chars().all(|c| it.next() == Some(c))
-            && it.clone().next().is_some_and(|c| c.is_ascii_digit())
-        {
-            let mut k = key.chars();
-            return short.chars().all(|c| k.next() == Some(c)) && it.eq(k);
-        }
-    }
-    chars().eq(key.chars())
-}
-
 /// Interface-like names that are never devices.
 fn is_interface(w: &str) -> bool {
     let prefixes = [
@@ -282,20 +253,5 @@ mod tests {
         assert!(r1.blamed_in_text && r1.blamed(&d));
         let csw1 = stance(&device_key("csw1"), &d, &doc);
         assert!(csw1.cleared_in_text && !csw1.blamed(&d));
-    }
-}
-
-#[cfg(test)]
-mod key_props {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn has_key_agrees_with_device_key(a in "[A-Za-z_-]{0,8}[0-9]{0,3}", b in "(router|r|switch|sw|server|srv|rtr)[_-]?[0-9]{1,2}") {
-            prop_assert!(has_key(&a, &device_key(&a)));
-            prop_assert_eq!(has_key(&a, &device_key(&b)), device_key(&a) == device_key(&b));
-            prop_assert_eq!(has_key(&b, &device_key(&a)), device_key(&a) == device_key(&b));
-        }
     }
 }

@@ -37,6 +37,9 @@
 //!    none of the devices the fix names, or reports no fault.
 //! 9. **Reasoning** is not judged (`None`): word matching cannot tell grounded reasoning from
 //!    confident prose. Use the LLM judge for it.
+//! 10. **Length.** Only the first [`MAX_JUDGED_BYTES`] (64 KiB) of `diagnosis_text` are read —
+//!     the release's longest diagnosis is about 3 KB — and a cut is recorded in
+//!     [`Scores::truncated_from`] and `error`. The analysis is linear in the text's length.
 //!
 //! # How an axis is matched
 //!
@@ -97,6 +100,27 @@ impl Default for RubricConfig {
             rule: OutcomeRule::Release,
         }
     }
+}
+
+/// Most bytes of `diagnosis_text` the rubric reads (see rule 10 of the module docs). An answer
+/// an external agent prints may be megabytes; a diagnosis worth reading is not.
+pub const MAX_JUDGED_BYTES: usize = 64 * 1024;
+
+/// The diagnosis as judged: its text cut at [`MAX_JUDGED_BYTES`] (on a character boundary),
+/// and the full length when it was cut.
+fn judged_part(d: &Diagnosis) -> (std::borrow::Cow<'_, Diagnosis>, Option<u64>) {
+    if d.text.len() <= MAX_JUDGED_BYTES {
+        return (std::borrow::Cow::Borrowed(d), None);
+    }
+    let mut cut = MAX_JUDGED_BYTES;
+    while !d.text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let short = Diagnosis {
+        text: d.text[..cut].to_string(),
+        ..d.clone()
+    };
+    (std::borrow::Cow::Owned(short), Some(d.text.len() as u64))
 }
 
 /// Compiled scenarios kept at most (the cache is cleared when it grows past this).
@@ -165,6 +189,8 @@ impl RubricJudge {
     /// Scores one diagnosis (synchronously; the [`Judge`] impl calls this).
     pub fn score(&self, scenario: &dyn Scenario, diagnosis: &Diagnosis) -> Scores {
         let compiled = self.compiled(scenario);
+        let (judged, truncated_from) = judged_part(diagnosis);
+        let diagnosis: &Diagnosis = &judged;
         let ctx = Ctx::new(self, &compiled, scenario, diagnosis);
         let mut scores = Scores::new("rubric");
         for (axis, rule) in scenario.scoring_axes().iter().zip(&compiled.axes) {
@@ -191,6 +217,12 @@ impl RubricJudge {
         }
         if diagnosis.text.trim().is_empty() {
             scores.error = Some("empty diagnosis_text".into());
+        }
+        if let Some(n) = truncated_from {
+            scores.truncated_from = Some(n);
+            scores.error = Some(format!(
+                "diagnosis_text is {n} bytes; the rubric judged its first {MAX_JUDGED_BYTES}"
+            ));
         }
         scores
     }
@@ -421,5 +453,60 @@ impl<'a> Ctx<'a> {
             why.push_str(&format!("; missing: {}", cov.missed.join(", ")));
         }
         (snap_fix(value), why)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faultbench_core::ScenarioSpec;
+
+    fn scenario() -> ScenarioSpec {
+        let text = include_str!("../../../faultbench-core/tests/data/minimal.txt");
+        ScenarioSpec::parse(text).unwrap()
+    }
+
+    fn answer(text: String) -> Diagnosis {
+        Diagnosis {
+            is_anomaly: Some(true),
+            faulty_devices: vec!["r1".into()],
+            text,
+            parsed_ok: true,
+        }
+    }
+
+    /// Issue 19, finding 5: a long answer is judged on its first 64 KiB, and says so; what
+    /// lies beyond the cut does not count.
+    #[test]
+    fn long_answers_are_cut_and_say_so() {
+        let judge = RubricJudge::new();
+        let good = "The OSPF daemon on router1 was killed, so its routes were withdrawn. ";
+        let short = judge.score(&scenario(), &answer(good.to_string()));
+        assert_eq!(short.truncated_from, None);
+        let long_text = format!("{}{}", "é".repeat(40_000), good);
+        assert!(long_text.len() > MAX_JUDGED_BYTES);
+        let long = judge.score(&scenario(), &answer(long_text.clone()));
+        assert_eq!(long.truncated_from, Some(long_text.len() as u64));
+        assert!(
+            long.error.as_deref().unwrap().contains("first 65536"),
+            "{long:?}"
+        );
+        assert!(
+            long.outcome < short.outcome,
+            "the part after the cut is not read"
+        );
+        // Below the cap nothing changes.
+        let padded = format!("{}{good}", "x ".repeat(1000));
+        assert_eq!(
+            judge.score(&scenario(), &answer(padded)).truncated_from,
+            None
+        );
+        // The record's JSON carries the field only when set.
+        let v = serde_json::to_value(&short).unwrap();
+        assert!(v.get("truncated_from").is_none());
+        assert_eq!(
+            serde_json::to_value(&long).unwrap()["truncated_from"],
+            long_text.len()
+        );
     }
 }

@@ -21,6 +21,7 @@ use super::lexicon::{self, Cue};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::net::Ipv4Addr;
+use std::sync::OnceLock;
 
 /// FNV-1a: a fast hasher for the short word keys of the indexes (no untrusted-key DoS concern:
 /// the keys are words of one diagnosis).
@@ -83,6 +84,9 @@ pub struct Doc {
     index: WordMap<Vec<usize>>,
     /// IPv4 tokens: (position, address, prefix length if written).
     pub ips: Vec<(usize, Ipv4Addr, Option<u8>)>,
+    /// Device key of each token → positions, built on the first device lookup (a scan of
+    /// every token per device looked up was the judge's largest cost on long answers).
+    devices: OnceLock<WordMap<Vec<usize>>>,
 }
 
 /// Labels a diagnosis uses to mark where the blame is.
@@ -218,21 +222,22 @@ fn lex(text: &str) -> Vec<Piece> {
         let c = chars[i];
         if is_word(c) {
             let start = i;
+            // Whether the word so far is digits and dots only; kept as the word grows (a
+            // rescan per character made one long word quadratic).
+            let mut numeric_so_far = true;
             // A word; dots and slashes stay inside when followed by a word character
             // (addresses, prefixes, `br0.10`), never at a sentence end.
             while i < chars.len() {
                 let ch = chars[i];
                 let next_alnum = chars.get(i + 1).is_some_and(|c| c.is_ascii_alphanumeric());
                 // A slash joins only numbers (`10.0.0.0/24`, `4/4`); `a/b` is two words.
-                let numeric_so_far = chars[start..i]
-                    .iter()
-                    .all(|c| c.is_ascii_digit() || *c == '.');
                 let joins = is_word(ch)
                     || (ch == '.' && next_alnum)
                     || (ch == '/' && next_alnum && numeric_so_far);
                 if !joins {
                     break;
                 }
+                numeric_so_far &= ch.is_ascii_digit() || ch == '.';
                 i += 1;
             }
             let w: String = chars[start..i].iter().collect();
@@ -295,6 +300,9 @@ struct Clause {
     sentence: u32,
     rejected: bool,
     label: Label,
+    /// A word starting with `distinguish` was pushed (kept as words arrive: rescanning the
+    /// clause for it at every word made a long clause quadratic).
+    distinguishing: bool,
 }
 
 struct Builder {
@@ -317,6 +325,7 @@ impl Builder {
                 sentence,
                 rejected,
                 label,
+                distinguishing: false,
             }),
         }
     }
@@ -325,7 +334,9 @@ impl Builder {
         if self.clauses.is_empty() {
             self.open(false);
         }
-        self.clauses.last_mut().unwrap().words.push(w.to_string());
+        let c = self.clauses.last_mut().expect("opened above");
+        c.distinguishing |= w.starts_with("distinguish");
+        c.words.push(w.to_string());
     }
 }
 
@@ -399,10 +410,7 @@ impl Doc {
                         Some(Piece::Word(n)) => Some(n.as_str()),
                         _ => None,
                     };
-                    let distinguishing = b
-                        .clauses
-                        .last()
-                        .is_some_and(|c| c.words.iter().any(|x| x.starts_with("distinguish")));
+                    let distinguishing = b.clauses.last().is_some_and(|c| c.distinguishing);
                     if CONTRAST.contains(&w.as_str()) {
                         b.open(false);
                     } else if (w == "rather" && next == Some("than"))
@@ -511,12 +519,16 @@ impl Doc {
 
     /// Positions of words that name the device with this [key](super::devices::device_key).
     pub fn device_positions(&self, key: &str) -> Vec<usize> {
-        self.tokens
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| super::devices::has_key(&t.raw, key))
-            .map(|(p, _)| p)
-            .collect()
+        let index = self.devices.get_or_init(|| {
+            let mut m: WordMap<Vec<usize>> = WordMap::default();
+            for (p, t) in self.tokens.iter().enumerate() {
+                m.entry(super::devices::device_key(&t.raw))
+                    .or_default()
+                    .push(p);
+            }
+            m
+        });
+        index.get(key).cloned().unwrap_or_default()
     }
 
     /// The polarity of the clause holding a token.
@@ -580,6 +592,25 @@ mod tests {
         assert!(!d.positions("br0.10").is_empty());
         assert!(!d.positions("br0").is_empty());
         assert_eq!(d.phrase_positions(&["is".into(), "down".into()]).len(), 1);
+    }
+
+    #[test]
+    fn the_device_index_finds_every_spelling() {
+        let d = Doc::new(
+            "Router1 and r1 differ from R-2; SW3 is switch3. pc_0_0 and PC00, srv1 = server1.",
+        );
+        let raw = |key: &str| -> Vec<&str> {
+            d.device_positions(key)
+                .into_iter()
+                .map(|p| d.tokens[p].raw.as_str())
+                .collect()
+        };
+        assert_eq!(raw("r1"), ["router1", "r1"]);
+        assert!(raw("r2").is_empty(), "`R-2` is two words (`r`, `2`)");
+        assert_eq!(raw("sw3"), ["sw3", "switch3"]);
+        assert_eq!(raw("pc00"), ["pc_0_0", "pc00"]);
+        assert_eq!(raw("srv1"), ["srv1", "server1"]);
+        assert!(raw("r9").is_empty());
     }
 
     #[test]

@@ -137,7 +137,62 @@ pub fn agents(
     if out.is_empty() {
         bail!("no agent given (use --agents baseline,react,sade,external:NAME)");
     }
+    if let Some(delay) = bench_agent_delay()? {
+        eprintln!(
+            "note: {DELAY_ENV}={}: every agent waits {} s before it starts (a throughput measurement, not a benchmark result)",
+            delay.as_secs_f64(),
+            delay.as_secs_f64()
+        );
+        for a in &mut out {
+            a.agent = Arc::new(Delayed {
+                inner: a.agent.clone(),
+                delay,
+            });
+        }
+    }
     Ok(out)
+}
+
+/// Bench-only knob: every agent waits this many seconds before it starts. It lets
+/// `scripts/fresh-lab-throughput.sh` measure lab preparation against an agent at least as
+/// slow as a topology's bring-up; it is not an agent of the benchmark.
+pub const DELAY_ENV: &str = "FAULTBENCH_AGENT_DELAY_SECS";
+
+fn bench_agent_delay() -> anyhow::Result<Option<std::time::Duration>> {
+    let Ok(v) = std::env::var(DELAY_ENV) else {
+        return Ok(None);
+    };
+    let secs: f64 = v
+        .trim()
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && (0.0..=3600.0).contains(s))
+        .with_context(|| format!("{DELAY_ENV}=`{v}`: expected seconds between 0 and 3600"))?;
+    Ok((secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs)))
+}
+
+/// An agent that waits before it starts (see [`DELAY_ENV`]).
+struct Delayed {
+    inner: Arc<dyn Agent>,
+    delay: std::time::Duration,
+}
+
+#[async_trait::async_trait]
+impl Agent for Delayed {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn model(&self) -> Option<&str> {
+        self.inner.model()
+    }
+    async fn run(
+        &self,
+        input: &faultbench_core::AgentInput,
+        tools: Arc<dyn faultbench_core::Toolbox>,
+    ) -> faultbench_core::AgentOutcome {
+        tokio::time::sleep(self.delay).await;
+        self.inner.run(input, tools).await
+    }
 }
 
 /// A toolbox factory for `--policy`: the 22 NIKA tools, telemetry sampled from deploy on.

@@ -23,6 +23,8 @@ pub struct Settings<'a> {
     pub budget: Budget,
     pub reuse_labs: bool,
     pub emulator: &'a str,
+    pub task: faultbench_core::task::Task,
+    pub repair_persist: bool,
     pub scenarios: &'a [Arc<ScenarioFile>],
 }
 
@@ -62,6 +64,8 @@ pub fn build(s: &Settings<'_>) -> RunIdentity {
         wall_clock_secs: s.budget.wall_clock_secs,
         reuse_labs: s.reuse_labs,
         emulator: s.emulator.to_string(),
+        task: s.task.to_string(),
+        repair_persist: s.repair_persist,
         scenarios: ScenarioSet::of(&scenarios),
         extra: BTreeMap::new(),
     }

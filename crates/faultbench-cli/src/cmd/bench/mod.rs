@@ -4,8 +4,10 @@
 mod build;
 mod estimate;
 mod identity;
+mod memory;
 mod plan;
 mod progress;
+mod repair_plan;
 mod workers;
 
 use anyhow::{Context, bail};
@@ -100,8 +102,21 @@ pub struct Args {
     /// Extra folder searched for topologies (before ./topologies).
     #[arg(long)]
     topologies: Option<PathBuf>,
-    /// Redeploy the lab for every run instead of reusing it after a verified revert.
+    /// Development shortcut: keep a lab for the next run of its topology after the `[FIX]`
+    /// revert is verified, instead of a fresh lab per run. A reused lab carries the previous
+    /// run's history; records and reports say so.
     #[arg(long)]
+    reuse_labs: bool,
+    /// Labs of each job's next runs deployed and baseline-checked in the background while a
+    /// run works (lowered, with a message, when memory does not allow it).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    prestart: usize,
+    /// Telemetry for the agents' influx_* tools: on (sampled from each lab's deploy) or off
+    /// (they answer as the release's labs without a collector did). Recorded per run.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    telemetry: Switch,
+    /// Removed: every run gets a fresh lab now (see --reuse-labs).
+    #[arg(long, hide = true)]
     no_warm: bool,
     /// LLM configuration file (providers, models, prices).
     #[arg(long)]
@@ -109,9 +124,31 @@ pub struct Args {
     /// Do not write and print the report at the end.
     #[arg(long)]
     no_report: bool,
+    /// The task: diagnose (the paper's: find the fault and describe it) or repair (fix it on
+    /// the live network; the lab verifies the repair after the agent). Needs --policy full.
+    #[arg(long, default_value = "diagnose")]
+    task: faultbench_core::task::Task,
+    /// Repair task: after a repair, restart the changed devices' routing daemons and check
+    /// again (a fix made only in running state that a restart undoes is reported).
+    #[arg(long)]
+    repair_persist: bool,
+}
+
+/// On or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    /// On.
+    On,
+    /// Off.
+    Off,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.no_warm {
+        bail!(
+            "--no-warm is gone: every run gets a fresh lab by default now (--reuse-labs is the development shortcut that reuses labs)"
+        );
+    }
     // What to run.
     let (selection, default_passes) = if let Some(e) = &args.experiment {
         let (scopes, passes) = plan::experiment_scopes(e)?;
@@ -133,6 +170,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--passes and --jobs must be at least 1");
     }
     let scenarios = plan::select(&args.dataset, &selection)?;
+    repair_plan::check(args.task, &args.policy, args.repair_persist, &scenarios)?;
     let llm = build::llm_config(args.llm_config.as_deref())?;
     let agents = build::agents(
         &args.agents,
@@ -159,7 +197,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         wall_clock_secs: args.wall_clock,
     };
     let labels: Vec<String> = agents.iter().map(|a| a.label.clone()).collect();
-    let mut items = plan::plan(&scenarios, &labels, passes);
+    let mut items = plan::plan(&scenarios, &labels, passes)?;
     let total = items.len();
 
     // One configuration per runs root: compare with the stored one before writing anything.
@@ -168,12 +206,12 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         judge: &judge,
         ticket_hint: args.ticket_hint,
         tool_policy: policy.to_string(),
-        // wired by issue-12a: `--telemetry on|off` (RunConfig.telemetry); always on here.
-        telemetry: true,
+        telemetry: args.telemetry == Switch::On,
         budget,
-        // wired by issue-12a: `--reuse-labs` (RunConfig.reuse_labs); warm reuse is today's default.
-        reuse_labs: !args.no_warm,
+        reuse_labs: args.reuse_labs,
         emulator: &args.emulator,
+        task: args.task,
+        repair_persist: args.repair_persist,
         scenarios: &scenarios,
     });
     let verdict = identity::check(&args.runs_root, &config_id, args.adopt_config)?;
@@ -193,6 +231,18 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let topologies = match &args.topologies {
         Some(t) => TopologyResolver::default().prepend_root(t),
         None => TopologyResolver::default(),
+    };
+    let prestart = if args.reuse_labs {
+        // A reused lab is the previous run's: nothing to prepare ahead.
+        0
+    } else {
+        memory::bounded_prestart(
+            &args.emulator,
+            args.prestart,
+            args.jobs,
+            &items,
+            &topologies,
+        )
     };
     if args.dry_run {
         if args.resume {
@@ -235,7 +285,14 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let config = RunConfig {
         budget,
-        warm_labs: !args.no_warm,
+        reuse_labs: args.reuse_labs,
+        prestart,
+        telemetry: args.telemetry == Switch::On,
+        task: args.task,
+        repair: faultbench_core::repair::RepairOptions {
+            persist: args.repair_persist,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let tools = build::tools(&args.policy)?;

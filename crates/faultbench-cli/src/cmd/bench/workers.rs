@@ -1,13 +1,17 @@
-//! Parallel workers: each owns one runner (so at most one warm lab), takes chunks of same-
-//! topology runs from a shared queue, and archives each finished run before the next one.
-//! Ctrl-C (or SIGTERM) stops the scheduling, abandons the runs in flight (they were never
-//! archived, so `--resume` redoes them) and tears down every lab.
+//! Parallel workers: each owns one runner, takes chunks of same-topology runs from a shared
+//! queue, and archives each finished run before the next one. Each run gets a fresh lab: a
+//! worker keeps a [`LabQueue`] with the labs of its next `prestart` runs being deployed and
+//! baseline-checked in the background while the current run works (with `--reuse-labs`, the
+//! runner instead keeps one lab between runs of a topology). Ctrl-C (or SIGTERM) stops the
+//! scheduling, abandons the runs in flight (they were never archived, so `--resume` redoes
+//! them) and tears down every lab, prestarted ones included.
 
 use super::build::AgentChoice;
 use super::plan::{Item, chunks};
 use super::progress::Progress;
+use faultbench_core::Scenario;
 use faultbench_core::lab::TopologyResolver;
-use faultbench_core::pipeline::{RunConfig, Runner, ToolboxFactory, TrackingEmulator};
+use faultbench_core::pipeline::{LabQueue, RunConfig, Runner, ToolboxFactory, TrackingEmulator};
 use faultbench_core::store::RunsRoot;
 use faultbench_core::{Emulator, Judge};
 use std::collections::VecDeque;
@@ -128,38 +132,97 @@ async fn worker(
     shared: Arc<Shared>,
     progress: Arc<Progress>,
 ) {
-    'chunks: loop {
-        let Some(chunk) = shared.queue.lock().await.pop_front() else {
+    let reuse = runner.config().reuse_labs;
+    let prestart = runner.config().prestart;
+    let mut labs = LabQueue::new(runner.lab_preparer());
+    // Items of this job not yet queued (the rest of its current chunk), and the items whose
+    // labs are queued, in run order.
+    let mut chunk: VecDeque<Item> = VecDeque::new();
+    let mut ahead: VecDeque<Item> = VecDeque::new();
+    loop {
+        if shared.stopped() {
+            break;
+        }
+        // With fresh labs, the next item's lab is queued (at least one, so that an empty
+        // queue can start the next run); with reused labs, nothing is queued.
+        let want = if reuse { 1 } else { prestart.max(1) };
+        fill(
+            &mut ahead,
+            &mut chunk,
+            want,
+            &shared,
+            (!reuse).then_some(&mut labs),
+        )
+        .await;
+        let Some(item) = ahead.pop_front() else {
             break;
         };
-        for item in chunk {
-            if shared.stopped() {
-                break 'chunks;
+        let (label, agent) = &agents[item.agent];
+        progress.start(
+            job,
+            &format!(
+                "{} {} [{}] p{}",
+                item.key.topology, item.key.scenario_id, label, item.pass
+            ),
+        );
+        let run = async {
+            if reuse {
+                return runner
+                    .run_with(agent, label, item.scenario.as_ref(), item.pass)
+                    .await;
             }
-            let (label, agent) = &agents[item.agent];
-            progress.start(
-                job,
-                &format!(
-                    "{} {} [{}] p{}",
-                    item.key.topology, item.key.scenario_id, label, item.pass
-                ),
-            );
-            let run = runner.run_with(agent, label, item.scenario.as_ref(), item.pass);
-            let record = tokio::select! {
-                rec = run => rec,
-                _ = shared.cancelled.notified() => break 'chunks,
+            let lab = match labs.pop().await {
+                Some(lab) => lab,
+                None => runner.prepare_lab(item.scenario.topology()).await,
             };
-            if let Err(e) = store.archive(&record) {
-                *shared.fatal.lock().await = Some(format!("cannot archive a finished run: {e}"));
-                shared.stop();
-                break 'chunks;
-            }
-            shared.finished.fetch_add(1, Ordering::SeqCst);
-            progress.finish(&record);
+            // While this run works, the next runs' labs are prepared.
+            fill(&mut ahead, &mut chunk, prestart, &shared, Some(&mut labs)).await;
+            runner
+                .run_prepared(agent, label, item.scenario.as_ref(), item.pass, lab)
+                .await
+        };
+        let record = tokio::select! {
+            rec = run => rec,
+            _ = shared.cancelled.notified() => break,
+        };
+        if let Err(e) = store.archive(&record) {
+            *shared.fatal.lock().await = Some(format!("cannot archive a finished run: {e}"));
+            shared.stop();
+            break;
         }
+        shared.finished.fetch_add(1, Ordering::SeqCst);
+        progress.finish(&record);
     }
+    // Prestarted labs (and labs still being prepared) are torn down here, on every exit path.
+    labs.shutdown().await;
     runner.shutdown().await;
     progress.idle(job);
+}
+
+/// Moves items from the job's chunk (taking the next chunk from the shared queue when it is
+/// empty) into `ahead` until `want` are there, queueing a lab for each when `labs` is given.
+async fn fill(
+    ahead: &mut VecDeque<Item>,
+    chunk: &mut VecDeque<Item>,
+    want: usize,
+    shared: &Shared,
+    mut labs: Option<&mut LabQueue>,
+) {
+    while ahead.len() < want && !shared.stopped() {
+        if chunk.is_empty() {
+            match shared.queue.lock().await.pop_front() {
+                Some(next) => chunk.extend(next),
+                None => return,
+            }
+        }
+        let Some(item) = chunk.pop_front() else {
+            return;
+        };
+        if let Some(q) = labs.as_deref_mut() {
+            q.push(item.scenario.topology());
+        }
+        ahead.push_back(item);
+    }
 }
 
 async fn wait_for_signal() {

@@ -8,6 +8,10 @@
 //! see what happened before the ticket arrived: a daemon that died, an interface that went down,
 //! routes that vanished.
 //!
+//! With telemetry off for a run (`faultbench bench --telemetry off`,
+//! [`super::NikaTools::without_telemetry`]) no collector runs and the four tools answer as the
+//! release's did ([`release_absent_answer`]).
+//!
 //! ```
 //! use faultbench_core::{Emulator, LabRequest, Toolbox};
 //! use faultbench_emu::mock::MockEmulator;
@@ -93,9 +97,26 @@ fn row(p: &Point) -> Value {
     Value::Object(m)
 }
 
-/// Runs one of the four `influx_*` tools against `store`.
+/// What the four tools answered in the release, whose labs had no `collector` machine for
+/// them to query (Kathará's "machine not found" message, as plain output).
+pub fn release_absent_answer(lab: &str) -> String {
+    format!("Machine collector not found in lab {lab}.")
+}
+
+/// Where the `influx_*` tools get their answers.
+#[derive(Debug, Clone)]
+pub(super) enum Source<'a> {
+    /// A store fed by a collector.
+    Store(&'a TelemetryStore),
+    /// No store attached (e.g. an MCP server started without telemetry).
+    Unattached,
+    /// Telemetry is off for the run (`--telemetry off`): answer as the release's labs did.
+    Off(&'a str),
+}
+
+/// Runs one of the four `influx_*` tools against `source`.
 pub(super) fn call_tool(
-    store: Option<&TelemetryStore>,
+    source: Source<'_>,
     name: &str,
     a: Value,
     config: &ToolConfig,
@@ -129,8 +150,17 @@ pub(super) fn call_tool(
             Req::Query(q.measurement, q.limit as usize, q.offset as usize)
         }
     };
-    let Some(store) = store else {
-        return Ok(failure("No telemetry is being collected for this lab."));
+    let store = match source {
+        Source::Store(s) => s,
+        Source::Unattached => {
+            return Ok(failure("No telemetry is being collected for this lab."));
+        }
+        Source::Off(lab) => {
+            return Ok(ToolOutput {
+                text: release_absent_answer(lab),
+                ..Default::default()
+            });
+        }
     };
     store.refresh();
     let bucket = store.default_bucket();

@@ -1,0 +1,172 @@
+//! `faultbench lab up`: bring a lab up and return once it has converged.
+//!
+//! Converged means: the routing protocols' state says so (see `faultbench_emu::netns::ready`),
+//! and, for a lab with a `baseline.toml`, its probes hold — the same wait the benchmark pipeline
+//! runs before it injects anything (`faultbench_core::check::wait_for_baseline`), so `lab up`
+//! followed by `lab verify` does not fail on a healthy lab. Both waits share one cap,
+//! `--ready-timeout`; past it `lab up` prints every item that has not converged (device, daemon,
+//! interface or neighbour, state), leaves the lab running for inspection and exits 1.
+//! `--no-wait` returns right after the startup files ran (as `kathara lstart` does), printing the
+//! protocols' state at that moment.
+
+use super::{explain, interrupted, resolve_lab_dir};
+use anyhow::Context;
+use faultbench_core::check::wait_for_baseline;
+use faultbench_core::emulator::{Lab, LabRequest};
+use faultbench_core::lab::Baseline;
+use faultbench_emu::netns::fast_timers::fast_timers_copy;
+use faultbench_emu::netns::{NetnsEmulator, NetnsLab};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Pause between two rounds of baseline probes.
+const BASELINE_INTERVAL: Duration = Duration::from_millis(200);
+/// Timeout of one baseline probe (as the pipeline's).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `faultbench lab up`.
+#[derive(clap::Args)]
+pub struct UpArgs {
+    /// A Kathará lab directory, or a topology name under `topologies/` (e.g. `Kath2`).
+    pub target: String,
+    /// Instance name (default: `<lab>-<4 hex digits>`).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Longest wait, in seconds, for routing to converge and the baseline probes to hold;
+    /// past it, what has not converged is printed and the exit code is 1.
+    #[arg(long, alias = "settle-cap", default_value_t = 120)]
+    pub ready_timeout: u64,
+    /// Return once the startup files ran, without waiting for convergence (prints what has not
+    /// converged yet; exit code 0).
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Deploy a temporary copy of the lab with fast OSPF, RIP and BGP timers (a deviation,
+    /// printed and recorded in the lab's state; the lab's own files are not changed).
+    #[arg(long)]
+    pub fast_timers: bool,
+}
+
+pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
+    let dir = resolve_lab_dir(&a.target)?;
+    let copy = if a.fast_timers {
+        let c = fast_timers_copy(&dir)
+            .with_context(|| format!("making a fast-timers copy of {}", dir.display()))?;
+        eprintln!(
+            "--fast-timers: deploying a copy of {} that deviates from it:",
+            dir.display()
+        );
+        for d in &c.deviations {
+            eprintln!("  {d}");
+        }
+        if c.deviations.is_empty() {
+            eprintln!("  (nothing: no FRR configuration with OSPF, RIP or BGP found)");
+        }
+        Some(c)
+    } else {
+        None
+    };
+    let deploy_dir = copy.as_ref().map_or(dir.clone(), |c| c.dir().to_path_buf());
+    let mut req = LabRequest::new(&deploy_dir);
+    if let Some(n) = &a.name {
+        req = req.named(n);
+    }
+    let cap = Duration::from_secs(if a.no_wait { 0 } else { a.ready_timeout });
+    let emu = NetnsEmulator::new().settle_cap(cap);
+    let started = Instant::now();
+    // Dropping the deploy future (on a signal) drops its guard, which tears the lab down.
+    let lab: NetnsLab = tokio::select! {
+        r = emu.deploy_lab(&req) => r.map_err(explain)?,
+        _ = interrupted() => {
+            eprintln!("interrupted: the partly deployed lab was torn down");
+            return Ok(ExitCode::from(130));
+        }
+    };
+    lab.detach().map_err(explain)?;
+    if let Some(c) = copy {
+        lab.record_deviations(&dir, c.deviations.clone())
+            .map_err(explain)?;
+    }
+    for w in lab.warnings() {
+        eprintln!("warning: {w}");
+    }
+    let r = lab.readiness().clone();
+    let head = format!(
+        "{} up from {} in {:.2} s ({} devices",
+        lab.name(),
+        dir.display(),
+        started.elapsed().as_secs_f64(),
+        lab.devices().len()
+    );
+    for u in &r.unable {
+        eprintln!("  not waited for (cannot come up): {u}");
+    }
+    for w in &r.waived {
+        eprintln!(
+            "  accepted after {} ms without a route change: {w}",
+            r.waited_ms
+        );
+    }
+    if a.no_wait {
+        eprintln!(
+            "{head}; not waiting: {} items not converged yet)",
+            r.pending.len()
+        );
+        for p in &r.pending {
+            eprintln!("  not converged: {p}");
+        }
+        println!("{}", lab.name());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !r.converged {
+        eprintln!(
+            "{head}), but routing had not converged after the {} s ready timeout; still not converged:",
+            a.ready_timeout
+        );
+        for p in &r.pending {
+            eprintln!("  {p}");
+        }
+        return Ok(left_running(&lab));
+    }
+    let path = dir.join("baseline.toml");
+    let mut held = String::new();
+    if path.is_file() {
+        let baseline = Baseline::load(&path).with_context(|| "reading the baseline probes")?;
+        let t = Instant::now();
+        let remaining = cap.saturating_sub(started.elapsed());
+        let report = tokio::select! {
+            r = wait_for_baseline(&lab, &baseline, remaining, BASELINE_INTERVAL, PROBE_TIMEOUT) => r,
+            _ = interrupted() => {
+                eprintln!("interrupted while waiting for the baseline: {} is left running", lab.name());
+                return Ok(ExitCode::from(130));
+            }
+        };
+        if !report.passed() {
+            eprintln!(
+                "{head}; routing converged after {} ms), but its baseline probes did not all hold within the {} s ready timeout ({} rounds):",
+                r.waited_ms, a.ready_timeout, report.attempts
+            );
+            for f in report.failures() {
+                eprintln!("  {f}");
+            }
+            return Ok(left_running(&lab));
+        }
+        held = format!(
+            "; {} baseline probes held after {} ms more",
+            report.results.len(),
+            t.elapsed().as_millis()
+        );
+    }
+    eprintln!("{head}; routing converged after {} ms{held})", r.waited_ms);
+    println!("{}", lab.name());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A lab that did not converge stays up for inspection; the exit code says it failed.
+fn left_running(lab: &NetnsLab) -> ExitCode {
+    eprintln!(
+        "  (left running for inspection; `faultbench lab down {}` removes it)",
+        lab.name()
+    );
+    println!("{}", lab.name());
+    ExitCode::from(1)
+}

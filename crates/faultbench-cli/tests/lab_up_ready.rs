@@ -1,0 +1,537 @@
+//! `faultbench lab up` on labs written for this test (`crates/faultbench-emu/tests/labs/ready/`):
+//! it returns only once routing has converged, and within 1 s of it.
+//!
+//! An observer polls the lab from outside while `lab up` runs, independently of the readiness
+//! code: every ~100 ms it records each router's *routing state* — its kernel routes
+//! (`/proc/PID/net/route`) and its protocol database (the OSPF link-state database without LSA
+//! ages, the RIP table without timers, the BGP sessions with their prefix counts) — and, in a
+//! second loop, whether every host reaches every other host (`ping -c1 -W1`). After `lab up`
+//! exits it keeps observing for longer than any pending protocol timer (OSPF retransmissions,
+//! RIP's triggered-update delay), so a change that `lab up` returned too early for is seen.
+//!
+//! *Convergence* is the moment the routing state took its final value; the observer only knows
+//! it lies between two samples, `(prev, first]`. The checks allow exactly that granularity:
+//! - no early return: `lab up` did not exit before `prev` (the last sample still showing an older
+//!   state), and the hosts reach each other in the first ping round after it exits;
+//! - no late return: even the most favourable reading, `exit − first`, is at most 1 s.
+//!
+//! Host reachability alone is not the criterion: on the triangle of `ospf_broadcast` the hosts
+//! reach each other over a detour seconds before the direct path is installed, and with FRR's
+//! default timers link-state databases keep changing for up to a retransmission interval (5 s)
+//! after that. The first moment all hosts reach each other is printed beside the rest.
+//! The machine is shared: every figure is printed (`MEASURE …`) so a failure shows its numbers.
+//! Needs root and FRR (as CI has).
+
+use faultbench_emu::netns::{self, LabState, vty_command};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
+
+fn labs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../faultbench-emu/tests/labs/ready")
+}
+
+fn fb() -> tokio::process::Command {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_faultbench"))
+}
+
+fn down(name: &str) {
+    let _ = std::process::Command::new(env!("CARGO_BIN_EXE_faultbench"))
+        .args(["lab", "down", name])
+        .output();
+}
+
+/// Tears the lab down however the test ends.
+struct Down(String);
+impl Drop for Down {
+    fn drop(&mut self) {
+        down(&self.0);
+    }
+}
+
+/// What the observer records about one lab.
+#[derive(Default)]
+struct Record {
+    /// (start, end, routing state of every router read in between).
+    states: Vec<(Duration, Duration, String)>,
+    /// (round start, every host reached every other).
+    pings: Vec<(Duration, bool)>,
+}
+
+/// One router's protocol database, through its vty socket.
+struct Probe {
+    daemon: &'static str,
+    command: &'static str,
+}
+
+/// Drops what changes without the routing changing: LSA ages, uptimes, message counters,
+/// RIP's timers.
+fn normalize(text: &str) -> String {
+    const VOLATILE: [&str; 9] = [
+        "lsaAge",
+        "peerUptime",
+        "peerUptimeMsec",
+        "peerUptimeEstablishedEpoch",
+        "msgRcvd",
+        "msgSent",
+        "peerMemory",
+        "ribMemory",
+        "connectionsEstablished",
+    ];
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.retain(|k, _| !VOLATILE.contains(&k.as_str()));
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(mut v) => {
+            strip(&mut v);
+            v.to_string()
+        }
+        Err(_) => text
+            .lines()
+            .map(|l| {
+                l.split_whitespace()
+                    .filter(|w| !(w.len() == 5 && w.as_bytes()[2] == b':'))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// Kernel routes without usage counters.
+fn kernel_routes(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/net/route"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            format!(
+                "{:?}",
+                (w.first(), w.get(1), w.get(2), w.get(3), w.get(6), w.get(7))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// The PIDs of the lab's devices, once its state lists them all.
+async fn pids(name: &str, stop: &AtomicBool) -> Option<Vec<(String, i32)>> {
+    while !stop.load(Ordering::SeqCst) {
+        if let Ok(st) = LabState::load(name)
+            && st.devices.iter().all(|d| d.init.is_some())
+        {
+            return Some(
+                st.devices
+                    .iter()
+                    .map(|d| (d.name.clone(), d.init.map(|p| p.pid).unwrap_or(0)))
+                    .collect(),
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
+}
+
+/// Observes routers and host pairs until `stop`.
+async fn observe(
+    name: String,
+    t0: Instant,
+    routers: Vec<&'static str>,
+    probes: Vec<Probe>,
+    pairs: Vec<(&'static str, &'static str)>,
+    stop: Arc<AtomicBool>,
+    record: Arc<Mutex<Record>>,
+) {
+    let Some(pids) = pids(&name, &stop).await else {
+        return;
+    };
+    let pid = |d: &str| {
+        pids.iter()
+            .find(|(n, _)| n == d)
+            .map(|(_, p)| *p)
+            .unwrap_or(0)
+    };
+    let pinger = {
+        let (name, stop, record) = (name.clone(), stop.clone(), record.clone());
+        tokio::spawn(async move {
+            let Ok(lab) = netns::attach_lab(&name) else {
+                return;
+            };
+            let lab = Arc::new(lab);
+            while !stop.load(Ordering::SeqCst) {
+                let start = t0.elapsed();
+                let rounds: Vec<_> = pairs
+                    .iter()
+                    .map(|(h, addr)| {
+                        let (lab, h, addr) = (lab.clone(), h.to_string(), addr.to_string());
+                        tokio::spawn(async move {
+                            use faultbench_core::Lab;
+                            let cmd = faultbench_core::Command::argv(["ping", "-c1", "-W1", &addr]);
+                            lab.exec(&h, &cmd, Duration::from_secs(3))
+                                .await
+                                .is_ok_and(|o| o.success())
+                        })
+                    })
+                    .collect();
+                let mut ok = true;
+                for r in rounds {
+                    ok &= r.await.unwrap_or(false);
+                }
+                record.lock().await.pings.push((start, ok));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    while !stop.load(Ordering::SeqCst) {
+        let at = t0.elapsed();
+        let mut state = String::new();
+        for r in &routers {
+            let p = pid(r);
+            state.push_str(&format!("{r}:{}|", kernel_routes(p)));
+            for probe in &probes {
+                let socket = PathBuf::from(format!("/proc/{p}/root/run/frr/{}.vty", probe.daemon));
+                let text = vty_command(&socket, probe.command, Duration::from_secs(2))
+                    .await
+                    .unwrap_or_default();
+                state.push_str(&normalize(&text));
+                state.push('|');
+            }
+        }
+        record.lock().await.states.push((at, t0.elapsed(), state));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = pinger.await;
+}
+
+/// Brings `lab` up with `faultbench lab up` under observation and checks the return time.
+async fn check_lab(
+    lab: &str,
+    routers: Vec<&'static str>,
+    probes: Vec<Probe>,
+    pairs: Vec<(&'static str, &'static str)>,
+    after: Duration,
+) -> String {
+    let name = format!(
+        "rdy-{}-{}",
+        lab.replace('_', "").chars().take(10).collect::<String>(),
+        std::process::id() % 10000
+    );
+    down(&name);
+    let _guard = Down(name.clone());
+    let stop = Arc::new(AtomicBool::new(false));
+    let record = Arc::new(Mutex::new(Record::default()));
+    let t0 = Instant::now();
+    let observer = tokio::spawn(observe(
+        name.clone(),
+        t0,
+        routers,
+        probes,
+        pairs,
+        stop.clone(),
+        record.clone(),
+    ));
+    let out = fb()
+        .args(["lab", "up"])
+        .arg(labs().join(lab))
+        .args(["--name", &name])
+        .output()
+        .await
+        .expect("run faultbench lab up");
+    let ready = t0.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "lab up {lab} failed: {stderr}");
+    tokio::time::sleep(after).await;
+    stop.store(true, Ordering::SeqCst);
+    observer.await.unwrap();
+    let rec = record.lock().await;
+    let states = &rec.states;
+    assert!(
+        states.len() > 10,
+        "too few samples of {lab}: {}",
+        states.len()
+    );
+    let last = &states.last().unwrap().2;
+    let first = states
+        .iter()
+        .rposition(|(_, _, s)| s != last)
+        .map_or(0, |i| i + 1);
+    // The final state was certainly there when the first sample showing it ended; an older one
+    // was certainly there when the last sample still showing it started.
+    let t_first = states[first].1;
+    let t_prev = first.checked_sub(1).map_or(Duration::ZERO, |i| states[i].0);
+    let reach_ok_from = rec
+        .pings
+        .iter()
+        .rposition(|(_, ok)| !ok)
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let t_reach = rec.pings.get(reach_ok_from).map(|(t, _)| *t);
+    let after_ready = rec.pings.iter().find(|(t, _)| *t >= ready);
+    let ms = |d: Duration| d.as_millis() as i128;
+    let measure = format!(
+        "MEASURE {lab}: lab up exited at {} ms; routing state final between {} and {} ms; hosts reach each other from {} ms; exit − convergence: {}..{} ms; {} state samples, {} ping rounds",
+        ms(ready),
+        ms(t_prev),
+        ms(t_first),
+        t_reach.map_or("never".into(), |t| ms(t).to_string()),
+        ms(ready) - ms(t_first),
+        ms(ready) - ms(t_prev),
+        states.len(),
+        rec.pings.len(),
+    );
+    // What the last change was, so a failure says which router and which table moved.
+    let last_change = first
+        .checked_sub(1)
+        .map(|i| {
+            states[i]
+                .2
+                .split('|')
+                .zip(states[first].2.split('|'))
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| format!("  was: {a}\n  now: {b}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    let measure = format!("{measure}\nlast change:\n{last_change}");
+    eprintln!("{measure}\n{stderr}");
+    assert!(
+        ready >= t_prev,
+        "lab up returned before routing converged: {measure}"
+    );
+    assert!(
+        ready <= t_first + Duration::from_secs(1),
+        "lab up returned more than 1 s after routing converged: {measure}"
+    );
+    let (_, reached) =
+        after_ready.unwrap_or_else(|| panic!("no ping round after lab up returned: {measure}"));
+    assert!(
+        reached,
+        "hosts did not reach each other right after lab up returned: {measure}"
+    );
+    stderr
+}
+
+fn ospf() -> Vec<Probe> {
+    vec![Probe {
+        daemon: "ospfd",
+        command: "show ip ospf database json",
+    }]
+}
+
+const HOSTS: [(&str, &str); 2] = [("h1", "192.168.3.10"), ("h2", "192.168.1.10")];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ospf_broadcast_with_the_late_dead_interval() {
+    // FRR 8.4 starts the wait timer with the default dead interval (40 s) before it reads the
+    // interfaces' own 3 s: nothing converges for ~40 s, and lab up must wait for all of it.
+    let stderr = check_lab(
+        "ospf_broadcast",
+        vec!["r1", "r2", "r3"],
+        ospf(),
+        HOSTS.to_vec(),
+        Duration::from_secs(7),
+    )
+    .await;
+    let ms: u64 = stderr
+        .split("routing converged after ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        ms > 30_000,
+        "converged after {ms} ms: the wait timer runs ~40 s\n{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ospf_point_to_point() {
+    check_lab(
+        "ospf_p2p",
+        vec!["r1", "r2", "r3"],
+        ospf(),
+        HOSTS.to_vec(),
+        Duration::from_secs(7),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ospf_multi_area_with_drothers() {
+    check_lab(
+        "ospf_multiarea",
+        vec!["r1", "r2", "r3", "r4", "r5", "r6"],
+        ospf(),
+        vec![("h1", "192.168.4.10"), ("h2", "192.168.1.10")],
+        Duration::from_secs(7),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bgp_with_peers_that_cannot_come_up() {
+    let stderr = check_lab(
+        "bgp_unreachable_peer",
+        vec!["r1", "r2", "r3"],
+        vec![Probe {
+            daemon: "bgpd",
+            command: "show bgp summary json",
+        }],
+        HOSTS.to_vec(),
+        Duration::from_secs(4),
+    )
+    .await;
+    assert!(
+        stderr.contains("cannot come up): r1 bgpd peer 10.0.99.2"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cannot come up): r3 bgpd peer 192.168.3.10: Active (h2 runs no bgpd)"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rip_with_default_timers() {
+    check_lab(
+        "rip",
+        vec!["r1", "r2", "r3"],
+        vec![Probe {
+            daemon: "ripd",
+            command: "show ip rip",
+        }],
+        HOSTS.to_vec(),
+        Duration::from_secs(8),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lab_that_does_not_converge_in_time_is_reported() {
+    let name = format!("rdy-timeout-{}", std::process::id() % 10000);
+    down(&name);
+    let _guard = Down(name.clone());
+    let lab = labs().join("ospf_broadcast");
+    let out = fb()
+        .args(["lab", "up"])
+        .arg(&lab)
+        .args(["--name", &name, "--ready-timeout", "3"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("had not converged after the 3 s ready timeout"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("ospfd interface eth0: Waiting"),
+        "the Waiting interfaces are named: {stderr}"
+    );
+    assert!(stderr.contains("left running for inspection"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), name);
+    down(&name);
+    // --no-wait returns at once with the same kind of report, and succeeds.
+    let out = fb()
+        .args(["lab", "up"])
+        .arg(&lab)
+        .args(["--name", &name, "--no-wait"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("not waiting:") && stderr.contains("not converged: r"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fast_timers_deploy_a_recorded_copy_and_leave_the_lab_alone() {
+    let name = format!("rdy-fast-{}", std::process::id() % 10000);
+    down(&name);
+    let _guard = Down(name.clone());
+    let lab = labs().join("ospf_broadcast");
+    let conf = lab.join("r1/etc/frr/frr.conf");
+    let before = std::fs::read_to_string(&conf).unwrap();
+    let t = Instant::now();
+    let out = fb()
+        .args(["lab", "up"])
+        .arg(&lab)
+        .args(["--name", &name, "--fast-timers"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--fast-timers: deploying a copy of"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("r1/etc/frr/frr.conf: OSPF hello 1 s, dead 3 s"),
+        "{stderr}"
+    );
+    // Faithful, this lab takes ~40 s; with the stanzas before `router ospf` it takes seconds.
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "{:?}\n{stderr}",
+        t.elapsed()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&conf).unwrap(),
+        before,
+        "the lab's own files are untouched"
+    );
+    let st = LabState::load(&name).unwrap();
+    assert!(
+        st.deviations
+            .iter()
+            .any(|d| d.starts_with("r2/etc/frr/frr.conf: OSPF hello 1 s")),
+        "{:?}",
+        st.deviations
+    );
+    assert_eq!(
+        st.dir,
+        std::fs::canonicalize(&lab).unwrap(),
+        "the state names the lab's own directory"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lab_up_then_verify_passes_on_a_topology_with_a_baseline() {
+    // The issue's case: Kath5's EIGRP probe failed right after `lab up` 3 times in 5.
+    let name = format!("rdy-kath5-{}", std::process::id() % 10000);
+    down(&name);
+    let _guard = Down(name.clone());
+    let topo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies/Kath5");
+    let out = fb()
+        .args(["lab", "up"])
+        .arg(&topo)
+        .args(["--name", &name])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("baseline probes held"), "{stderr}");
+    let verify = fb().args(["lab", "verify", &name]).output().await.unwrap();
+    assert!(
+        verify.status.success(),
+        "verify right after lab up failed:\n{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+}

@@ -1,0 +1,80 @@
+//! The analyses beyond the paper's printed tables — pass-to-pass variation, effort by category,
+//! weight sensitivity — and the bootstrap that gives every mean and rate its interval. One
+//! [`Plan`] holds every statistic, so a single pass over the replicates serves them all.
+
+use super::cells::{Families, Plan};
+use super::details::RunDetails;
+use super::effort_groups::{self, GroupEffort};
+use super::intervals;
+use super::sensitivity::{self, Sensitivity};
+use super::stats::Bootstrap;
+use super::tables::Tables;
+use super::variation::{self, Variation};
+use crate::record::ManifestRow;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// How a report is computed beyond the tables themselves.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Bootstrap settings (`resamples: 0` = no intervals).
+    pub bootstrap: Bootstrap,
+    /// Details from full run records (turns, axis counts).
+    pub details: RunDetails,
+    /// Required and bonus axis totals per scenario id (from a dataset), for weight sensitivity.
+    pub axis_totals: HashMap<String, (u32, u32)>,
+}
+
+impl ReportOptions {
+    /// No intervals, no records: the tables only.
+    pub fn tables_only() -> ReportOptions {
+        ReportOptions {
+            bootstrap: Bootstrap {
+                resamples: 0,
+                seed: 0,
+            },
+            ..Default::default()
+        }
+    }
+}
+
+/// The analyses of a report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Analyses {
+    /// The bootstrap behind the intervals (None when no intervals were computed).
+    pub bootstrap: Option<Bootstrap>,
+    /// Full run records that contributed details.
+    pub records: usize,
+    /// Pass-to-pass variation.
+    pub variation: Variation,
+    /// Table 8b: effort by category and ticket style.
+    pub effort_by_group: Vec<GroupEffort>,
+    /// Weight sensitivity.
+    pub sensitivity: Sensitivity,
+}
+
+/// Computes the analyses and writes every interval into `tables`.
+pub fn compute(rows: &[ManifestRow], tables: &mut Tables, opts: &ReportOptions) -> Analyses {
+    let fam = Families::of(rows);
+    let cols = tables.outcome_by_category.agents.clone();
+    let mut plan = Plan::new(rows, &opts.details, &fam);
+    let table_stats = intervals::register(&mut plan, tables);
+    let (mut variation, var_stats) = variation::build(rows, &fam, &cols, &mut plan);
+    let (mut effort_by_group, eff_stats) = effort_groups::build(&cols, &mut plan);
+    let sensitivity = sensitivity::build(rows, &fam, &opts.details, &opts.axis_totals, &cols);
+    let with_ci = opts.bootstrap.resamples > 0;
+    let iv = plan.run(opts.bootstrap);
+    intervals::apply(tables, &table_stats, &iv);
+    variation.cis = var_stats
+        .iter()
+        .map(|r| r.iter().map(|s| iv.get(*s)).collect())
+        .collect();
+    effort_groups::fill(&mut effort_by_group, &eff_stats, &iv);
+    Analyses {
+        bootstrap: with_ci.then_some(opts.bootstrap),
+        records: opts.details.len(),
+        variation,
+        effort_by_group,
+        sensitivity,
+    }
+}

@@ -1,0 +1,281 @@
+//! Convergence of a link-state protocol (OSPFv2, OSPFv3), judged from its state.
+//!
+//! A link-state domain has converged when, at once:
+//! - every interface that shares a segment with another router of the protocol has that router
+//!   as a neighbour, and is past `Waiting` (its DR election is done);
+//! - every neighbour is in a final state: `Full`, or `2-Way` between two DROthers (they never
+//!   form an adjacency);
+//! - no database exchange is under way (request and summary lists empty), and no LSA
+//!   retransmission is pending that matters — flooding is done: an LSA a router has not passed
+//!   on to a neighbour sits on that neighbour's retransmission list until acknowledged (also
+//!   when the neighbour discarded it for arriving within MinLSArrival, to be sent again after
+//!   the retransmit interval). An entry for an LSA instance the neighbour already holds (its
+//!   database digest equals ours) is only an unacknowledged duplicate and does not count;
+//! - no SPF run is scheduled (the last one ran after the last change).
+//!
+//! Adjacent routers' databases are not required to be equal on their own: FRR can keep them
+//! apart for good with nothing left to send (over a virtual link, ASBR-summary LSAs of the
+//! backbone are not passed on), and flooding still in progress always shows as a retransmission.
+//!
+//! An interface in `Waiting` with nobody else on its segment is no obstacle: it is advertised
+//! as a stub network either way (RFC 2328, 12.4.1.2), so a host LAN that is not passive does
+//! not hold the lab up for its 40 s wait timer. Two routers on one segment whose parameters
+//! forbid an adjacency (different area, hello or dead interval) are reported, not waited for.
+
+use super::model::{Assessment, ProtocolItem};
+use super::net::{DeviceNet, IpNet, same_segment};
+use std::collections::{BTreeMap, HashMap};
+
+/// One interface the protocol runs on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct LsIface {
+    pub name: String,
+    /// `Waiting`, `DR`, `Backup`, `DROther`, `Point-To-Point`, `Loopback`, `Down`…
+    pub state: String,
+    pub area: String,
+    /// Its address (OSPFv2), for matching segments by subnet.
+    pub addr: Option<IpNet>,
+    pub passive: bool,
+    pub hello_ms: u64,
+    pub dead_s: u64,
+    /// `BROADCAST`, `POINTOPOINT`, `VIRTUALLINK`, `LOOPBACK`, `NBMA`… (upper case).
+    pub network_type: String,
+    pub nbr_count: u64,
+    /// The far end's router id, for a virtual link.
+    pub vlink_peer: Option<String>,
+}
+
+impl LsIface {
+    fn speaks(&self) -> bool {
+        !self.passive
+            && !matches!(self.network_type.as_str(), "LOOPBACK" | "VIRTUALLINK")
+            && self.state != "Loopback"
+            && self.state != "Down"
+    }
+
+    fn point_to_point(&self) -> bool {
+        self.network_type.contains("POINT")
+    }
+}
+
+/// One neighbour.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct LsNeighbour {
+    pub router_id: String,
+    /// `Init`, `2-Way`, `ExStart`, `Exchange`, `Loading`, `Full`…
+    pub state: String,
+    /// Its role on the segment: `DR`, `Backup`, `DROther` (`-` on point-to-point links).
+    pub role: String,
+    /// Our interface it was heard on.
+    pub iface: String,
+    pub address: String,
+    pub retransmit: u64,
+    pub request: u64,
+    pub summary: u64,
+}
+
+/// What one router's daemon reports.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct LinkState {
+    pub router_id: String,
+    /// Milliseconds until a scheduled SPF run (`None`: none scheduled).
+    pub spf_due_ms: Option<u64>,
+    pub ifaces: Vec<LsIface>,
+    pub neighbours: Vec<LsNeighbour>,
+    /// Digest of each area's database (which LSA instances it holds, not their ages).
+    pub area_db: BTreeMap<String, u64>,
+    /// Digest of the AS-scoped LSAs (externals).
+    pub as_db: u64,
+    /// How many AS-scoped LSAs it holds (none in a stub area, whatever the ABR holds).
+    pub as_lsas: u64,
+}
+
+impl LinkState {
+    fn iface(&self, name: &str) -> Option<&LsIface> {
+        self.ifaces.iter().find(|i| i.name == name)
+    }
+
+    /// The area shared with a neighbour (through the interface it was heard on).
+    fn area_towards(&self, n: &LsNeighbour) -> Option<&str> {
+        self.iface(&n.iface).map(|i| i.area.as_str())
+    }
+}
+
+/// Digest of LSA headers, order-independent.
+pub(super) fn digest(headers: &mut [String]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    headers.sort();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    headers.hash(&mut h);
+    h.finish()
+}
+
+/// Judges one link-state protocol (`daemon` is `ospfd` or `ospf6d`) over the routers running it.
+pub(super) fn assess(daemon: &str, routers: &[(&DeviceNet, &LinkState)], a: &mut Assessment) {
+    let by_rid: HashMap<&str, usize> = routers
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, s))| !s.router_id.is_empty())
+        .map(|(i, (_, s))| (s.router_id.as_str(), i))
+        .collect();
+    for (i, (net, st)) in routers.iter().enumerate() {
+        let dev = net.device.as_str();
+        if let Some(ms) = st.spf_due_ms {
+            a.block(ProtocolItem::new(
+                dev,
+                daemon,
+                "SPF",
+                format!("scheduled, due in {ms} ms"),
+            ));
+        }
+        for iface in &st.ifaces {
+            interface(daemon, routers, i, iface, a);
+        }
+        for n in &st.neighbours {
+            let subject = format!("neighbour {} ({})", n.router_id, n.iface);
+            let ours = st.iface(&n.iface).map(|x| x.state.as_str()).unwrap_or("");
+            let final_state = n.state == "Full"
+                || (n.state == "2-Way" && ours == "DROther" && n.role == "DROther");
+            let shown = if n.role.is_empty() || n.role == "-" {
+                n.state.clone()
+            } else {
+                format!("{}/{}", n.state, n.role)
+            };
+            if !final_state {
+                a.block(ProtocolItem::new(dev, daemon, subject, shown));
+                continue;
+            }
+            if n.request > 0 || n.summary > 0 {
+                a.block(ProtocolItem::new(
+                    dev,
+                    daemon,
+                    subject,
+                    format!(
+                        "{shown}, {} LSAs requested, {} to describe",
+                        n.request, n.summary
+                    ),
+                ));
+                continue;
+            }
+            let peer = by_rid.get(n.router_id.as_str()).map(|&j| routers[j]);
+            let area = st.area_towards(n).unwrap_or("");
+            let same_db = |other: &LinkState| {
+                st.area_db.get(area) == other.area_db.get(area)
+                    && (st.as_db == other.as_db || st.as_lsas == 0 || other.as_lsas == 0)
+            };
+            if n.retransmit > 0 && !peer.is_some_and(|(_, p)| same_db(p)) {
+                a.block(ProtocolItem::new(
+                    dev,
+                    daemon,
+                    subject,
+                    format!("{shown}, {} LSAs awaiting acknowledgement", n.retransmit),
+                ));
+                continue;
+            }
+            a.state(&ProtocolItem::new(dev, daemon, subject, shown));
+        }
+    }
+}
+
+/// One interface of router `i`: its state, and the neighbours its segment promises.
+fn interface(
+    daemon: &str,
+    routers: &[(&DeviceNet, &LinkState)],
+    i: usize,
+    iface: &LsIface,
+    a: &mut Assessment,
+) {
+    let (net, st) = routers[i];
+    let dev = net.device.as_str();
+    let subject = format!("interface {}", iface.name);
+    if iface.network_type == "VIRTUALLINK" {
+        let peer = iface.vlink_peer.as_deref().unwrap_or("?");
+        let item = ProtocolItem::new(dev, daemon, format!("virtual link to {peer}"), &iface.state);
+        if iface.state == "Down" {
+            a.block(item);
+        } else {
+            a.state(&item);
+        }
+        return;
+    }
+    if !iface.speaks() {
+        a.state(&ProtocolItem::new(dev, daemon, subject, &iface.state));
+        return;
+    }
+    let mut expected = 0;
+    for (j, (pnet, p)) in routers.iter().enumerate() {
+        for other in p.ifaces.iter().filter(|o| o.speaks()) {
+            if !same_segment(
+                net,
+                &iface.name,
+                iface.addr.as_ref(),
+                pnet,
+                &other.name,
+                other.addr.as_ref(),
+            ) {
+                continue;
+            }
+            if let Some(why) = incompatible(iface, other) {
+                if i < j {
+                    a.cannot(ProtocolItem::new(
+                        dev,
+                        daemon,
+                        format!("{} and {} {}", iface.name, pnet.device, other.name),
+                        format!("share a segment but cannot become neighbours ({why})"),
+                    ));
+                }
+                continue;
+            }
+            expected += 1;
+            let heard = st
+                .neighbours
+                .iter()
+                .any(|n| n.iface == iface.name && n.router_id == p.router_id);
+            if !heard {
+                let addr = other
+                    .addr
+                    .map(|x| format!(" ({})", x.addr))
+                    .unwrap_or_default();
+                a.block(ProtocolItem::new(
+                    dev,
+                    daemon,
+                    subject.clone(),
+                    format!("{}: no neighbour {}{addr} yet", iface.state, pnet.device),
+                ));
+            }
+        }
+    }
+    let item = ProtocolItem::new(dev, daemon, subject, &iface.state);
+    if iface.state == "Waiting" && (expected > 0 || iface.nbr_count > 0) {
+        a.block(ProtocolItem {
+            state: "Waiting (DR election not done: the interface's wait timer runs)".into(),
+            ..item
+        });
+    } else {
+        a.state(&item);
+    }
+}
+
+/// Why two interfaces on one segment can never become neighbours, if they cannot.
+fn incompatible(x: &LsIface, y: &LsIface) -> Option<String> {
+    if x.area != y.area {
+        return Some(format!("areas {} and {}", x.area, y.area));
+    }
+    if x.hello_ms != y.hello_ms && x.hello_ms > 0 && y.hello_ms > 0 {
+        return Some(format!(
+            "hello intervals {} ms and {} ms",
+            x.hello_ms, y.hello_ms
+        ));
+    }
+    if x.dead_s != y.dead_s && x.dead_s > 0 && y.dead_s > 0 {
+        return Some(format!("dead intervals {} s and {} s", x.dead_s, y.dead_s));
+    }
+    if !x.point_to_point()
+        && !y.point_to_point()
+        && let (Some(p), Some(q)) = (x.addr, y.addr)
+        && p.prefix != q.prefix
+    {
+        return Some(format!("network masks /{} and /{}", p.prefix, q.prefix));
+    }
+    None
+}

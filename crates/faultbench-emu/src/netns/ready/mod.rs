@@ -1,0 +1,218 @@
+//! Readiness: waiting, with a bound, until the lab's routing has converged — judged from the
+//! routing protocols' own state, not from how long the routes have been quiet.
+//!
+//! After the startup files ran, every device is polled: its FRR daemons directly on their vty
+//! sockets ([`vty`]; no `vtysh` process), its kernel routes and addresses through `/proc`. Each
+//! daemon present on a device is judged by what its state shows, across devices where the
+//! protocol needs it (which routers share a segment comes from lab.conf, see [`net`]):
+//!
+//! - **OSPFv2/OSPFv3** ([`linkstate`]): no interface that shares a segment with another router
+//!   still `Waiting`, every expected neighbour present and in a final state (`Full`, or `2-Way`
+//!   between two DROthers), no database exchange or retransmission pending that matters,
+//!   adjacent routers holding the same database, no SPF run scheduled;
+//! - **BGP** ([`bgp`]): every configured neighbour `Established` with empty queues and every
+//!   update subgroup caught up (no coalesce timer running); a neighbour that provably cannot
+//!   come up (no route to it, nobody owns its address, its device runs no bgpd) is reported in
+//!   [`Readiness::unable`], not waited for;
+//! - **RIP/RIPng** ([`rip`]): every router heard from each neighbour, and the tables are a
+//!   fixed point (no update any router holds would change another's table); tables that stay
+//!   apart (filters, offsets) stop blocking after 5.5 s without a route change — longer than
+//!   the 1–5 s triggered-update delay;
+//! - **EIGRP** ([`eigrp`]): expected neighbours up, nothing queued, every route Passive;
+//!   **IS-IS** ([`isis`]): adjacencies Up, then 2 s of quiet;
+//! - **keepalived**: no address moved for a VRRP takeover time (3 × `advert_int` + 2 s).
+//!
+//! Static-only devices and devices without routing add nothing. On top of the protocol checks
+//! the kernel routes of every device and every item's state must have been unchanged for a
+//! short quiet period (200 ms by default), which covers the installation of the last routes
+//! and messages still in flight between routers (a BGP UPDATE just sent is in no state yet). The wait is capped: a lab
+//! that does not converge in time is returned with every item still not converged
+//! ([`Readiness::pending`]). With `FAULTBENCH_TIMING` set, every state change of every item is
+//! printed as it is seen.
+
+mod assess;
+mod bgp;
+mod eigrp;
+mod isis;
+mod linkstate;
+mod model;
+mod net;
+mod ospf;
+mod ospf6;
+mod rip;
+mod snapshot;
+mod vty;
+
+pub use model::ProtocolItem;
+pub(crate) use snapshot::Watched;
+pub use vty::{vty_command, vty_enable_command};
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// How the readiness wait ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Readiness {
+    /// Routing converged before the cap.
+    pub converged: bool,
+    /// Time spent waiting, milliseconds.
+    pub waited_ms: u64,
+    /// What was still not converged at the end (empty when converged).
+    #[serde(default)]
+    pub pending: Vec<ProtocolItem>,
+    /// Configured things that provably cannot come up (reported, not waited for), e.g. a BGP
+    /// neighbour whose address no device owns.
+    #[serde(default)]
+    pub unable: Vec<ProtocolItem>,
+    /// Differences the protocols may keep for good (e.g. RIP tables a filter keeps apart),
+    /// accepted after the routes were quiet long enough.
+    #[serde(default)]
+    pub waived: Vec<ProtocolItem>,
+}
+
+/// Polls `watched` until converged or `cap`; `base_quiet` is the minimum quiet period of the
+/// kernel routes. A `cap` of zero polls once and reports what is not converged yet.
+pub(crate) async fn wait_settled(
+    watched: &[Watched],
+    cap: Duration,
+    base_quiet: Duration,
+) -> Readiness {
+    let started = Instant::now();
+    let timing = std::env::var_os("FAULTBENCH_TIMING").is_some();
+    let routers = watched.iter().filter(|w| w.routes()).count();
+    if routers == 0 {
+        return Readiness {
+            converged: true,
+            ..Readiness::default()
+        };
+    }
+    // Every poll costs the daemons some work: poll large labs less often.
+    let poll = Duration::from_millis(50 + 5 * routers as u64);
+    let mut last_fib: Option<Vec<u64>> = None;
+    let mut last_states: BTreeMap<String, String> = BTreeMap::new();
+    let mut stable_since = Instant::now();
+    let mut polls: Vec<Duration> = Vec::new();
+    loop {
+        let poll_started = Instant::now();
+        let snaps = futures::future::join_all(watched.iter().map(snapshot::take)).await;
+        polls.push(poll_started.elapsed());
+        let a = assess::assess(&snaps, base_quiet);
+        let fib: Vec<u64> = snaps.iter().map(|s| s.fib).collect();
+        if last_fib.as_ref() != Some(&fib) {
+            if timing {
+                let changed: Vec<&str> = snaps
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, s)| last_fib.as_ref().is_none_or(|l| l[*i] != s.fib))
+                    .map(|(_, s)| s.net.device.as_str())
+                    .collect();
+                log(
+                    started,
+                    &format!("routes changed on {}", changed.join(", ")),
+                );
+            }
+            last_fib = Some(fib);
+            stable_since = Instant::now();
+        }
+        if timing {
+            print_changes(started, &last_states, &a.states);
+        }
+        // A protocol state that just changed (an update group that has just sent, a session
+        // that has just come up) may have set off messages still in flight to another router,
+        // where no state shows them yet: the states, too, must hold for the quiet period.
+        if a.states != last_states {
+            last_states = a.states.clone();
+            stable_since = Instant::now();
+        }
+        let stable_for = stable_since.elapsed();
+        let blocking = a.still_blocking(stable_for);
+        let done = blocking.is_empty() && stable_for >= a.quiet;
+        if timing && (done || started.elapsed() >= cap) {
+            let mut sorted = polls.clone();
+            sorted.sort();
+            log(
+                started,
+                &format!(
+                    "{} polls of {} devices, median {} ms, longest {} ms; quiet needed {} ms",
+                    sorted.len(),
+                    watched.len(),
+                    sorted[sorted.len() / 2].as_millis(),
+                    sorted.last().map_or(0, |d| d.as_millis()),
+                    a.quiet.as_millis()
+                ),
+            );
+        }
+        if done {
+            let waived = a.blockers.iter().map(|b| b.item.clone()).collect();
+            return Readiness {
+                converged: true,
+                waited_ms: started.elapsed().as_millis() as u64,
+                pending: Vec::new(),
+                unable: a.unable,
+                waived,
+            };
+        }
+        if started.elapsed() >= cap {
+            let mut pending: Vec<ProtocolItem> = blocking.iter().map(|b| b.item.clone()).collect();
+            // A single look (no cap) says nothing about how long routes have been quiet.
+            if pending.is_empty() && !cap.is_zero() {
+                pending.push(ProtocolItem::new(
+                    "lab",
+                    "kernel",
+                    "routes",
+                    format!(
+                        "still changing (quiet for {} ms of the {} ms needed)",
+                        stable_for.as_millis(),
+                        a.quiet.as_millis()
+                    ),
+                ));
+            }
+            return Readiness {
+                converged: false,
+                waited_ms: started.elapsed().as_millis() as u64,
+                pending,
+                unable: a.unable,
+                waived: Vec::new(),
+            };
+        }
+        tokio::time::sleep(poll).await;
+    }
+}
+
+fn log(started: Instant, what: &str) {
+    eprintln!(
+        "[faultbench timing] +{} ms {what}",
+        started.elapsed().as_millis()
+    );
+}
+
+/// Prints every item whose state differs from the previous poll.
+fn print_changes(
+    started: Instant,
+    before: &BTreeMap<String, String>,
+    now: &BTreeMap<String, String>,
+) {
+    for (k, v) in now {
+        match before.get(k) {
+            Some(old) if old == v => {}
+            Some(old) => log(started, &format!("{k}: {old} -> {v}")),
+            None => log(started, &format!("{k}: {v}")),
+        }
+    }
+    for k in before.keys().filter(|k| !now.contains_key(*k)) {
+        log(started, &format!("{k}: gone"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_lab_without_routers_is_settled_at_once() {
+        let r = wait_settled(&[], Duration::from_secs(1), Duration::from_millis(300)).await;
+        assert!(r.converged);
+        assert!(r.waited_ms < 200);
+    }
+}

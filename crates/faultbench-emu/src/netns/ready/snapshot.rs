@@ -1,0 +1,388 @@
+//! One poll of one device: which daemons run, what they report, and its kernel routes.
+
+use super::bgp::{self, BgpState};
+use super::eigrp::{self, EigrpState};
+use super::isis::{self, Adjacency};
+use super::linkstate::LinkState;
+use super::model::ProtocolItem;
+use super::net::{self, DeviceNet, IpNet};
+use super::rip::{self, RipState};
+use super::vty::{vty_command, vty_enable_command};
+use super::{ospf, ospf6};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Longest wait for one daemon's answer.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// One device to watch (every device of the lab: hosts own addresses BGP peers may point at).
+#[derive(Debug)]
+pub(crate) struct Watched {
+    pub device: String,
+    /// Host PID of the device's PID 1 (its files are under `/proc/<pid>/root`).
+    pub pid: i32,
+    /// `ethN` → collision domain, from lab.conf.
+    pub domains: HashMap<String, String>,
+    /// keepalived runs: the longest time a VRRP backup waits before taking over.
+    pub vrrp_wait: Option<Duration>,
+    /// Running configurations read once (daemon → text): what the JSON does not show.
+    configs: std::sync::Mutex<HashMap<&'static str, std::sync::Arc<OnceLock<Option<String>>>>>,
+    /// zebra's interfaces with their addresses, once they have some: the startup files have
+    /// run when readiness starts, and re-reading them costs a query per device and poll.
+    ifaces: OnceLock<HashMap<String, Vec<IpNet>>>,
+    /// bgpd's `show bgp neighbors json`, kept while `show bgp summary json` lists every
+    /// neighbour it names (the summary then has their fresh state).
+    bgp_neighbours: std::sync::Mutex<Option<Value>>,
+}
+
+impl Watched {
+    /// Watches `device` (PID 1 `pid`), whose lab.conf interfaces sit on `domains`.
+    pub(crate) fn new(device: &str, pid: i32, domains: HashMap<String, String>) -> Self {
+        let root = PathBuf::from(format!("/proc/{pid}/root"));
+        let vrrp_wait = root
+            .join("run/keepalived.pid")
+            .exists()
+            .then(|| vrrp_takeover(&root.join("etc/keepalived/keepalived.conf")));
+        Watched {
+            device: device.to_string(),
+            pid,
+            domains,
+            vrrp_wait,
+            configs: Default::default(),
+            ifaces: OnceLock::new(),
+            bgp_neighbours: Default::default(),
+        }
+    }
+
+    fn socket(&self, daemon: &str) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/root/run/frr/{daemon}.vty", self.pid))
+    }
+
+    /// The device runs FRR or keepalived (something that converges).
+    pub(crate) fn routes(&self) -> bool {
+        self.vrrp_wait.is_some()
+            || PathBuf::from(format!("/proc/{}/root/run/frr", self.pid)).is_dir()
+    }
+
+    /// `daemon`'s running configuration, read once.
+    async fn config(&self, daemon: &'static str) -> Option<String> {
+        let cell = {
+            let mut m = self.configs.lock().unwrap_or_else(|e| e.into_inner());
+            m.entry(daemon).or_default().clone()
+        };
+        if let Some(c) = cell.get() {
+            return c.clone();
+        }
+        let text = vty_enable_command(&self.socket(daemon), "show running-config", QUERY_TIMEOUT)
+            .await
+            .ok();
+        let _ = cell.set(text.clone());
+        text
+    }
+}
+
+/// A VRRP backup takes over after three advertisement intervals plus a skew below one second;
+/// the longest `advert_int` of keepalived.conf decides (1 s when unset), plus a margin.
+pub(super) fn vrrp_takeover(conf: &std::path::Path) -> Duration {
+    let advert = std::fs::read_to_string(conf)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("advert_int"))
+                .then(|| w.next().and_then(|v| v.parse::<f64>().ok()))
+                .flatten()
+        })
+        .fold(1.0f64, f64::max);
+    Duration::from_secs_f64(3.0 * advert + 2.0)
+}
+
+/// What one poll of one device found.
+#[derive(Debug, Default)]
+pub(super) struct Snapshot {
+    pub net: DeviceNet,
+    /// Digest of the kernel's routes (and, with keepalived, local addresses).
+    pub fib: u64,
+    pub daemons: Vec<&'static str>,
+    pub ospf: Option<LinkState>,
+    pub ospf6: Option<LinkState>,
+    pub bgp: Option<BgpState>,
+    pub rip: Option<RipState>,
+    pub ripng: Option<RipState>,
+    pub eigrp: Option<EigrpState>,
+    pub isis: Option<Vec<Adjacency>>,
+    pub vrrp_wait: Option<Duration>,
+    /// Daemons that did not answer.
+    pub silent: Vec<ProtocolItem>,
+}
+
+const DAEMONS: [&str; 8] = [
+    "zebra", "ospfd", "ospf6d", "bgpd", "ripd", "ripngd", "eigrpd", "isisd",
+];
+
+/// Polls one device.
+pub(super) async fn take(w: &Watched) -> Snapshot {
+    let proc_net =
+        |f: &str| std::fs::read_to_string(format!("/proc/{}/net/{f}", w.pid)).unwrap_or_default();
+    let trie = proc_net("fib_trie");
+    let (local, link_local) = net::parse_local_addrs(&trie, &proc_net("if_inet6"));
+    let mut s = Snapshot {
+        net: DeviceNet {
+            device: w.device.clone(),
+            domains: w.domains.clone(),
+            local,
+            link_local,
+            ..DeviceNet::default()
+        },
+        vrrp_wait: w.vrrp_wait,
+        ..Snapshot::default()
+    };
+    s.daemons = DAEMONS
+        .into_iter()
+        .filter(|d| w.socket(d).exists())
+        .collect();
+    if !s.daemons.is_empty() {
+        daemons(w, &mut s).await;
+    }
+    // The kernel's routes are read after the daemons answered: routes a daemon installs after
+    // its state looked final still show as a change, and restart the quiet period.
+    let trie = if w.vrrp_wait.is_some() {
+        proc_net("fib_trie")
+    } else {
+        trie
+    };
+    s.fib = fib_digest(
+        &proc_net("route"),
+        &proc_net("ipv6_route"),
+        w.vrrp_wait.map(|_| trie.as_str()),
+    );
+    s
+}
+
+/// Asks every daemon of the device for its state.
+async fn daemons(w: &Watched, s: &mut Snapshot) {
+    let mut q = Querier {
+        w,
+        silent: Vec::new(),
+    };
+    if let Some(cached) = w.ifaces.get() {
+        s.net.ifaces = cached.clone();
+    } else if let Some(v) = q.json("zebra", "show interface brief json").await {
+        s.net.ifaces = net::parse_interface_brief(&v);
+        if s.net.ifaces.values().any(|a| !a.is_empty()) {
+            let _ = w.ifaces.set(s.net.ifaces.clone());
+        }
+    }
+    if s.daemons.contains(&"ospfd") {
+        let [a, b, c] = ospf::COMMANDS;
+        let (i, f, n) = (
+            q.json("ospfd", a).await,
+            q.json("ospfd", b).await,
+            q.json("ospfd", c).await,
+        );
+        if let (Some(i), Some(f), Some(n)) = (i, f, n) {
+            s.ospf = ospf::parse(&i, &f, &n);
+        }
+    }
+    if s.daemons.contains(&"ospf6d") {
+        let [a, b, c, d] = ospf6::COMMANDS;
+        let (i, f, n, db) = (
+            q.json("ospf6d", a).await,
+            q.json("ospf6d", b).await,
+            q.json("ospf6d", c).await,
+            q.json("ospf6d", d).await,
+        );
+        if let (Some(i), Some(f), Some(n), Some(db)) = (i, f, n, db) {
+            let passive = ospf6::passive_interfaces(&w.config("ospf6d").await.unwrap_or_default());
+            s.ospf6 = ospf6::parse(&i, &f, &n, &db, &passive);
+        }
+    }
+    if s.daemons.contains(&"bgpd") {
+        s.bgp = bgp_state(&mut q).await;
+    }
+    for (daemon, routes, status) in [
+        ("ripd", "show ip rip", "show ip rip status"),
+        ("ripngd", "show ipv6 ripng", "show ipv6 ripng status"),
+    ] {
+        if !s.daemons.contains(&daemon) {
+            continue;
+        }
+        if let (Some(r), Some(st)) = (q.text(daemon, routes).await, q.text(daemon, status).await) {
+            let state = Some(rip::parse(&r, &st)).filter(RipState::configured);
+            if daemon == "ripd" {
+                s.rip = state;
+            } else {
+                s.ripng = state;
+            }
+        }
+    }
+    if s.daemons.contains(&"eigrpd")
+        && let Some(config) = w
+            .config("eigrpd")
+            .await
+            .as_deref()
+            .and_then(eigrp::parse_config)
+        && let (Some(n), Some(t)) = (
+            q.text("eigrpd", "show ip eigrp neighbors").await,
+            q.text("eigrpd", "show ip eigrp topology").await,
+        )
+    {
+        s.eigrp = Some(EigrpState {
+            config,
+            neighbours: eigrp::parse_neighbours(&n),
+            unsettled: eigrp::parse_topology(&t),
+        });
+    }
+    if s.daemons.contains(&"isisd")
+        && let Some(v) = q.json("isisd", "show isis neighbor json").await
+    {
+        let adj = isis::parse(&v);
+        s.isis = (!adj.is_empty() || v["areas"].as_array().is_some_and(|a| !a.is_empty()))
+            .then_some(adj);
+    }
+    s.silent = q.silent;
+}
+
+/// bgpd's neighbours, sessions and update groups; for each peer that is not up, whether the
+/// device has a route to it.
+async fn bgp_state(q: &mut Querier<'_>) -> Option<BgpState> {
+    let summary = q.json("bgpd", "show bgp summary json").await?;
+    let listed = |n: &Value| {
+        n.as_object().is_some_and(|m| {
+            m.keys().all(|k| {
+                summary
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .any(|(_, af)| af["peers"].get(k).is_some())
+            })
+        })
+    };
+    let cached =
+        q.w.bgp_neighbours
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+    let neighbours = match cached {
+        Some(n) if listed(&n) => n,
+        _ => {
+            let n = q.json("bgpd", "show bgp neighbors json").await?;
+            *q.w.bgp_neighbours.lock().unwrap_or_else(|e| e.into_inner()) = Some(n.clone());
+            n
+        }
+    };
+    let mut st = bgp::parse(&neighbours, &summary);
+    if st.peers.is_empty() {
+        return None;
+    }
+    let families: Vec<String> = st.table_version.keys().cloned().collect();
+    for family in families {
+        if let Some(cmd) = bgp::update_groups_command(&family)
+            && let Some(text) = q.text("bgpd", &cmd).await
+        {
+            st.subgroups
+                .extend(bgp::parse_update_groups(&family, &text));
+        }
+    }
+    if let Some(text) = q.text("bgpd", "show work-queues").await {
+        st.processing = bgp::parse_work_queues(&text);
+    }
+    for p in st.peers.iter_mut().filter(|p| p.state != "Established") {
+        let Some(addr) = p.addr() else { continue };
+        let cmd = if addr.is_ipv4() {
+            format!("show ip route {addr} json")
+        } else {
+            format!("show ipv6 route {addr} json")
+        };
+        if let Some(v) = q.json("zebra", &cmd).await {
+            p.routed = Some(v.as_object().is_some_and(|m| !m.is_empty()));
+        }
+    }
+    Some(st)
+}
+
+/// Sends commands to one device's daemons, remembering the ones that did not answer.
+struct Querier<'a> {
+    w: &'a Watched,
+    silent: Vec<ProtocolItem>,
+}
+
+impl Querier<'_> {
+    async fn text(&mut self, daemon: &'static str, cmd: &str) -> Option<String> {
+        match vty_command(&self.w.socket(daemon), cmd, QUERY_TIMEOUT).await {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let item = ProtocolItem::new(
+                    &self.w.device,
+                    daemon,
+                    "vty",
+                    format!("not answering ({e})"),
+                );
+                if !self.silent.contains(&item) {
+                    self.silent.push(item);
+                }
+                None
+            }
+        }
+    }
+
+    async fn json(&mut self, daemon: &'static str, cmd: &str) -> Option<Value> {
+        let t = self.text(daemon, cmd).await?;
+        Some(serde_json::from_str(&t).unwrap_or(Value::Null))
+    }
+}
+
+/// Digest of the kernel's IPv4 and IPv6 routes without their usage counters (and of the local
+/// addresses when a VIP may move).
+fn fib_digest(route: &str, ipv6_route: &str, trie: Option<&str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for line in route.lines().skip(1) {
+        // Iface Destination Gateway Flags RefCnt Use Metric Mask MTU Window IRTT
+        let w: Vec<&str> = line.split_whitespace().collect();
+        (w.first(), w.get(1), w.get(2), w.get(3), w.get(6), w.get(7)).hash(&mut h);
+    }
+    for line in ipv6_route.lines() {
+        // dest plen src splen nexthop metric refcnt use flags dev
+        let w: Vec<&str> = line.split_whitespace().collect();
+        (w.first(), w.get(1), w.get(4), w.get(5), w.get(8), w.get(9)).hash(&mut h);
+    }
+    trie.hash(&mut h);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_digests_ignore_usage_counters() {
+        let r = "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\neth0\t000C000A\t00000000\t0001\t0\t0\t0\t00FCFFFF\t0\t0\t0\n";
+        let used = r.replace("\t0\t0\t0\t00FC", "\t0\t7\t0\t00FC");
+        assert_eq!(fib_digest(r, "", None), fib_digest(&used, "", None));
+        let moved = r.replace("00000000\t0001", "0100000A\t0003");
+        assert_ne!(fib_digest(r, "", None), fib_digest(&moved, "", None));
+        let v6 = "20010db8000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0\n";
+        let v6_used = v6.replace("00000001 00000000 00000001", "00000003 00000009 00000001");
+        assert_eq!(fib_digest("", v6, None), fib_digest("", &v6_used, None));
+    }
+
+    #[test]
+    fn vrrp_takeover_follows_the_slowest_advert_interval() {
+        let d = tempfile::tempdir().unwrap();
+        let conf = d.path().join("keepalived.conf");
+        std::fs::write(
+            &conf,
+            "vrrp_instance A {\n  advert_int 1\n}\nvrrp_instance B {\n advert_int 3\n}\n",
+        )
+        .unwrap();
+        assert_eq!(vrrp_takeover(&conf), Duration::from_secs(11));
+        assert_eq!(
+            vrrp_takeover(&d.path().join("missing")),
+            Duration::from_secs(5)
+        );
+    }
+}
