@@ -26,7 +26,7 @@
 //!    otherwise "no fault", listing what was tested and found working.
 //!
 //! **Repair task** ([`Task::Repair`]): once the verdict is in, it applies the fixes of the
-//! findings the verdict rests on, translated into commands ([`remedy`]), and says in its answer
+//! findings the verdict rests on, translated into commands (`remedy`), and says in its answer
 //! what it ran; a healthy verdict changes nothing.
 //!
 //! In the diagnose task it never changes the network: the shell scripts only read (`cat`, `ip … show`, `ps`, `ss`,
