@@ -211,7 +211,7 @@ async fn live_part() -> bool {
     }
     let _ = lab.teardown().await;
     let _ = std::fs::remove_dir_all(&dir);
-    let worst = times.iter().cloned().fold(0.0, f64::max);
+    let worst = times.iter().copied().fold(0.0, f64::max);
     let med = median(&mut times);
     let ok2 = worst <= 2.0 && pairs_ok == 380;
     println!("\nget_reachability, 20 hosts on one LAN, all 380 ordered pairs (5 runs)");

@@ -38,7 +38,7 @@ fn main() {
                     .next()
                     .and_then(|n| n.parse().ok())
                     .filter(|n| *n > 0)
-                    .expect("--runs needs a positive number")
+                    .expect("--runs needs a positive number");
             }
             s if s.starts_with('-') => {} // libtest flags passed by cargo
             s => wanted.push(s.to_string()),

@@ -79,9 +79,16 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace
 echo "== cargo test"
+# --all-targets includes the examples; `test_my_agent` is a test target (its #[tokio::test]s run).
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+echo "== examples"
+# The examples that need no root or network run to completion (each fails on a wrong result).
+cargo run -q --example custom_agent
+cargo run -q --example custom_judge
 
 # --- real-model stage (issue 20) ---------------------------------------------------------
 # A real local model (Gemma 3 270M) behind llama.cpp's OpenAI-compatible server drives react,

@@ -6,13 +6,36 @@
 //! | `react` | [`ReactAgent`] | `gpt-5` (the paper's) |
 //! | `sade` | [`SadeAgent`] | `claude-sonnet-4-6` (the paper's) |
 //! | `external:NAME` | [`ExternalAgent`] with template `NAME` | the CLI's own |
+//!
+//! [`builtin_agents`] registers them in an [`AgentRegistry`]; a program adds its own agents
+//! next to them and gets every name-driven feature (the CLI's `--agents`, run paths, reports):
+//!
+//! ```
+//! use faultbench_agents::registry::{AgentOptions, builtin_agents};
+//! # use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
+//! # use faultbench_core::toolbox::Toolbox;
+//! # use std::sync::Arc;
+//! # struct MyAgent;
+//! # #[async_trait::async_trait]
+//! # impl Agent for MyAgent {
+//! #     fn name(&self) -> &str { "mine" }
+//! #     async fn run(&self, _: &AgentInput, _: Arc<dyn Toolbox>) -> AgentOutcome { AgentOutcome::default() }
+//! # }
+//! let mut registry = builtin_agents();
+//! registry.agent("mine", || MyAgent);
+//! let agent = registry.build("mine", &AgentOptions::default()).unwrap();
+//! assert_eq!(agent.name(), "mine");
+//! assert!(registry.names().contains(&"external:NAME".to_string()));
+//! ```
 
 use crate::{BaselineAgent, ExternalAgent, ExternalTemplates, ReactAgent, SadeAgent};
 use faultbench_core::agent::{Agent, TicketHint};
+use faultbench_core::judge::BoxError;
+use faultbench_core::registry::{Registry, RegistryError};
 use faultbench_llm::{LlmConfig, PriceTable};
 use std::sync::Arc;
 
-/// The agent names [`build_agent`] accepts (`external:NAME` stands for any template).
+/// The built-in agent names (`external:NAME` stands for any template).
 pub const AGENT_NAMES: [&str; 4] = ["baseline", "react", "sade", "external:NAME"];
 
 /// What agents are built with.
@@ -33,12 +56,74 @@ pub struct AgentOptions {
     pub ticket_hint: TicketHint,
 }
 
-/// Why an agent could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct BuildError(pub String);
+/// Agents by name, built with [`AgentOptions`].
+pub type AgentRegistry = Registry<dyn Agent, AgentOptions>;
 
-/// Builds the agent named `spec`.
+/// The built-in agents: `baseline`, `react`, `sade` and the family `external:NAME` (templates
+/// from [`AgentOptions::external`], else the built-in ones).
+pub fn builtin_agents() -> AgentRegistry {
+    let mut r = AgentRegistry::new("agent");
+    r.agent("baseline", BaselineAgent::new);
+    r.register("react", |opts: &AgentOptions| {
+        let (model, prices) = llm_model(opts, "gpt-5")?;
+        let mut a = ReactAgent::new(model)
+            .with_prices(prices)
+            .with_ticket_hint(opts.ticket_hint);
+        if let Some(m) = opts.max_output_tokens {
+            a = a.with_max_output_tokens(m);
+        }
+        Ok(Arc::new(a) as Arc<dyn Agent>)
+    });
+    r.register("sade", |opts: &AgentOptions| {
+        let (model, prices) = llm_model(opts, "claude-sonnet-4-6")?;
+        let mut a = SadeAgent::new(model)
+            .with_prices(prices)
+            .with_ticket_hint(opts.ticket_hint);
+        if let Some(m) = opts.max_output_tokens {
+            a = a.with_max_output_tokens(m);
+        }
+        Ok(Arc::new(a) as Arc<dyn Agent>)
+    });
+    r.register_family("external", |cli: &str, opts: &AgentOptions| {
+        let defaults;
+        let templates = match &opts.external {
+            Some(t) => t,
+            None => {
+                defaults = ExternalTemplates::defaults();
+                &defaults
+            }
+        };
+        let t = templates.get(cli)?.clone();
+        let mut a = ExternalAgent::new(cli, t).with_ticket_hint(opts.ticket_hint);
+        if let Some(m) = &opts.model {
+            a = a.with_model(m);
+        }
+        Ok(Arc::new(a) as Arc<dyn Agent>)
+    });
+    r
+}
+
+/// The model client and prices an LLM agent is built with: `--model`, else the configuration's
+/// default model, else the agent's own default.
+fn llm_model(
+    opts: &AgentOptions,
+    default: &str,
+) -> Result<(Arc<dyn faultbench_llm::ChatModel>, PriceTable), BoxError> {
+    let name = opts
+        .model
+        .clone()
+        .or_else(|| opts.llm.default_model.clone())
+        .unwrap_or_else(|| default.to_string());
+    let model = opts.llm.connect(&name)?;
+    let prices = match &opts.prices {
+        Some(p) => p.clone(),
+        None => opts.llm.prices()?,
+    };
+    Ok((model, prices))
+}
+
+/// Builds the built-in agent named `spec` (see [`builtin_agents`] for a registry that also
+/// holds your own).
 ///
 /// ```
 /// use faultbench_agents::registry::{AgentOptions, build_agent};
@@ -46,65 +131,8 @@ pub struct BuildError(pub String);
 /// assert_eq!(agent.name(), "baseline");
 /// assert!(build_agent("gpt-agent", &AgentOptions::default()).err().unwrap().to_string().contains("react"));
 /// ```
-pub fn build_agent(spec: &str, opts: &AgentOptions) -> Result<Arc<dyn Agent>, BuildError> {
-    let spec = spec.trim();
-    let llm_model = |default: &str| -> Result<_, BuildError> {
-        let name = opts
-            .model
-            .clone()
-            .or_else(|| opts.llm.default_model.clone())
-            .unwrap_or_else(|| default.to_string());
-        let model = opts
-            .llm
-            .connect(&name)
-            .map_err(|e| BuildError(format!("agent `{spec}`: {e}")))?;
-        let prices = match &opts.prices {
-            Some(p) => p.clone(),
-            None => opts.llm.prices().map_err(|e| BuildError(e.to_string()))?,
-        };
-        Ok((model, prices))
-    };
-    match spec {
-        "baseline" => Ok(Arc::new(BaselineAgent::new())),
-        "react" => {
-            let (model, prices) = llm_model("gpt-5")?;
-            let mut a = ReactAgent::new(model)
-                .with_prices(prices)
-                .with_ticket_hint(opts.ticket_hint);
-            if let Some(m) = opts.max_output_tokens {
-                a = a.with_max_output_tokens(m);
-            }
-            Ok(Arc::new(a))
-        }
-        "sade" => {
-            let (model, prices) = llm_model("claude-sonnet-4-6")?;
-            let mut a = SadeAgent::new(model)
-                .with_prices(prices)
-                .with_ticket_hint(opts.ticket_hint);
-            if let Some(m) = opts.max_output_tokens {
-                a = a.with_max_output_tokens(m);
-            }
-            Ok(Arc::new(a))
-        }
-        other => match other.strip_prefix("external:") {
-            Some(cli) if !cli.is_empty() => {
-                let templates = opts
-                    .external
-                    .clone()
-                    .unwrap_or_else(ExternalTemplates::defaults);
-                let t = templates.get(cli).map_err(|e| BuildError(e.0))?.clone();
-                let mut a = ExternalAgent::new(cli, t).with_ticket_hint(opts.ticket_hint);
-                if let Some(m) = &opts.model {
-                    a = a.with_model(m);
-                }
-                Ok(Arc::new(a))
-            }
-            _ => Err(BuildError(format!(
-                "unknown agent `{other}`; choose one of {}",
-                AGENT_NAMES.join(", ")
-            ))),
-        },
-    }
+pub fn build_agent(spec: &str, opts: &AgentOptions) -> Result<Arc<dyn Agent>, RegistryError> {
+    builtin_agents().build(spec, opts)
 }
 
 #[cfg(test)]
@@ -134,7 +162,7 @@ mod tests {
         let Err(e) = build_agent("external:cursor", &opts) else {
             panic!("built")
         };
-        assert!(e.0.contains("claude-code"), "{e}");
+        assert!(e.to_string().contains("claude-code"), "{e}");
         assert!(build_agent("external:", &opts).is_err());
     }
 
@@ -151,7 +179,7 @@ mod tests {
             let Err(e) = build_agent("react", &opts) else {
                 panic!("built")
             };
-            assert!(e.0.contains("OPENAI_API_KEY"), "{e}");
+            assert!(e.to_string().contains("OPENAI_API_KEY"), "{e}");
         }
     }
 }

@@ -51,7 +51,7 @@ fn labs_owned_by(pid: u32) -> Vec<String> {
         .filter_map(|e| {
             let text = std::fs::read_to_string(e.path().join("state.json")).ok()?;
             let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-            (v["owner"]["pid"].as_u64() == Some(pid as u64))
+            (v["owner"]["pid"].as_u64() == Some(u64::from(pid)))
                 .then(|| e.file_name().to_string_lossy().into_owned())
         })
         .collect()

@@ -4,6 +4,7 @@
 //! when runs are re-judged. The judge model is a local server speaking the OpenAI
 //! chat-completions wire format.
 
+use faultbench_core::scenario::AxisKind;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use wiremock::matchers::{method, path};
@@ -168,7 +169,7 @@ async fn judge_failed_runs_are_completed_later_without_rerunning_agents() {
         for v in scores
             .per_axis
             .iter()
-            .filter(|v| v.kind == "must" || v.kind == "bonus")
+            .filter(|v| matches!(v.kind, AxisKind::Must | AxisKind::Bonus))
         {
             assert_eq!(v.score, 1.0, "{v:?}");
         }

@@ -321,6 +321,7 @@ async fn serve_is_loopback_only_serves_only_the_site_and_stops_on_ctrl_c() {
     b.screenshot(&artefacts().join("served.png")).await;
     b.close().await;
 
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }

@@ -235,6 +235,20 @@ impl AgentOutcome {
         }
     }
 
+    /// A finished answer from a structured verdict: its final text is `d.render()`, the
+    /// `=== DIAGNOSIS ===` block every judge reads.
+    ///
+    /// ```
+    /// use faultbench_core::{AgentOutcome, Diagnosis};
+    /// let d = Diagnosis { is_anomaly: Some(true), faulty_devices: vec!["r1".into()],
+    ///     text: "ospfd is down on r1".into(), parsed_ok: true };
+    /// let out = AgentOutcome::from_diagnosis(d.clone());
+    /// assert_eq!(out.diagnosis(), d);
+    /// ```
+    pub fn from_diagnosis(d: Diagnosis) -> Self {
+        AgentOutcome::answer(d.render())
+    }
+
     /// An agent that failed before answering.
     pub fn failed(error: impl Into<String>) -> Self {
         AgentOutcome {
@@ -277,6 +291,44 @@ pub trait Agent: Send + Sync {
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome;
 }
 
+#[async_trait::async_trait]
+impl<T: Agent + ?Sized> Agent for Arc<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn model(&self) -> Option<&str> {
+        (**self).model()
+    }
+    fn prompt_version(&self) -> Option<String> {
+        (**self).prompt_version()
+    }
+    fn max_output_tokens(&self) -> Option<u32> {
+        (**self).max_output_tokens()
+    }
+    async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
+        (**self).run(input, tools).await
+    }
+}
+
+#[async_trait::async_trait]
+impl<T: Agent + ?Sized> Agent for Box<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn model(&self) -> Option<&str> {
+        (**self).model()
+    }
+    fn prompt_version(&self) -> Option<String> {
+        (**self).prompt_version()
+    }
+    fn max_output_tokens(&self) -> Option<u32> {
+        (**self).max_output_tokens()
+    }
+    async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
+        (**self).run(input, tools).await
+    }
+}
+
 /// Whether LLM agents are told that the ticket may be inaccurate — an experiment arm of its own.
 ///
 /// The paper's agents were told nothing about the ticket's reliability (trust in a wrong ticket
@@ -288,7 +340,7 @@ pub trait Agent: Send + Sync {
 /// use faultbench_core::agent::TicketHint;
 /// assert_eq!("skeptical".parse::<TicketHint>().unwrap(), TicketHint::Skeptical);
 /// assert_eq!(TicketHint::default().to_string(), "none");
-/// assert!("maybe".parse::<TicketHint>().unwrap_err().contains("none, skeptical"));
+/// assert!("maybe".parse::<TicketHint>().unwrap_err().to_string().contains("none, skeptical"));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -319,12 +371,17 @@ impl std::fmt::Display for TicketHint {
     }
 }
 
+/// A ticket hint name that is neither `none` nor `skeptical`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown ticket hint `{0}` (expected one of: none, skeptical)")]
+pub struct UnknownTicketHint(pub String);
+
 impl std::str::FromStr for TicketHint {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownTicketHint;
+    fn from_str(s: &str) -> Result<Self, UnknownTicketHint> {
         TicketHint::ALL
             .into_iter()
             .find(|h| h.as_str() == s.trim())
-            .ok_or_else(|| format!("unknown ticket hint `{s}` (expected one of: none, skeptical)"))
+            .ok_or_else(|| UnknownTicketHint(s.to_string()))
     }
 }

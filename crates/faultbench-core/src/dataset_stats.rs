@@ -22,7 +22,7 @@ pub(crate) fn compute(ds: &Dataset, opts: &StatsOptions) -> DatasetStats {
         violations.push(Violation {
             path: path.to_path_buf(),
             message,
-        })
+        });
     };
     for l in crate::category::Layer::FOLDERS {
         st.layers.insert(l.as_str().to_string(), 0);

@@ -10,8 +10,8 @@
 //! `assert-` axes are mechanical ([`check_assertion`]) and shared by every judge.
 //!
 //! ```
-//! use faultbench_core::judge::{AxisVerdict, Judge, JudgeError, JudgeInput, Scores, check_assertion, outcome_score};
-//! use faultbench_core::scenario::{AxisKind, Scenario};
+//! use faultbench_core::judge::{AxisVerdict, Judge, JudgeError, JudgeInput, OutcomeRule, Scores, check_assertion, outcome_score};
+//! use faultbench_core::scenario::Scenario;
 //!
 //! /// Scores only the mechanical axes; everything else fails.
 //! struct AssertsOnly;
@@ -24,7 +24,7 @@
 //!             let pass = axis.assertion().is_some_and(|a| check_assertion(&a, input.diagnosis));
 //!             scores.push_axis(AxisVerdict::new(axis, pass, "mechanical"));
 //!         }
-//!         scores.finish();
+//!         scores.finish(OutcomeRule::Release);
 //!         Ok(scores)
 //!     }
 //! }
@@ -45,6 +45,8 @@ use crate::agent::Usage;
 use crate::diagnosis::Diagnosis;
 use crate::scenario::{Assertion, AxisKind, Scenario, ScoringAxis};
 use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::sync::Arc;
 
 /// Weight of the required axes in the outcome score.
 pub const W_REQUIRED: f64 = 0.7;
@@ -84,8 +86,8 @@ impl<'a> JudgeInput<'a> {
 pub struct AxisVerdict {
     /// The axis line (or `fix`, `reason:grounding`, …).
     pub axis: String,
-    /// `assert`, `must`, `bonus`, `fix` or `reason-dim`.
-    pub kind: String,
+    /// How it counts: required (`assert`, `must`), `bonus`, `fix` or a reasoning dimension.
+    pub kind: AxisKind,
     /// 1.0 pass, 0.0 fail; fix 0/0.5/1; reasoning dims 0–10.
     pub score: f64,
     /// One line of why.
@@ -95,16 +97,26 @@ pub struct AxisVerdict {
 impl AxisVerdict {
     /// A pass/fail verdict on a scoring axis.
     pub fn new(axis: &ScoringAxis, pass: bool, rationale: impl Into<String>) -> Self {
-        let kind = match axis.kind() {
-            AxisKind::Assert => "assert",
-            AxisKind::Must => "must",
-            AxisKind::Bonus => "bonus",
-            AxisKind::Reasoning => "reason",
-        };
         AxisVerdict {
             axis: axis.raw.clone(),
-            kind: kind.to_string(),
+            kind: axis.kind(),
             score: if pass { 1.0 } else { 0.0 },
+            rationale: rationale.into(),
+        }
+    }
+
+    /// A graded verdict that is not a pass/fail scoring axis: the fix score (`[FIX]`, 0/0.5/1)
+    /// or a reasoning dimension (`reason:grounding`, 0–10).
+    pub fn graded(
+        axis: impl Into<String>,
+        kind: AxisKind,
+        score: f64,
+        rationale: impl Into<String>,
+    ) -> Self {
+        AxisVerdict {
+            axis: axis.into(),
+            kind,
+            score,
             rationale: rationale.into(),
         }
     }
@@ -202,23 +214,25 @@ impl Scores {
     /// not counted).
     pub fn push_axis(&mut self, v: AxisVerdict) {
         let pass = v.score >= 1.0;
-        match v.kind.as_str() {
-            "assert" | "must" => {
+        match v.kind {
+            AxisKind::Assert | AxisKind::Must => {
                 self.must_total += 1;
-                self.must_passed += pass as u32;
+                self.must_passed += u32::from(pass);
             }
-            "bonus" => {
+            AxisKind::Bonus => {
                 self.bonus_total += 1;
-                self.bonus_passed += pass as u32;
+                self.bonus_passed += u32::from(pass);
             }
-            _ => {}
+            AxisKind::Fix | AxisKind::Reasoning => {}
         }
         self.per_axis.push(v);
     }
 
-    /// Computes `outcome` from the counters.
-    pub fn finish(&mut self) {
-        self.outcome = outcome_score(
+    /// Computes `outcome` from the pass counters under `rule` ([`OutcomeRule::Release`] for
+    /// the paper's numbers). Every shipped judge ends with it, so the counters and the outcome
+    /// never disagree.
+    pub fn finish(&mut self, rule: OutcomeRule) {
+        self.outcome = rule.score(
             self.must_passed,
             self.must_total,
             self.bonus_passed,
@@ -278,14 +292,14 @@ impl OutcomeRule {
         let mut den = 0.0;
         if must_total > 0 {
             let f = match self {
-                OutcomeRule::Release => must_passed as f64 / must_total as f64,
-                OutcomeRule::Strict => (must_passed == must_total) as u8 as f64,
+                OutcomeRule::Release => f64::from(must_passed) / f64::from(must_total),
+                OutcomeRule::Strict => f64::from(u8::from(must_passed == must_total)),
             };
             num += W_REQUIRED * f;
             den += W_REQUIRED;
         }
         if bonus_total > 0 {
-            num += W_BONUS * bonus_passed as f64 / bonus_total as f64;
+            num += W_BONUS * f64::from(bonus_passed) / f64::from(bonus_total);
             den += W_BONUS;
         }
         if den == 0.0 {
@@ -338,18 +352,25 @@ pub fn check_assertion(a: &Assertion, d: &Diagnosis) -> bool {
     }
 }
 
+/// Any error a judge passes on as the cause of a [`JudgeError`].
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Why a judge could not score a run (the run keeps its diagnosis and gets `judge_failed`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// The cause stays reachable through [`std::error::Error::source`] (e.g. the model client's
+/// error, to tell an HTTP 503 from a refused key); a plain message converts too:
+/// `JudgeError::Unavailable("HTTP 503 three times".into())`.
+#[derive(Debug, thiserror::Error)]
 pub enum JudgeError {
     /// The judge model could not be reached or kept failing.
     #[error("judge unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] BoxError),
     /// The judge answered, but not in the required shape, even after a repair attempt.
     #[error("judge answer invalid: {0}")]
     InvalidAnswer(String),
-    /// Anything else.
-    #[error("{0}")]
-    Other(String),
+    /// A user judge's own failure.
+    #[error("judge failed: {0}")]
+    Failed(#[from] BoxError),
 }
 
 /// Scores diagnoses.
@@ -372,6 +393,104 @@ pub trait Judge: Send + Sync {
     /// Scores one diagnosis. The scores carry the judge's own spend for this run
     /// ([`Scores::usage`], [`Scores::cost_usd`]) when the judge knows it.
     async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError>;
+}
+
+#[async_trait::async_trait]
+impl<T: Judge + ?Sized> Judge for Arc<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn model(&self) -> Option<&str> {
+        (**self).model()
+    }
+    fn prompt_version(&self) -> Option<String> {
+        (**self).prompt_version()
+    }
+    async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
+        (**self).judge(input).await
+    }
+}
+
+#[async_trait::async_trait]
+impl<T: Judge + ?Sized> Judge for Box<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn model(&self) -> Option<&str> {
+        (**self).model()
+    }
+    fn prompt_version(&self) -> Option<String> {
+        (**self).prompt_version()
+    }
+    async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
+        (**self).judge(input).await
+    }
+}
+
+/// What a closure judge is given: the scenario and diagnosis of [`JudgeInput`], owned, so that
+/// the closure's future may hold them across awaits.
+#[derive(Clone)]
+pub struct OwnedJudgeInput {
+    /// The scenario, as its spec.
+    pub scenario: crate::ScenarioSpec,
+    /// The parsed diagnosis.
+    pub diagnosis: Diagnosis,
+    /// The bounded trace digest (empty when unknown).
+    pub trace_digest: String,
+}
+
+/// A judge made from a closure; see [`judge_fn`].
+pub struct FnJudge<F> {
+    name: String,
+    f: F,
+}
+
+/// A judge from a name and an async closure over the run's input:
+///
+/// ```
+/// use faultbench_core::judge::{AxisVerdict, Judge, JudgeInput, OutcomeRule, Scores, judge_fn};
+/// use faultbench_core::scenario::Scenario;
+///
+/// // Passes every axis whose text names a blamed device.
+/// let judge = judge_fn("names-a-device", |input| async move {
+///     let mut s = Scores::new("names-a-device");
+///     for axis in input.scenario.scoring_axes() {
+///         let pass = input.diagnosis.faulty_devices.iter().any(|d| axis.raw.contains(d.as_str()));
+///         s.push_axis(AxisVerdict::new(axis, pass, "device named"));
+///     }
+///     s.finish(OutcomeRule::Release);
+///     Ok(s)
+/// });
+/// assert_eq!(judge.name(), "names-a-device");
+/// ```
+pub fn judge_fn<F, Fut>(name: impl Into<String>, f: F) -> FnJudge<F>
+where
+    F: Fn(OwnedJudgeInput) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Scores, JudgeError>> + Send,
+{
+    FnJudge {
+        name: name.into(),
+        f,
+    }
+}
+
+#[async_trait::async_trait]
+impl<F, Fut> Judge for FnJudge<F>
+where
+    F: Fn(OwnedJudgeInput) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Scores, JudgeError>> + Send,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+    async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
+        let owned = OwnedJudgeInput {
+            scenario: input.scenario.spec().clone(),
+            diagnosis: input.diagnosis.clone(),
+            trace_digest: input.trace_digest.to_string(),
+        };
+        (self.f)(owned).await
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! - [`Diagnosis`]: the agent's `=== DIAGNOSIS ===` answer;
 //! - the four traits the pipeline is built from — [`Emulator`] (labs), [`Toolbox`] (tools),
 //!   [`Agent`] and [`Judge`] — each small, so that behaviour composes by wrapping;
-//! - [`RunStatus`] and [`Scores`]: how a run ended and what it earned.
+//! - [`RunStatus`] and [`Scores`]: how a run ended and what it earned;
+//! - [`Registry`]: names → agents, judges, emulators (how the CLI and user programs pick them).
 //!
 //! ```
 //! use faultbench_core::{Category, Diagnosis, ScenarioSpec, Scenario};
@@ -40,6 +41,7 @@ pub mod lab;
 pub mod phases;
 pub mod pipeline;
 pub mod record;
+pub mod registry;
 pub mod repair;
 pub mod report;
 pub mod scenario;
@@ -55,7 +57,8 @@ pub use category::{Category, Layer};
 pub use diagnosis::{Diagnosis, DiagnosisError};
 pub use emulator::{Command, EmuError, Emulator, ExecOutput, Lab, LabRequest};
 pub use ids::{ScenarioId, TopologyId};
-pub use judge::{Judge, JudgeError, JudgeInput, Scores};
+pub use judge::{Judge, JudgeError, JudgeInput, Scores, judge_fn};
+pub use registry::{Registry, RegistryError};
 pub use scenario::{Scenario, ScenarioError, ScenarioFile, ScenarioSpec};
 pub use status::RunStatus;
 pub use toolbox::{ToolError, ToolOutput, ToolSpec, Toolbox};

@@ -51,7 +51,7 @@ pub fn rfc3339(secs: i64) -> String {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rem / 3600,
@@ -552,7 +552,7 @@ impl RunRecord {
                 .as_ref()
                 .filter(|_| scored)
                 .and_then(|s| s.reasoning),
-            tool_calls: outcome.map(|o| o.tool_calls as u64).unwrap_or(0),
+            tool_calls: outcome.map(|o| u64::from(o.tool_calls)).unwrap_or(0),
             in_tokens: usage.input_tokens,
             cache_read_tokens: usage.cache_read_tokens,
             cache_write_tokens: usage.cache_write_tokens,

@@ -55,13 +55,18 @@ impl std::fmt::Display for Task {
     }
 }
 
+/// A task name that is neither `diagnose` nor `repair`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown task `{0}` (expected one of: diagnose, repair)")]
+pub struct UnknownTask(pub String);
+
 impl std::str::FromStr for Task {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownTask;
+    fn from_str(s: &str) -> Result<Self, UnknownTask> {
         Task::ALL
             .into_iter()
             .find(|t| t.as_str() == s.trim())
-            .ok_or_else(|| format!("unknown task `{s}` (expected one of: diagnose, repair)"))
+            .ok_or_else(|| UnknownTask(s.to_string()))
     }
 }
 

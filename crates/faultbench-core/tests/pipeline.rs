@@ -173,7 +173,7 @@ impl Judge for AssertJudge {
                 .is_some_and(|x| faultbench_core::judge::check_assertion(&x, i.diagnosis));
             s.push_axis(faultbench_core::judge::AxisVerdict::new(a, pass, ""));
         }
-        s.finish();
+        s.finish(faultbench_core::judge::OutcomeRule::Release);
         Ok(s)
     }
 }

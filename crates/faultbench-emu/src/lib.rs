@@ -13,5 +13,6 @@ pub mod hostcaps;
 pub mod kathara;
 pub mod mock;
 pub mod netns;
+pub mod registry;
 pub mod shims;
 pub mod tools;

@@ -301,7 +301,7 @@ async fn an_unreachable_engine_is_an_environment_error_and_leaves_nothing() {
 async fn a_startup_that_never_ends_fails_the_deploy_and_cleans_up() {
     let rig = Rig::new();
     let emu = rig.emulator(&["KATHARA_STANDIN_NEVER_READY=router2"], |c| {
-        c.ready_timeout_secs = 3
+        c.ready_timeout_secs = 3;
     });
     let t0 = Instant::now();
     let e = emu
@@ -322,7 +322,7 @@ async fn a_startup_that_never_ends_fails_the_deploy_and_cleans_up() {
 async fn a_device_that_is_not_running_fails_the_deploy() {
     let rig = Rig::new();
     let emu = rig.emulator(&["KATHARA_STANDIN_EXITED=pc2"], |c| {
-        c.ready_timeout_secs = 3
+        c.ready_timeout_secs = 3;
     });
     let e = emu
         .deploy(&LabRequest::new(simple_bgp()))

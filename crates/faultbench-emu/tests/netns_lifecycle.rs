@@ -183,7 +183,7 @@ fn cycles_with_random_kills_leave_nothing_after_gc() {
     let links_before = host_links();
     let mounts_before = host_mounts_mentioning("faultbench");
     let exe = std::env::current_exe().unwrap();
-    let mut seed = std::process::id() as u64 ^ 0x9e37_79b9_7f4a_7c15;
+    let mut seed = u64::from(std::process::id()) ^ 0x9e37_79b9_7f4a_7c15;
     let mut rand = move |n: u64| {
         seed ^= seed << 13;
         seed ^= seed >> 7;

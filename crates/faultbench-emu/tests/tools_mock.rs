@@ -609,7 +609,7 @@ async fn bad_arguments_are_rejected_before_anything_runs() {
                 assert!(
                     e.to_string().contains(want),
                     "{name}({args}): `{e}` lacks `{want}`"
-                )
+                );
             }
             other => panic!("{name}({args}) should be invalid, got {other:?}"),
         }

@@ -30,6 +30,7 @@
 
 use faultbench_core::Category;
 use faultbench_core::judge::Scores;
+use faultbench_core::scenario::AxisKind;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -46,7 +47,7 @@ pub struct Tally {
 impl Tally {
     fn add(&mut self, agree: bool) {
         self.total += 1;
-        self.agree += agree as usize;
+        self.agree += usize::from(agree);
     }
 
     /// agree / total (0 when empty).
@@ -123,15 +124,15 @@ pub struct Agreement {
 }
 
 /// The family an axis line belongs to, for the per-axis breakdown.
-pub fn axis_family(axis: &str, kind: &str) -> String {
+pub fn axis_family(axis: &str, kind: AxisKind) -> String {
     let slug = axis.split(':').next().unwrap_or("").trim();
     match kind {
-        "assert" => slug.to_string(),
-        "must" if slug == "must-identify-device" || slug == "must-identify-component" => {
+        AxisKind::Assert => slug.to_string(),
+        AxisKind::Must if slug == "must-identify-device" || slug == "must-identify-component" => {
             slug.to_string()
         }
-        "must" => "must-other".into(),
-        other => other.to_string(),
+        AxisKind::Must => "must-other".into(),
+        other => other.as_str().to_string(),
     }
 }
 
@@ -150,8 +151,8 @@ impl Agreement {
         let (ca, cb) = (a.is_correct(), b.is_correct());
         let same = ca == cb;
         self.runs += 1;
-        self.outcome_agree += same as usize;
-        self.confusion[ca as usize][cb as usize] += 1;
+        self.outcome_agree += usize::from(same);
+        self.confusion[usize::from(ca)][usize::from(cb)] += 1;
         self.outcome_abs_diff += (a.outcome - b.outcome).abs();
         self.by_category
             .entry(category.label().to_string())
@@ -162,11 +163,7 @@ impl Agreement {
             .or_default()
             .add(same);
         let mut splits = Vec::new();
-        for va in a
-            .per_axis
-            .iter()
-            .filter(|v| matches!(v.kind.as_str(), "assert" | "must" | "bonus"))
-        {
+        for va in a.per_axis.iter().filter(|v| v.kind.counts_for_outcome()) {
             let Some(vb) = b
                 .per_axis
                 .iter()
@@ -176,7 +173,7 @@ impl Agreement {
             };
             let (pa, pb) = (va.score >= 1.0, vb.score >= 1.0);
             self.by_axis_family
-                .entry(axis_family(&va.axis, &va.kind))
+                .entry(axis_family(&va.axis, va.kind))
                 .or_default()
                 .add(pa == pb);
             if pa != pb {
@@ -378,7 +375,7 @@ mod tests {
         for (axis, kind, pass) in axes {
             s.per_axis.push(AxisVerdict {
                 axis: axis.to_string(),
-                kind: kind.to_string(),
+                kind: kind.parse().unwrap(),
                 score: if *pass { 1.0 } else { 0.0 },
                 rationale: String::new(),
             });
@@ -436,10 +433,10 @@ mod tests {
     #[test]
     fn families() {
         assert_eq!(
-            axis_family("assert-identifies: r1", "assert"),
+            axis_family("assert-identifies: r1", AxisKind::Assert),
             "assert-identifies"
         );
-        assert_eq!(axis_family("must-explain-x", "must"), "must-other");
-        assert_eq!(axis_family("bonus-y: z", "bonus"), "bonus");
+        assert_eq!(axis_family("must-explain-x", AxisKind::Must), "must-other");
+        assert_eq!(axis_family("bonus-y: z", AxisKind::Bonus), "bonus");
     }
 }

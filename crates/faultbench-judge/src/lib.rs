@@ -17,6 +17,7 @@
 
 pub mod agree;
 pub mod llm;
+pub mod registry;
 pub mod release;
 pub mod rubric;
 pub mod saved;

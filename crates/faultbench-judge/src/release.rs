@@ -21,7 +21,7 @@
 
 use faultbench_core::judge::{AxisVerdict, ReasoningDims, Scores};
 use faultbench_core::scenario::{
-    Headers, Injection, InjectionStep, ScenarioError, ScenarioSpec, Section, section,
+    AxisKind, Headers, Injection, InjectionStep, ScenarioError, ScenarioSpec, Section, section,
 };
 use faultbench_core::{Category, Diagnosis};
 use serde::Deserialize;
@@ -164,7 +164,7 @@ struct RawDims {
 #[derive(Deserialize)]
 struct RawAxis {
     axis: String,
-    kind: String,
+    kind: AxisKind,
     score: f64,
     #[serde(default)]
     rationale: String,

@@ -239,8 +239,17 @@ async fn an_unreachable_model_is_unavailable() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, JudgeError::Unavailable(m) if m.contains("503")),
+        matches!(&err, JudgeError::Unavailable(m) if m.to_string().contains("503")),
         "{err:?}"
+    );
+    // The model client's error is the source, not just its text.
+    let source = std::error::Error::source(&err).expect("a source");
+    assert!(
+        matches!(
+            source.downcast_ref::<LlmError>(),
+            Some(LlmError::GaveUp { attempts: 3, .. })
+        ),
+        "{source:?}"
     );
 }
 

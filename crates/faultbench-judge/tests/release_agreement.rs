@@ -98,7 +98,7 @@ fn rubric_agrees_with_the_release_llm_judge_on_correctness() {
         let ours = rubric.score(&r.scenario, diagnosis);
         ag.add(&r.label, r.category(), &r.group, &ours, recorded);
         judged += 1;
-        always_correct += recorded.is_correct() as usize;
+        always_correct += usize::from(recorded.is_correct());
     }
     println!("{}", ag.render(true));
     println!(

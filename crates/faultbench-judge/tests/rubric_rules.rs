@@ -3,7 +3,7 @@
 
 use faultbench_core::Diagnosis;
 use faultbench_core::judge::Scores;
-use faultbench_core::scenario::{ScenarioFile, ScenarioSpec};
+use faultbench_core::scenario::{AxisKind, ScenarioFile, ScenarioSpec};
 use faultbench_judge::RubricJudge;
 use faultbench_judge::rubric::{Policy, PolicyBook};
 use faultbench_testkit::release_for_test;
@@ -181,7 +181,11 @@ fn blaming_a_documented_intentional_policy_fails_the_health_axes() {
         "pc1 reaches srv1 with 0% loss, but the ACL on fw1 drops pc2 traffic: that is the fault.",
     );
     let s = RubricJudge::new().score(&sc, &blames_acl);
-    let bonus = s.per_axis.iter().find(|v| v.kind == "bonus").unwrap();
+    let bonus = s
+        .per_axis
+        .iter()
+        .find(|v| v.kind == AxisKind::Bonus)
+        .unwrap();
     assert_eq!(bonus.score, 0.0, "{s:#?}");
     assert!(
         bonus.rationale.contains("intentional policy"),

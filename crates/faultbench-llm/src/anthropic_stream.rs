@@ -94,7 +94,7 @@ pub fn apply_event(p: &mut Partial, kind: &str, data: &Value) -> Result<bool, St
 /// The stop reason for a `stop_reason` (none: a finished turn).
 pub fn stop_reason(s: Option<&str>) -> StopReason {
     match s {
-        Some("end_turn") | Some("stop_sequence") | None => StopReason::EndTurn,
+        Some("end_turn" | "stop_sequence") | None => StopReason::EndTurn,
         Some("tool_use") => StopReason::ToolUse,
         Some("max_tokens") => StopReason::MaxTokens,
         Some("refusal") => StopReason::ContentFilter,

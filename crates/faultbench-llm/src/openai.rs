@@ -234,7 +234,7 @@ impl OpenAiClient {
                     .iter()
                     .filter_map(|x| x.get("text").and_then(Value::as_str))
                     .collect::<Vec<_>>()
-                    .join("\n")
+                    .join("\n");
             }
             Some(other) => return Err(malformed(format!("unexpected `content`: {other}"))),
         }

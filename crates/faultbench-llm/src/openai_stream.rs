@@ -92,7 +92,7 @@ pub fn finish_reason(finish: Option<&str>, has_calls: bool) -> StopReason {
     match finish {
         Some("stop") | None if has_calls => StopReason::ToolUse,
         Some("stop") | None => StopReason::EndTurn,
-        Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
+        Some("tool_calls" | "function_call") => StopReason::ToolUse,
         Some("length") => StopReason::MaxTokens,
         Some("content_filter") => StopReason::ContentFilter,
         Some(other) => StopReason::Other(other.to_string()),

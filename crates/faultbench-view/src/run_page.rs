@@ -266,7 +266,7 @@ fn phases_table(v: &Value, sh: Shape) -> String {
     ordered.sort_by_key(|(k, _)| {
         (
             ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()),
-            k.to_string(),
+            (*k).clone(),
         )
     });
     for (name, p) in ordered {

@@ -136,7 +136,7 @@ pub fn write_all(runs: &[RunSummary], out: &Path) -> Result<usize, ViewError> {
                             "<td>{value} <span class=\"badge st-{}\">{}</span></td>",
                             status_class(&r.status),
                             esc(&r.status)
-                        ))
+                        ));
                     }
                     None => body.push_str("<td class=\"muted\">–</td>"),
                 }

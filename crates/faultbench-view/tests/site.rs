@@ -85,7 +85,7 @@ fn hostile_record(agent: &str, pass: u32, model: &str) -> RunRecord {
         let a = spec.scoring_axes().iter().find(|x| x.raw == axis).unwrap();
         scores.push_axis(AxisVerdict::new(a, pass, format!("because {SCRIPT}")));
     }
-    scores.finish();
+    scores.finish(faultbench_core::judge::OutcomeRule::Release);
     RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {

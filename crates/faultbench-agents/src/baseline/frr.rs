@@ -171,7 +171,7 @@ impl Config {
                             .push(line.to_string());
                         Sec::Skip
                     }
-                    (Some("frr"), _) | (Some("hostname"), _) | (Some("Building"), _) => {
+                    (Some("frr" | "hostname" | "Building"), _) => {
                         c.understood = true;
                         Sec::Top
                     }
@@ -305,7 +305,7 @@ fn ospf_line(o: &mut Ospf, w: &[&str]) {
         }
         ["redistribute", kind, ..] => o.originates.push(format!("redistribute {kind}")),
         ["default-information", "originate", ..] => {
-            o.originates.push("default-information originate".into())
+            o.originates.push("default-information originate".into());
         }
         _ => {}
     }

@@ -4,11 +4,11 @@
 //! engineer with a checklist:
 //!
 //! 1. **Reachability.** `get_reachability` (the paper's first move).
-//! 2. **Inventory.** One read-only script per device through `exec_shell` ([`probe`]): links,
+//! 2. **Inventory.** One read-only script per device through `exec_shell` (`probe`): links,
 //!    addresses, routes, forwarding flag, processes, listening sockets, enabled FRR daemons,
 //!    resolvers, packet filters and NAT, traffic shaping. Under the read-only policy (shell
 //!    refused) it falls back to `get_host_net_config`, `netstat` and `cat_file`.
-//! 3. **Roles from evidence** ([`lan`]): routing daemons, addressed interfaces, bridges and
+//! 3. **Roles from evidence** (`lan`): routing daemons, addressed interfaces, bridges and
 //!    service ports decide who is a router, switch, server or host — never the name alone
 //!    (`cs_lab1` is a host because it has one address and no routing daemon).
 //! 4. **Control plane.** For each router: the running configuration and the state of the
@@ -16,17 +16,17 @@
 //! 5. **Traffic.** Pings, in parallel inside each source, from one end host per LAN (plus the
 //!    ticket's hosts and any suspect) to every end host and LAN gateway; DNS queries from the
 //!    hosts to their lab resolvers; the ticket's web names and addresses.
-//! 6. **Rules** ([`rules`]): fault signatures of every family the benchmark uses, each naming
+//! 6. **Rules** (`rules`): fault signatures of every family the benchmark uses, each naming
 //!    the device and the component; failing pings are walked hop by hop over the collected
-//!    routes and filters ([`path`]) to find where they stop. When the ticket reports an
-//!    Internet problem, a campus host also pings the lab's outside devices ([`outside`]), and
+//!    routes and filters (`path`) to find where they stop. When the ticket reports an
+//!    Internet problem, a campus host also pings the lab's outside devices (`outside`), and
 //!    a failure there is checked against the edge router's source NAT.
-//! 7. **Verdict** ([`verdict`]): faulty only with concrete evidence (a weight-3 finding, or lab
+//! 7. **Verdict** (`verdict`): faulty only with concrete evidence (a weight-3 finding, or lab
 //!    traffic that fails for a reason other than a deliberate-looking access policy);
 //!    otherwise "no fault", listing what was tested and found working.
 //!
 //! **Repair task** ([`Task::Repair`]): once the verdict is in, it applies the fixes of the
-//! findings the verdict rests on, translated into commands ([`remedy`]), and says in its answer
+//! findings the verdict rests on, translated into commands (`remedy`), and says in its answer
 //! what it ran; a healthy verdict changes nothing.
 //!
 //! In the diagnose task it never changes the network: the shell scripts only read (`cat`, `ip … show`, `ps`, `ss`,

@@ -21,9 +21,11 @@
 
 pub mod bridge;
 mod output;
+mod templates_file;
 
 pub use bridge::McpBridge;
 pub use output::{CliResult, parse_output};
+pub use templates_file::{PLACEHOLDERS, TEMPLATES_ENV, TemplateFileError};
 
 use crate::prompt::{external_instructions, prompt_version};
 use faultbench_core::agent::{Agent, AgentInput, AgentOutcome, TicketHint};
@@ -178,17 +180,6 @@ impl ExternalTemplates {
     /// Parses templates.
     pub fn from_toml_str(text: &str) -> Result<Self, ExternalError> {
         toml::from_str(text).map_err(|e| ExternalError(format!("external agent templates: {e}")))
-    }
-
-    /// Loads a file and merges it over the defaults.
-    pub fn load_over_defaults(path: &Path) -> Result<Self, ExternalError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ExternalError(format!("cannot read {}: {e}", path.display())))?;
-        let mine = ExternalTemplates::from_toml_str(&text)
-            .map_err(|e| ExternalError(format!("{}: {e}", path.display())))?;
-        let mut all = ExternalTemplates::defaults();
-        all.agents.extend(mine.agents);
-        Ok(all)
     }
 
     /// The template named `name`.

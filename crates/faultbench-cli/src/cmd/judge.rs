@@ -299,9 +299,10 @@ fn print_scores(id: &str, s: &Scores) {
         fmt_opt(s.reasoning)
     );
     for v in &s.per_axis {
-        let mark = match v.kind.as_str() {
-            "assert" | "must" | "bonus" => if v.score >= 1.0 { "pass" } else { "FAIL" }.to_string(),
-            _ => format!("{:.2}", v.score),
+        let mark = if v.kind.counts_for_outcome() {
+            if v.score >= 1.0 { "pass" } else { "FAIL" }.to_string()
+        } else {
+            format!("{:.2}", v.score)
         };
         println!(
             "  [{mark}] {:<6} {}\n           {}",

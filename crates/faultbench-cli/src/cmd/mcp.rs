@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     mock: Option<PathBuf>,
     /// `full` (as in the paper) or `read-only` (calls that change the network are refused).
-    #[arg(long, default_value = "full", value_parser = parse_policy)]
+    #[arg(long, default_value = "full", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<Policy>()))]
     policy: Policy,
     /// Append one JSON line per tool call (tool, args, duration, output size, flags).
     #[arg(long, value_name = "FILE")]
@@ -43,10 +43,6 @@ pub struct Args {
     /// Pairs for get_reachability: `all`, or `sample:K:SEED` (K destinations chosen by SEED).
     #[arg(long, default_value = "all", value_parser = parse_reachability)]
     reachability: Reachability,
-}
-
-fn parse_policy(s: &str) -> Result<Policy, String> {
-    s.parse()
 }
 
 fn parse_reachability(s: &str) -> Result<Reachability, String> {

@@ -70,6 +70,26 @@ pub struct Baseline {
     pub probes: Vec<Probe>,
 }
 
+/// Baseline text that is not a baseline.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BaselineParseError {
+    /// Not TOML of the baseline's shape (the message carries line and column).
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+    /// A probe's expectation is not one the checker knows.
+    #[error(
+        "probe {probe} (`{name}`): expectation `{expect}` is not understood (use `0% loss`, `loss>0`, `empty`, `nonempty`, `N`, `>=N`, `nonzero`, `up`, `down`)"
+    )]
+    Expectation {
+        /// 1-based probe number.
+        probe: usize,
+        /// The probe's name.
+        name: String,
+        /// The expectation as written.
+        expect: String,
+    },
+}
+
 /// A baseline file that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {message}", path.display())]
@@ -82,15 +102,15 @@ pub struct BaselineError {
 
 impl Baseline {
     /// Parses `baseline.toml` text.
-    pub fn parse(text: &str) -> Result<Baseline, String> {
-        let b: Baseline = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Baseline, BaselineParseError> {
+        let b: Baseline = toml::from_str(text)?;
         for (i, p) in b.probes.iter().enumerate() {
             if let Expectation::Unrecognized(x) = Expectation::parse(&p.expect) {
-                return Err(format!(
-                    "probe {} (`{}`): expectation `{x}` is not understood (use `0% loss`, `loss>0`, `empty`, `nonempty`, `N`, `>=N`, `nonzero`, `up`, `down`)",
-                    i + 1,
-                    p.name
-                ));
+                return Err(BaselineParseError::Expectation {
+                    probe: i + 1,
+                    name: p.name.clone(),
+                    expect: x,
+                });
             }
         }
         Ok(b)
@@ -104,7 +124,7 @@ impl Baseline {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        Baseline::parse(&text).map_err(err)
+        Baseline::parse(&text).map_err(|e| err(e.to_string()))
     }
 }
 

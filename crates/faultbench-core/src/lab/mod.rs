@@ -24,7 +24,9 @@ mod summary;
 mod topology;
 mod topology_meta;
 
-pub use baseline::{Baseline, BaselineError, Probe, ProbeKind, ProbeResult, verify};
+pub use baseline::{
+    Baseline, BaselineError, BaselineParseError, Probe, ProbeKind, ProbeResult, verify,
+};
 pub use conf::{Device, Interface, LabConf, LabError, LabMeta};
 pub use summary::TopologySummary;
 pub use topology::{
@@ -32,8 +34,8 @@ pub use topology::{
     dataset_folder_for_topology, topology_for_dataset_folder,
 };
 pub use topology_meta::{
-    Role, Roles, ServerGroup, SourceInfo, SummaryStyle, TOPOLOGY_FILE, TopologyMeta,
-    TopologyMetaError, summarize_dir, topology_name,
+    Role, Roles, ServerGroup, SourceInfo, SummarizeError, SummaryStyle, TOPOLOGY_FILE,
+    TopologyMeta, TopologyMetaError, summarize_dir, topology_name,
 };
 
 use std::path::{Path, PathBuf};

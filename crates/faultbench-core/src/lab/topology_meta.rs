@@ -180,7 +180,7 @@ pub struct TopologyMetaError {
 }
 
 impl TopologyMeta {
-    /// Parses `topology.toml` text (syntax and shape only; see [`TopologyMeta::check`]).
+    /// Parses `topology.toml` text (syntax and shape only; see `TopologyMeta::check`).
     pub fn parse(text: &str) -> Result<TopologyMeta, TopologyMetaError> {
         toml::from_str(text).map_err(|e| TopologyMetaError {
             path: None,
@@ -452,10 +452,21 @@ impl TopologySummary {
     }
 }
 
+/// Why a lab directory could not be summarized.
+#[derive(Debug, thiserror::Error)]
+pub enum SummarizeError {
+    /// The lab directory could not be read.
+    #[error(transparent)]
+    Lab(#[from] super::LabError),
+    /// Its `topology.toml` is wrong.
+    #[error(transparent)]
+    Meta(#[from] TopologyMetaError),
+}
+
 /// Reads a lab directory and returns its agent summary in one step.
-pub fn summarize_dir(dir: impl AsRef<Path>) -> Result<TopologySummary, String> {
-    let lab = LabDir::load(dir.as_ref()).map_err(|e| e.to_string())?;
-    TopologySummary::for_lab(&lab).map_err(|e| e.to_string())
+pub fn summarize_dir(dir: impl AsRef<Path>) -> Result<TopologySummary, SummarizeError> {
+    let lab = LabDir::load(dir.as_ref())?;
+    Ok(TopologySummary::for_lab(&lab)?)
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@
 //! # struct Asserts; #[async_trait::async_trait] impl Judge for Asserts { fn name(&self) -> &str { "asserts" }
 //! #   async fn judge(&self, i: &JudgeInput<'_>) -> Result<Scores, JudgeError> { let mut s = Scores::new("asserts");
 //! #     for a in faultbench_core::Scenario::scoring_axes(i.scenario) { let p = a.assertion().is_some_and(|x| check_assertion(&x, i.diagnosis)); s.push_axis(AxisVerdict::new(a, p, "")); }
-//! #     s.finish(); Ok(s) } }
+//! #     s.finish(OutcomeRule::Release); Ok(s) } }
 //! # let root = tempfile::tempdir().unwrap();
 //! # let topo = root.path().join("Demo"); std::fs::create_dir_all(&topo).unwrap();
 //! # std::fs::write(topo.join("lab.conf"), "r1[0]=A\npc1[0]=A\n").unwrap();

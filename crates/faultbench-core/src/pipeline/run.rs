@@ -196,10 +196,13 @@ async fn phases(
         let verdict = tokio::time::timeout(cfg.judge_timeout, runner.judge.judge(&input))
             .await
             .unwrap_or_else(|_| {
-                Err(crate::judge::JudgeError::Unavailable(format!(
-                    "the judge did not finish within {} s (RunConfig::judge_timeout)",
-                    cfg.judge_timeout.as_secs()
-                )))
+                Err(crate::judge::JudgeError::Unavailable(
+                    format!(
+                        "the judge did not finish within {} s (RunConfig::judge_timeout)",
+                        cfg.judge_timeout.as_secs()
+                    )
+                    .into(),
+                ))
             });
         match verdict {
             Ok(scores) => {

@@ -290,7 +290,7 @@ fn classify(d: &mut DeviceScope, words: &[String]) {
         },
         "ifconfig" | "tc" | "ethtool" | "bridge" | "brctl" | "dhclient" => named_interfaces(d),
         "iptables" | "ip6tables" | "nft" | "iptables-restore" | "ebtables" | "iptables-save" => {
-            d.packet_filter = true
+            d.packet_filter = true;
         }
         "vtysh" => frr_stanzas(d, words),
         "systemctl" => {
@@ -316,7 +316,7 @@ fn classify(d: &mut DeviceScope, words: &[String]) {
         _ if first.starts_with("/etc/init.d/") => daemon(d, prog),
         _ if first.starts_with("/usr/lib/frr/") || FRR_DAEMONS.contains(&prog) => daemon(d, prog),
         "dnsmasq" | "named" | "dhcpd" | "keepalived" | "apache2" | "nginx" | "dhcrelay" => {
-            daemon(d, prog)
+            daemon(d, prog);
         }
         "apache2ctl" => daemon(d, "apache2"),
         "rndc" => daemon(d, "named"),

@@ -34,7 +34,7 @@ impl Group {
 
     /// Whether a row of this layer and category belongs to the group.
     pub fn contains_kind(&self, layer: Option<Layer>, cat: Category) -> bool {
-        let core = matches!(layer, Some(Layer::Base) | Some(Layer::Cex));
+        let core = matches!(layer, Some(Layer::Base | Layer::Cex));
         match *self {
             Group::Category(c) => core && cat == c,
             Group::Style("standard") => layer == Some(Layer::Cex) && cat == Category::FalsePremise,
@@ -46,7 +46,7 @@ impl Group {
 
 /// Whether a row is a core run (E1: `base80` or `cex120`).
 pub fn is_core(r: &ManifestRow) -> bool {
-    matches!(layer(r), Some(Layer::Base) | Some(Layer::Cex))
+    matches!(layer(r), Some(Layer::Base | Layer::Cex))
 }
 
 /// Runs entering a per-run effort mean.
@@ -123,15 +123,15 @@ impl Measure {
             Measure::Fix => r.fix_score.filter(|_| answered(r)).map(|v| (v, 1.0)),
             Measure::Reasoning => r.reasoning_score.filter(|_| answered(r)).map(|v| (v, 1.0)),
             Measure::OverDiagnosis => {
-                answered(r).then(|| ((r.is_anomaly == Some(true)) as u8 as f64, 1.0))
+                answered(r).then(|| (f64::from(u8::from(r.is_anomaly == Some(true))), 1.0))
             }
-            Measure::TimeoutRate => result.then(|| (timeout(r) as u8 as f64, 1.0)),
+            Measure::TimeoutRate => result.then(|| (f64::from(u8::from(timeout(r))), 1.0)),
             Measure::ToolCalls(s) => s.holds(r).then_some(r.tool_calls as f64).and_then(one),
             Measure::Turns(s) => s
                 .holds(r)
                 .then(|| details.get(r).and_then(|d| d.turns))
                 .flatten()
-                .and_then(|t| one(t as f64)),
+                .and_then(|t| one(f64::from(t))),
             Measure::InputTokens(s) => s.holds(r).then_some(input).and_then(one),
             Measure::OutputTokens(s) => s.holds(r).then_some(r.out_tokens as f64).and_then(one),
             Measure::Usd(s) => s.holds(r).then_some(r.cost_usd).and_then(one),

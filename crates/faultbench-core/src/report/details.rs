@@ -78,7 +78,7 @@ fn u32_at(v: &Value, path: &[&str]) -> Option<u32> {
     let x = path.iter().try_fold(v, |v, k| v.get(k))?;
     x.as_u64()
         .or_else(|| x.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-        .map(|n| n.min(u32::MAX as u64) as u32)
+        .map(|n| n.min(u64::from(u32::MAX)) as u32)
 }
 
 /// The identity of a record: from its `key` (our records) or, for the release's records, from

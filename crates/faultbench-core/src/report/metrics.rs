@@ -138,7 +138,7 @@ pub fn over_diagnosis<'a>(rows: impl IntoIterator<Item = &'a ManifestRow>, agent
     for r in rows {
         if answered(r) && (agent == ALL || r.agent == agent) {
             rate.den += 1;
-            rate.num += (r.is_anomaly == Some(true)) as usize;
+            rate.num += usize::from(r.is_anomaly == Some(true));
         }
     }
     rate
@@ -150,7 +150,7 @@ pub fn timeout_rate<'a>(rows: impl IntoIterator<Item = &'a ManifestRow>, agent: 
     for r in rows {
         if (answered(r) || timeout(r)) && (agent == ALL || r.agent == agent) {
             rate.den += 1;
-            rate.num += timeout(r) as usize;
+            rate.num += usize::from(timeout(r));
         }
     }
     rate

@@ -70,15 +70,15 @@ impl WeightRule {
         let (mut num, mut den) = (0.0, 0.0);
         if a.must_total > 0 {
             let f = if self.strict {
-                (mp == a.must_total) as u8 as f64
+                f64::from(u8::from(mp == a.must_total))
             } else {
-                mp as f64 / a.must_total as f64
+                f64::from(mp) / f64::from(a.must_total)
             };
             num += self.w_must * f;
             den += self.w_must;
         }
         if a.bonus_total > 0 {
-            num += (1.0 - self.w_must) * bp as f64 / a.bonus_total as f64;
+            num += (1.0 - self.w_must) * f64::from(bp) / f64::from(a.bonus_total);
             den += 1.0 - self.w_must;
         }
         if den == 0.0 {
@@ -139,7 +139,7 @@ pub fn axis_totals(dataset: &crate::dataset::Dataset) -> HashMap<String, (u32, u
                 match a.kind() {
                     AxisKind::Assert | AxisKind::Must => m += 1,
                     AxisKind::Bonus => b += 1,
-                    AxisKind::Reasoning => {}
+                    AxisKind::Reasoning | AxisKind::Fix => {}
                 }
             }
             (s.id().to_string(), (m, b))
@@ -317,7 +317,7 @@ pub fn build(
                         let (layer, cat) = fam.kind_of[i];
                         let inside = match pick {
                             Some(g) => g.contains_kind(layer, cat),
-                            None => matches!(layer, Some(Layer::Base) | Some(Layer::Cex)),
+                            None => matches!(layer, Some(Layer::Base | Layer::Cex)),
                         };
                         if !(a == ALL || &r.agent == a) || !inside {
                             continue;

@@ -98,7 +98,7 @@ impl Rng {
 
     /// A uniform integer in `0..n` (`n > 0`), without modulo bias (Lemire's method).
     pub fn below(&mut self, n: u32) -> u32 {
-        let n64 = n as u64;
+        let n64 = u64::from(n);
         let mut m = (self.next_u64() >> 32) * n64;
         let mut low = m as u32;
         if low < n {
@@ -491,7 +491,7 @@ mod tests {
             let design = Design::from_keys((0..k).map(|f| (0, f)));
             let mut e = Estimator::new(Kind::Pooled);
             for f in 0..k {
-                e.add(f, 0, (f % 2) as f64, 1.0);
+                e.add(f, 0, f64::from(f % 2), 1.0);
             }
             let ci = Bootstrap {
                 resamples: 4000,
@@ -515,7 +515,7 @@ mod tests {
         let mut e = Estimator::new(Kind::MeanOfPassMeans);
         let mut c = Estimator::new(Kind::MeanOfPassMeans);
         for f in 0..30u32 {
-            e.add(f, (f % 2) as u16, (f as f64).sin().abs(), 1.0);
+            e.add(f, (f % 2) as u16, f64::from(f).sin().abs(), 1.0);
             c.add(f, 0, 0.5, 1.0);
         }
         let b = Bootstrap {

@@ -62,7 +62,7 @@ pub fn grouped_bars(
         }
     };
     for i in 0..=5 {
-        let v = ymax * i as f64 / 5.0;
+        let v = ymax * f64::from(i) / 5.0;
         let label = if percent {
             format!("{:.0}%", v * 100.0)
         } else {

@@ -191,7 +191,7 @@ pub const STYLES: [&str; 6] = [
 ];
 
 fn is_core(r: &ManifestRow) -> bool {
-    matches!(layer(r), Some(Layer::Base) | Some(Layer::Cex))
+    matches!(layer(r), Some(Layer::Base | Layer::Cex))
 }
 
 fn style_rows<'a>(rows: &'a [ManifestRow], style: &str) -> Vec<&'a ManifestRow> {

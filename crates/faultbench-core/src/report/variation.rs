@@ -81,8 +81,8 @@ pub fn build(
             for c in cs.iter().filter(|c| a == ALL || &c.agent == a) {
                 let varies = c.max - c.min >= THRESHOLD - 1e-9;
                 rate.den += 1;
-                rate.num += varies as usize;
-                e.add(c.family, 0, varies as u8 as f64, 1.0);
+                rate.num += usize::from(varies);
+                e.add(c.family, 0, f64::from(u8::from(varies)), 1.0);
             }
             rates.push(rate);
             row_stats.push(plan.estimator(e));

@@ -7,24 +7,95 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How an axis counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// How an axis counts — the kind of a scenario's `[SCORING-AXES]` line, and of each verdict a
+/// judge records for it ([`crate::judge::AxisVerdict::kind`]).
+///
+/// One spelling in files: `assert`, `must`, `bonus`, `fix`, `reason-dim` (the public release's
+/// spellings). Records written before this type existed spelled a reasoning verdict `reason`
+/// (and the scenario-side name was `reasoning`); both are still read.
+///
+/// ```
+/// use faultbench_core::scenario::AxisKind;
+/// let old: AxisKind = serde_json::from_str("\"reason\"").unwrap();
+/// assert_eq!(old, AxisKind::Reasoning);
+/// assert_eq!(serde_json::to_string(&old).unwrap(), "\"reason-dim\"");
+/// assert_eq!("must".parse::<AxisKind>().unwrap(), AxisKind::Must);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum AxisKind {
     /// Checked mechanically on the parsed verdict (counts as required).
+    #[serde(rename = "assert")]
     Assert,
     /// Required content of the explanation.
+    #[serde(rename = "must")]
     Must,
     /// Explanation quality (bonus).
+    #[serde(rename = "bonus")]
     Bonus,
-    /// Belongs to the reasoning score; ignored by the outcome score.
+    /// Belongs to the reasoning score (a `reason-` axis, or one of the grounding, causality and
+    /// coverage dimensions); ignored by the outcome score.
+    #[serde(rename = "reason-dim", alias = "reason", alias = "reasoning")]
     Reasoning,
+    /// The fix score (the scenario's `[FIX]` section, not a `[SCORING-AXES]` line:
+    /// [`ScoringAxis::kind`] never returns it).
+    #[serde(rename = "fix")]
+    Fix,
 }
 
 impl AxisKind {
+    /// Every kind, in the order verdicts are recorded.
+    pub const ALL: [AxisKind; 5] = [
+        AxisKind::Assert,
+        AxisKind::Must,
+        AxisKind::Bonus,
+        AxisKind::Fix,
+        AxisKind::Reasoning,
+    ];
+
     /// Whether the axis is in the required pool of the outcome score.
     pub fn is_required(self) -> bool {
         matches!(self, AxisKind::Assert | AxisKind::Must)
+    }
+
+    /// Whether the axis counts towards the outcome score (required or bonus).
+    pub fn counts_for_outcome(self) -> bool {
+        matches!(self, AxisKind::Assert | AxisKind::Must | AxisKind::Bonus)
+    }
+
+    /// The name written in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AxisKind::Assert => "assert",
+            AxisKind::Must => "must",
+            AxisKind::Bonus => "bonus",
+            AxisKind::Reasoning => "reason-dim",
+            AxisKind::Fix => "fix",
+        }
+    }
+}
+
+impl std::fmt::Display for AxisKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, so that width and alignment (`{:<6}`) apply.
+        f.pad(self.as_str())
+    }
+}
+
+/// An axis kind name that is none of the known spellings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown axis kind `{0}` (expected assert, must, bonus, fix or reason-dim)")]
+pub struct UnknownAxisKind(pub String);
+
+impl std::str::FromStr for AxisKind {
+    type Err = UnknownAxisKind;
+    fn from_str(s: &str) -> Result<Self, UnknownAxisKind> {
+        match s.trim() {
+            "reason" | "reasoning" => Ok(AxisKind::Reasoning),
+            t => AxisKind::ALL
+                .into_iter()
+                .find(|k| k.as_str() == t)
+                .ok_or_else(|| UnknownAxisKind(s.to_string())),
+        }
     }
 }
 

@@ -61,7 +61,7 @@ mod check;
 mod injection;
 mod parse;
 
-pub use axes::{Assertion, AxisKind, ScoringAxis, parse_axes};
+pub use axes::{Assertion, AxisKind, ScoringAxis, UnknownAxisKind, parse_axes};
 pub use check::{CheckVerdict, Expectation, PostInjectCheck, parse_checks};
 pub use injection::{Injection, InjectionStep, parse_injection};
 pub use parse::{MAX_SCENARIO_BYTES, ScenarioError};

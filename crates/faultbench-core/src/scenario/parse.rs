@@ -238,11 +238,11 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
             "Fault family" => fault_family = Some(value),
             "Variant-of" => {
                 ScenarioId::new(value.as_str()).map_err(id_error)?;
-                variant_of = Some(value)
+                variant_of = Some(value);
             }
             "Confidence-flip-of" => {
                 ScenarioId::new(value.as_str()).map_err(id_error)?;
-                confidence_flip_of = Some(value)
+                confidence_flip_of = Some(value);
             }
             _ => {
                 if crate::category::Layer::from_ticket_style(&value).is_none() {

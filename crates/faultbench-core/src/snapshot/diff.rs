@@ -111,7 +111,7 @@ pub(super) fn diff(before: &Snapshot, after: &Snapshot) -> Vec<StateChange> {
             match (bs, as_) {
                 (AspectState::Failed(_), _) | (_, AspectState::Failed(_)) => {}
                 (AspectState::Items(bi), AspectState::Items(ai)) => {
-                    items(device, *aspect, bi, ai, &mut out)
+                    items(device, *aspect, bi, ai, &mut out);
                 }
                 (x, y) if x == y => {}
                 (x, y) => out.push(change(

@@ -240,7 +240,7 @@ impl KatharaCli {
                 truncated: t1 || t2,
                 elapsed: start.elapsed(),
             }),
-            Ok((Err(e), _, _)) | Ok((_, Err(e), _)) => Err(e),
+            Ok((Err(e), _, _) | (_, Err(e), _)) => Err(e),
             Err(_) => Ok(CliOutput {
                 code: None,
                 timed_out: true,

@@ -108,7 +108,7 @@ impl KatharaLab {
             return r;
         }
         // `timeout -s KILL` ends the command with 137 when it fires (124 in some builds).
-        let killed_in_device = matches!(out.code, Some(124) | Some(137))
+        let killed_in_device = matches!(out.code, Some(124 | 137))
             && out.elapsed + Duration::from_millis(50) >= timeout;
         Ok(ExecOutput {
             stdout: strip_log_preamble(&out.stdout).to_string(),

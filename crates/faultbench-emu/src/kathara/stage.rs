@@ -45,7 +45,7 @@ pub fn fresh_instance_name(lab: &str) -> String {
     };
     format!(
         "{stem}-{}{}{}",
-        base36(std::process::id() as u64),
+        base36(u64::from(std::process::id())),
         base36(n),
         base36(clock % 36u64.pow(6))
     )

@@ -86,7 +86,7 @@ pub(crate) fn interactive_command(
 /// In the forked child: join the device's namespaces, fork into its PID namespace, install the
 /// filter. The intermediate process waits and mirrors the command's exit status.
 fn enter(ns_fds: &[i32], filter: &[seccomp::SockFilter]) -> std::io::Result<()> {
-    // SAFETY (whole function): async-signal-safe system calls only.
+    // SAFETY: (the whole function) async-signal-safe system calls only.
     unsafe {
         for fd in ns_fds {
             if libc::setns(*fd, 0) != 0 {

@@ -3,7 +3,7 @@
 //! A device is a set of namespaces (mount, UTS, IPC, network, PID, cgroup) held alive by one
 //! process. We create that process with a raw `clone(2)` — a fork that enters new namespaces —
 //! so it is PID 1 of its own PID namespace from its first instruction. The child then executes a
-//! prepared list of [`Op`]s in two phases:
+//! prepared list of `Op`s in two phases:
 //!
 //! 1. *phase 1* builds the device's file system (a tmpfs root with the host's `/usr` read-only,
 //!    overlays for `/etc` and `/var`, fresh `/tmp`, `/run`, `/dev`, `/proc`, `/sys`), pivots into
@@ -357,6 +357,11 @@ fn errno() -> i32 {
 }
 
 /// Reports a failed step and exits.
+///
+/// # Safety
+///
+/// Only for the cloned child before `execve`: it calls `_exit`, skipping destructors and
+/// atexit handlers, and writes to [`STATUS_FD`], which must be the status pipe.
 unsafe fn fail(step: u32, err: i32) -> ! {
     let mut rec = [0u8; 9];
     rec[0] = FAILED;
@@ -370,6 +375,14 @@ unsafe fn fail(step: u32, err: i32) -> ! {
 }
 
 /// The child: PID 1 of the new namespaces. Never returns.
+///
+/// # Safety
+///
+/// Must run only in the child of the namespace clone, before anything else: it takes over
+/// descriptors 0–4, closes every other one and replaces the process image. `status_w` and
+/// `go_r` must be the pipe ends made for it; `argv` and `envp` must be NULL-terminated arrays of
+/// pointers to NUL-terminated strings that stay alive (prepared before the clone: the child may
+/// not allocate).
 unsafe fn child_main(
     plan: &Plan,
     status_w: libc::c_int,
@@ -378,7 +391,7 @@ unsafe fn child_main(
     argv: &[*const libc::c_char],
     envp: &[*const libc::c_char],
 ) -> ! {
-    // SAFETY (whole function): only system calls on memory prepared before the clone.
+    // SAFETY: (the whole function) only system calls on memory prepared before the clone.
     unsafe {
         // Our two pipe ends go to fixed descriptors 3 and 4, and every other inherited
         // descriptor is closed: other devices' go pipes must not be held open by us, and the
@@ -453,8 +466,8 @@ unsafe fn child_main(
     }
 }
 
-fn opt_ptr(c: &Option<CString>) -> *const libc::c_char {
-    c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())
+fn opt_ptr(c: Option<&CString>) -> *const libc::c_char {
+    c.map_or(std::ptr::null(), |c| c.as_ptr())
 }
 
 /// `struct ifreq` as the kernel reads it: a name and a 24-byte union.
@@ -464,7 +477,7 @@ struct IfReq {
     data: [u8; 24],
 }
 
-unsafe fn ifreq(name: &CStr) -> IfReq {
+fn ifreq(name: &CStr) -> IfReq {
     let mut r = IfReq {
         name: [0; libc::IFNAMSIZ],
         data: [0; 24],
@@ -475,7 +488,8 @@ unsafe fn ifreq(name: &CStr) -> IfReq {
     r
 }
 
-unsafe fn inet_socket() -> Result<libc::c_int, i32> {
+/// A datagram socket for interface ioctls; the caller closes it.
+fn inet_socket() -> Result<libc::c_int, i32> {
     // SAFETY: plain socket(2).
     let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if s < 0 { Err(errno()) } else { Ok(s) }
@@ -485,8 +499,13 @@ const SIOCBRADDBR: libc::c_ulong = 0x89a0;
 const SIOCBRADDIF: libc::c_ulong = 0x89a2;
 
 /// Executes one step; `Err(errno)` on failure.
+///
+/// # Safety
+///
+/// Only in the child of the namespace clone (mounts, hostname, links and bridges change the
+/// namespaces it is in): the pointers in `op` are to strings prepared before the clone.
 unsafe fn apply(op: &Op) -> Result<(), i32> {
-    // SAFETY (whole function): system calls with pointers to live, NUL-terminated strings and
+    // SAFETY: (the whole function) system calls with pointers to live, NUL-terminated strings and
     // properly sized structures.
     unsafe {
         let ok = |r: libc::c_int| if r < 0 { Err(errno()) } else { Ok(()) };
@@ -498,11 +517,11 @@ unsafe fn apply(op: &Op) -> Result<(), i32> {
                 flags,
                 data,
             } => ok(libc::mount(
-                opt_ptr(src),
+                opt_ptr(src.as_ref()),
                 target.as_ptr(),
-                opt_ptr(fstype),
+                opt_ptr(fstype.as_ref()),
                 *flags,
-                opt_ptr(data).cast(),
+                opt_ptr(data.as_ref()).cast(),
             )),
             Op::Mkdir { path, mode } => {
                 if libc::mkdir(path.as_ptr(), *mode) < 0 && errno() != libc::EEXIST {

@@ -29,7 +29,7 @@
 //!   `SIGKILL` per PID 1 (the kernel removes the namespaces with everything in them) plus that
 //!   folder. [`gc`] collects what killed processes left behind.
 //!
-//! Exec: [`Lab::exec`](faultbench_core::Lab::exec) enters the device's namespaces (as `nsenter`
+//! Exec: [`faultbench_core::Lab::exec`] enters the device's namespaces (as `nsenter`
 //! would) under the device's system-call filter ([`seccomp`]), with a timeout that kills the
 //! command's whole process group and a 1 MiB cap per output stream.
 

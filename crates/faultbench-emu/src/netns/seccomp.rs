@@ -184,6 +184,7 @@ mod tests {
         // SAFETY: fork; the child only makes system calls and exits.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            // SAFETY: the forked child installs the filter and exits without returning.
             unsafe {
                 if install(&prog).is_err() {
                     libc::_exit(10);
@@ -211,6 +212,7 @@ mod tests {
             }
         }
         let mut status = 0;
+        // SAFETY: waits for our own child with a valid status pointer.
         unsafe { libc::waitpid(pid, &mut status, 0) };
         assert!(libc::WIFEXITED(status), "child died: {status}");
         assert_eq!(

@@ -15,7 +15,7 @@
 use faultbench_core::emulator::EmuError;
 use faultbench_core::lab::LabDir;
 
-/// Interface index of the first veth end a lab creates (see [`Topology::link_batch`]).
+/// Interface index of the first veth end a lab creates (see `Topology::link_batch`).
 pub const FIRST_VETH_IFINDEX: usize = 1000;
 
 /// A network endpoint: a device or a switch, by index.

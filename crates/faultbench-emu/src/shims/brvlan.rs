@@ -290,7 +290,7 @@ impl Filtered {
             }
             want[*vid as usize] = bpf::MEMBER | if f.untagged { bpf::UNTAGGED } else { 0 };
             if f.pvid {
-                want[bpf::PVID_KEY as usize] = *vid as u32;
+                want[bpf::PVID_KEY as usize] = u32::from(*vid);
             }
         }
         for (k, (w, old)) in want.iter().zip(self.written.iter_mut()).enumerate() {

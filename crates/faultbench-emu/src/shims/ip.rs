@@ -190,7 +190,7 @@ fn batch(args: &[String]) -> Option<i32> {
             }
         }
     }
-    Some(if failed { 1 } else { 0 })
+    Some(i32::from(failed))
 }
 
 fn is_show(verb: &str) -> bool {
@@ -281,9 +281,9 @@ fn parse_link_add(tail: &[String]) -> Result<LinkAdd, String> {
 
 /// `Some(exit code)` when handled here, `None` to pass through.
 fn link_add(caps: &HostCaps, tail: &[String]) -> Option<i32> {
-    let a = match parse_link_add(tail) {
-        Ok(a) => a,
-        Err(_) => return None, // let the real ip print its own usage error
+    // On a parse error, let the real ip print its own usage error.
+    let Ok(a) = parse_link_add(tail) else {
+        return None;
     };
     let kind = a.kind.clone()?;
     let spec_kind = match kind.as_str() {
@@ -470,7 +470,7 @@ fn bridge_add(caps: &HostCaps, a: &LinkAdd, tail: &[String]) -> Option<i32> {
         return Some(code);
     }
     let name = a.name.clone()?;
-    apply_bridge_vlan_opts(&name, &opts)
+    Some(apply_bridge_vlan_opts(&name, &opts))
 }
 
 fn no_bridge_vlans() -> i32 {
@@ -480,19 +480,20 @@ fn no_bridge_vlans() -> i32 {
     )
 }
 
-fn apply_bridge_vlan_opts(name: &str, opts: &BridgeVlanOpts) -> Option<i32> {
+/// The exit code of applying the bridge's VLAN options.
+fn apply_bridge_vlan_opts(name: &str, opts: &BridgeVlanOpts) -> i32 {
     if opts.filtering.is_none() && opts.default_pvid.is_none() {
-        return Some(0);
+        return 0;
     }
     let on = match opts.filtering {
         Some(v) => v,
         None => super::brvlan::load(name).is_some_and(|s| s.filtering),
     };
     match super::brvlan::set_filtering(name, on, opts.default_pvid) {
-        Ok(()) => Some(0),
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("{e}");
-            Some(2)
+            2
         }
     }
 }
@@ -572,7 +573,7 @@ fn link_set(caps: &HostCaps, tail: &[String]) -> Option<i32> {
                 return Some(code);
             }
         }
-        return apply_bridge_vlan_opts(&name, &opts);
+        return Some(apply_bridge_vlan_opts(&name, &opts));
     }
     // A port leaving (or changing) its bridge loses its emulated VLAN table.
     let moving = rest.iter().any(|w| w == "nomaster" || w == "master");

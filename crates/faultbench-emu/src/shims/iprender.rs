@@ -72,7 +72,7 @@ fn mark_filtering(text: &str, bridges: &[String], json: bool) -> String {
                 && let Some(q) = out[p..].find("\"vlan_filtering\":0")
             {
                 let at = p + q + "\"vlan_filtering\":".len();
-                out.replace_range(at..at + 1, "1");
+                out.replace_range(at..=at, "1");
             }
         }
         return out;
@@ -213,7 +213,7 @@ fn json_flags(recs: &[LinkRecord], name: &str, obj: String) -> String {
     let Some(len) = obj[start..].find(']') else {
         return obj;
     };
-    let Ok(flags) = serde_json::from_str::<Vec<String>>(&obj[start - 1..start + len + 1]) else {
+    let Ok(flags) = serde_json::from_str::<Vec<String>>(&obj[(start - 1)..=(start + len)]) else {
         return obj;
     };
     let mut refs: Vec<&str> = flags.iter().map(String::as_str).collect();
@@ -297,8 +297,6 @@ fn skip_tun_details(s: &str) -> &str {
         if let Some(r) = rest.strip_prefix(key) {
             let sp = r.find(' ').map(|p| p + 1).unwrap_or(r.len());
             rest = &r[sp..];
-        } else if key == "multi_queue " {
-            continue;
         }
     }
     rest

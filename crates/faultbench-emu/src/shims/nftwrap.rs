@@ -59,7 +59,7 @@ fn handle(args: &[String]) -> Option<i32> {
         return run_file(&opts, &f);
     }
     match words.as_slice() {
-        ["list", "ruleset", ..] | ["list", "tables", ..] => Some(list(&opts, args)),
+        ["list", "ruleset" | "tables", ..] => Some(list(&opts, args)),
         ["flush", "ruleset", fam @ ..] => Some(flush(&opts, fam.first().copied())),
         _ => None,
     }

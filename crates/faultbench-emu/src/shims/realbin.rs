@@ -39,7 +39,7 @@ fn is_wrapper(p: &Path) -> bool {
     p.file_name().is_some_and(|n| n == super::SHIM_BINARY)
 }
 
-/// Replace this process with the real `tool` (argv[0] kept as given): output, exit code and
+/// Replace this process with the real `tool` (`argv[0]` kept as given): output, exit code and
 /// signals are exactly the real tool's. Returns only on failure.
 pub fn exec(tool: &str, argv0: &OsString, args: &[OsString]) -> io::Error {
     match find(tool) {

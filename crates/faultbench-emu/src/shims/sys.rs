@@ -77,7 +77,7 @@ pub fn if_flags(name: &str) -> io::Result<u32> {
     // SAFETY: SIOCGIFFLAGS fills ifr_ifru.ifru_flags of a valid ifreq.
     cvt(unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) })?;
     // SAFETY: the kernel wrote the flags member.
-    Ok(unsafe { req.ifr_ifru.ifru_flags } as u16 as u32)
+    Ok(u32::from(unsafe { req.ifr_ifru.ifru_flags } as u16))
 }
 
 /// MTU of an interface.
@@ -138,14 +138,20 @@ impl Tap {
         if vnet {
             let off = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN;
             // SAFETY: TUNSETOFFLOAD takes an unsigned long by value.
-            cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETOFFLOAD, off as libc::c_ulong) })?;
+            cvt(unsafe {
+                libc::ioctl(
+                    fd.as_raw_fd(),
+                    libc::TUNSETOFFLOAD,
+                    libc::c_ulong::from(off),
+                )
+            })?;
         }
         Ok(Tap { fd })
     }
 
     /// Raise or drop the tap's carrier (like a lower device going down).
     pub fn set_carrier(&self, on: bool) -> io::Result<()> {
-        let v: libc::c_int = on as libc::c_int;
+        let v: libc::c_int = libc::c_int::from(on);
         // SAFETY: TUNSETCARRIER reads an int through the pointer.
         cvt(unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::TUNSETCARRIER, &v) }).map(|_| ())
     }
@@ -339,7 +345,7 @@ fn attach_vid_filter(fd: &OwnedFd, vid: u16) -> io::Result<()> {
         ins(jeq, 3, 0, 0), // no tag -> drop
         ins(ld_abs, 0, 0, ad(libc::SKF_AD_VLAN_TAG)),
         ins(and, 0, 0, 0x0fff),
-        ins(jeq, 1, 0, vid as u32), // our VID -> accept
+        ins(jeq, 1, 0, u32::from(vid)), // our VID -> accept
         ins(ret, 0, 0, 0),
         ins(ret, 0, 0, 0x0004_0000),
     ];

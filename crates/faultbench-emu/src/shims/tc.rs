@@ -406,9 +406,8 @@ fn show(globals: &[String], tail: &[String]) -> Option<i32> {
     args.push("qdisc".into());
     args.push("show".into());
     args.extend(tail.iter().cloned());
-    let out = match realbin::capture_stdout("tc", &args) {
-        Ok(o) => o,
-        Err(_) => return None,
+    let Ok(out) = realbin::capture_stdout("tc", &args) else {
+        return None;
     };
     let text = out.text();
     let mut res = String::with_capacity(text.len() + 128);

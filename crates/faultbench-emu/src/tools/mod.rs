@@ -70,7 +70,7 @@ pub mod telemetry;
 
 pub use factory::NikaToolsFactory;
 pub use output::{cap_text, render};
-pub use policy::{Policy, PolicyToolbox};
+pub use policy::{Policy, PolicyToolbox, UnknownPolicy};
 pub use reach::{Reachability, is_end_host};
 pub use specs::{TOOL_NAMES, all_specs};
 

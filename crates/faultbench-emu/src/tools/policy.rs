@@ -21,15 +21,18 @@ pub enum Policy {
     ReadOnly,
 }
 
+/// A policy name that is neither `full` nor `read-only`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown policy `{0}` (expected `full` or `read-only`)")]
+pub struct UnknownPolicy(pub String);
+
 impl FromStr for Policy {
-    type Err = String;
+    type Err = UnknownPolicy;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "full" => Ok(Policy::Full),
             "read-only" | "readonly" | "read_only" => Ok(Policy::ReadOnly),
-            other => Err(format!(
-                "unknown policy `{other}` (expected `full` or `read-only`)"
-            )),
+            other => Err(UnknownPolicy(other.to_string())),
         }
     }
 }

@@ -59,9 +59,9 @@ fn natural_key(s: &str) -> Vec<(String, u64)> {
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
         if c.is_ascii_digit() {
-            let mut num = c.to_digit(10).unwrap_or(0) as u64;
+            let mut num = u64::from(c.to_digit(10).unwrap_or(0));
             while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
-                num = num.saturating_mul(10).saturating_add(d as u64);
+                num = num.saturating_mul(10).saturating_add(u64::from(d));
                 chars.next();
             }
             out.push((std::mem::take(&mut text), num));

@@ -38,7 +38,7 @@ impl Ping {
         if self.sent == 0 {
             return 1.0;
         }
-        1.0 - self.received as f64 / self.sent as f64
+        1.0 - f64::from(self.received) / f64::from(self.sent)
     }
 }
 

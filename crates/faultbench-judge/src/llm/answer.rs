@@ -45,8 +45,26 @@ pub struct ReasoningAnswer {
     pub coverage: f64,
 }
 
+/// What is wrong with a judge model's answer, in words the model is shown when asked to
+/// repair it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AnswerError(pub String);
+
+impl From<String> for AnswerError {
+    fn from(s: String) -> Self {
+        AnswerError(s)
+    }
+}
+
+impl From<&str> for AnswerError {
+    fn from(s: &str) -> Self {
+        AnswerError(s.to_string())
+    }
+}
+
 /// The JSON object in a reply.
-pub fn extract_object(reply: &str) -> Result<Value, String> {
+pub fn extract_object(reply: &str) -> Result<Value, AnswerError> {
     let start = reply
         .find('{')
         .ok_or_else(|| "the reply contains no JSON object".to_string())?;
@@ -59,7 +77,7 @@ pub fn extract_object(reply: &str) -> Result<Value, String> {
     if v.is_object() {
         Ok(v)
     } else {
-        Err("the answer is not a JSON object".into())
+        Err(AnswerError("the answer is not a JSON object".into()))
     }
 }
 
@@ -95,7 +113,7 @@ fn boolean(v: &Value, key: &str) -> Result<bool, String> {
 
 /// Validates an outcome answer for `n` items: every id from 1 to `n` exactly once, each with a
 /// boolean `pass` and a non-empty `reason`.
-pub fn parse_outcome(reply: &str, n: usize) -> Result<OutcomeAnswer, String> {
+pub fn parse_outcome(reply: &str, n: usize) -> Result<OutcomeAnswer, AnswerError> {
     let v = extract_object(reply)?;
     let list = v
         .get("axes")
@@ -108,11 +126,12 @@ pub fn parse_outcome(reply: &str, n: usize) -> Result<OutcomeAnswer, String> {
             return Err(format!(
                 "entry {}: id {id} is not an item number from 1 to {n}",
                 k + 1
-            ));
+            )
+            .into());
         }
         let i = id as usize - 1;
         if items[i].is_some() {
-            return Err(format!("item {id} is answered twice"));
+            return Err(format!("item {id} is answered twice").into());
         }
         let pass = boolean(entry, "pass").map_err(|e| format!("item {id}: {e}"))?;
         let reason = entry
@@ -130,7 +149,7 @@ pub fn parse_outcome(reply: &str, n: usize) -> Result<OutcomeAnswer, String> {
         .map(|(i, _)| (i + 1).to_string())
         .collect();
     if !missing.is_empty() {
-        return Err(format!("items {} are not answered", missing.join(", ")));
+        return Err(format!("items {} are not answered", missing.join(", ")).into());
     }
     Ok(OutcomeAnswer {
         items: items.into_iter().flatten().collect(),
@@ -138,11 +157,11 @@ pub fn parse_outcome(reply: &str, n: usize) -> Result<OutcomeAnswer, String> {
 }
 
 /// Validates a fix answer: `score` a number in \[0, 1\] (snapped to 0, 0.5 or 1).
-pub fn parse_fix(reply: &str) -> Result<FixAnswer, String> {
+pub fn parse_fix(reply: &str) -> Result<FixAnswer, AnswerError> {
     let v = extract_object(reply)?;
     let score = number(&v, "score")?;
     if !(0.0..=1.0).contains(&score) {
-        return Err(format!("`score` is {score}; it must be 0, 0.5 or 1"));
+        return Err(format!("`score` is {score}; it must be 0, 0.5 or 1").into());
     }
     let reason = v
         .get("reason")
@@ -157,7 +176,7 @@ pub fn parse_fix(reply: &str) -> Result<FixAnswer, String> {
 
 /// Validates a reasoning answer: the three dimensions are numbers in \[0, 10\] and the
 /// analysis is present.
-pub fn parse_reasoning(reply: &str) -> Result<ReasoningAnswer, String> {
+pub fn parse_reasoning(reply: &str) -> Result<ReasoningAnswer, AnswerError> {
     let v = extract_object(reply)?;
     let dim = |k: &str| -> Result<f64, String> {
         let x = number(&v, k)?;
@@ -196,13 +215,14 @@ mod tests {
         assert!(
             parse_outcome(ok, 3)
                 .unwrap_err()
+                .0
                 .contains("items 3 are not answered")
         );
         let dup = r#"{"axes": [{"id": 1, "pass": true, "reason": "a"}, {"id": 1, "pass": true, "reason": "b"}]}"#;
-        assert!(parse_outcome(dup, 1).unwrap_err().contains("twice"));
-        assert!(parse_outcome("pass", 1).unwrap_err().contains("no JSON"));
+        assert!(parse_outcome(dup, 1).unwrap_err().0.contains("twice"));
+        assert!(parse_outcome("pass", 1).unwrap_err().0.contains("no JSON"));
         let bad = r#"{"axes": [{"id": 1, "pass": "maybe", "reason": "a"}]}"#;
-        assert!(parse_outcome(bad, 1).unwrap_err().contains("`pass`"));
+        assert!(parse_outcome(bad, 1).unwrap_err().0.contains("`pass`"));
     }
 
     #[test]
@@ -223,6 +243,7 @@ mod tests {
         assert!(
             parse_reasoning(r#"{"analysis": "x", "grounding": 11, "causality": 1, "coverage": 1}"#)
                 .unwrap_err()
+                .0
                 .contains("between 0 and 10")
         );
         assert!(parse_reasoning(r#"{"grounding": 1, "causality": 1, "coverage": 1}"#).is_err());

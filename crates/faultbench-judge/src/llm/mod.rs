@@ -145,7 +145,7 @@ impl LlmJudge {
             .model
             .chat(req)
             .await
-            .map_err(|e: LlmError| JudgeError::Unavailable(e.to_string()))?;
+            .map_err(|e: LlmError| JudgeError::Unavailable(Box::new(e)))?;
         for total in [&self.usage, spent] {
             if let Ok(mut u) = total.lock() {
                 *u += r.usage;
@@ -166,7 +166,7 @@ impl LlmJudge {
     ) -> Result<T, JudgeError>
     where
         T: Serialize + DeserializeOwned,
-        F: Fn(&str) -> Result<T, String>,
+        F: Fn(&str) -> Result<T, answer::AnswerError>,
     {
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get::<T>(key)) {
             return Ok(hit);
@@ -184,7 +184,7 @@ impl LlmJudge {
                         text: first,
                         tool_calls: Vec::new(),
                     },
-                    Message::user(prompts::repair_message(&problem)),
+                    Message::user(prompts::repair_message(&problem.0)),
                 ];
                 let second = self.chat(&req, spent).await?;
                 parse(&second).map_err(|p| {
@@ -209,7 +209,8 @@ fn empty_scores(name: &str, scenario: &dyn Scenario) -> Scores {
             s.push_axis(AxisVerdict::new(axis, false, "empty diagnosis_text"));
         }
     }
-    s.outcome = 0.0;
+    // Every axis failed: 0 under either rule.
+    s.finish(OutcomeRule::Release);
     s.error = Some("empty diagnosis_text".into());
     s
 }
@@ -294,7 +295,7 @@ impl Judge for LlmJudge {
         let mut next = outcome.items.iter();
         for axis in scenario.scoring_axes() {
             let v = match axis.kind() {
-                AxisKind::Reasoning => continue,
+                AxisKind::Reasoning | AxisKind::Fix => continue,
                 AxisKind::Assert => {
                     let a = axis
                         .assertion()
@@ -312,17 +313,15 @@ impl Judge for LlmJudge {
             };
             s.push_axis(v);
         }
-        s.outcome = self
-            .rule
-            .score(s.must_passed, s.must_total, s.bonus_passed, s.bonus_total);
+        s.finish(self.rule);
         if let Some(f) = fix {
             s.fix = Some(f.score);
-            s.per_axis.push(AxisVerdict {
-                axis: "[FIX]".into(),
-                kind: "fix".into(),
-                score: f.score,
-                rationale: f.reason,
-            });
+            s.per_axis.push(AxisVerdict::graded(
+                "[FIX]",
+                AxisKind::Fix,
+                f.score,
+                f.reason,
+            ));
         }
         let dims = ReasoningDims {
             grounding: reasoning.grounding,
@@ -334,12 +333,12 @@ impl Judge for LlmJudge {
             ("causality", dims.causality),
             ("coverage", dims.coverage),
         ] {
-            s.per_axis.push(AxisVerdict {
-                axis: format!("reason:{name}"),
-                kind: "reason-dim".into(),
-                score: value,
-                rationale: reasoning.analysis.clone(),
-            });
+            s.per_axis.push(AxisVerdict::graded(
+                format!("reason:{name}"),
+                AxisKind::Reasoning,
+                value,
+                reasoning.analysis.clone(),
+            ));
         }
         s.reasoning = Some(dims.score());
         s.reasoning_dims = Some(dims);

@@ -84,7 +84,7 @@ fn slug_words(slug: &str) -> String {
 fn compile_axis(axis: &ScoringAxis, inv: &Inventory) -> AxisRule {
     match axis.kind() {
         AxisKind::Assert => return AxisRule::Assert,
-        AxisKind::Reasoning => return AxisRule::Skip,
+        AxisKind::Reasoning | AxisKind::Fix => return AxisRule::Skip,
         AxisKind::Must | AxisKind::Bonus => {}
     }
     let slug = axis.slug().to_lowercase();

@@ -80,7 +80,7 @@ use faultbench_core::Diagnosis;
 use faultbench_core::judge::{
     AxisVerdict, Judge, JudgeError, JudgeInput, OutcomeRule, Scores, check_assertion, snap_fix,
 };
-use faultbench_core::scenario::{Assertion, Scenario, ScoringAxis};
+use faultbench_core::scenario::{Assertion, AxisKind, Scenario, ScoringAxis};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -207,21 +207,13 @@ impl RubricJudge {
             };
             scores.push_axis(verdict);
         }
-        scores.outcome = self.config.rule.score(
-            scores.must_passed,
-            scores.must_total,
-            scores.bonus_passed,
-            scores.bonus_total,
-        );
+        scores.finish(self.config.rule);
         if let Some(req) = &compiled.fix {
             let (value, why) = ctx.fix_score(req);
             scores.fix = Some(value);
-            scores.per_axis.push(AxisVerdict {
-                axis: "[FIX]".into(),
-                kind: "fix".into(),
-                score: value,
-                rationale: why,
-            });
+            scores
+                .per_axis
+                .push(AxisVerdict::graded("[FIX]", AxisKind::Fix, value, why));
         }
         if diagnosis.text.trim().is_empty() {
             scores.error = Some("empty diagnosis_text".into());

@@ -39,7 +39,7 @@ impl Hasher for Fnv {
             self.0
         };
         for b in bytes {
-            h ^= *b as u64;
+            h ^= u64::from(*b);
             h = h.wrapping_mul(0x100_0000_01b3);
         }
         self.0 = h;
@@ -195,7 +195,7 @@ pub fn parse_ip(s: &str) -> Option<(Ipv4Addr, Option<u8>)> {
 
 /// Whether `ip` lies in `net/len` (a missing length means the exact address).
 pub fn ip_in(ip: Ipv4Addr, net: Ipv4Addr, len: Option<u8>) -> bool {
-    let len = len.unwrap_or(32) as u32;
+    let len = u32::from(len.unwrap_or(32));
     if len == 0 {
         return true;
     }

@@ -25,6 +25,7 @@ impl Driver {
     fn kill(&mut self) {
         if let Ok(None) = self.0.try_wait() {
             // The group holds chromedriver and the browser it started.
+            // SAFETY: kill(2) on our own child's process group; no memory is involved.
             unsafe {
                 libc::kill(-(self.0.id() as i32), libc::SIGKILL);
             }

@@ -1,23 +1,25 @@
 //! Turning names on the command line into emulators, agents, judges and toolboxes.
 
 use anyhow::{Context, bail};
-use faultbench_agents::registry::{AgentOptions, build_agent};
+use faultbench_agents::ExternalTemplates;
+use faultbench_agents::registry::{AgentOptions, builtin_agents};
 use faultbench_core::agent::TicketHint;
 use faultbench_core::pipeline::ToolboxFactory;
 use faultbench_core::{Agent, Emulator, Judge};
+use faultbench_emu::registry::{EmulatorOptions, builtin_emulators};
 use faultbench_emu::tools::{NikaToolsFactory, Policy};
+use faultbench_judge::registry::{JudgeOptions, builtin_judges};
 use faultbench_llm::LlmConfig;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The emulator named by `--emulator`.
+/// The emulator named by `--emulator`, from the emulator registry. Kathará is configured by
+/// the TOML file in `FAULTBENCH_KATHARA_CONFIG` if set.
 pub fn emulator(name: &str) -> anyhow::Result<Arc<dyn Emulator>> {
-    match name {
-        "mock" => Ok(Arc::new(faultbench_emu::mock::MockEmulator::new())),
-        "netns" => crate::cmd::backends::netns(),
-        "kathara" => crate::cmd::backends::kathara(),
-        other => bail!("unknown emulator `{other}` (expected netns, kathara or mock)"),
-    }
+    let opts = EmulatorOptions {
+        kathara_config: std::env::var_os("FAULTBENCH_KATHARA_CONFIG").map(Into::into),
+    };
+    Ok(builtin_emulators().build(name, &opts)?)
 }
 
 /// The judge of `--judge`, with the kind it was named by.
@@ -39,24 +41,21 @@ pub fn judge(
     scenarios: &[Arc<faultbench_core::ScenarioFile>],
     dry_run: bool,
 ) -> anyhow::Result<JudgeChoice> {
-    let judge: Arc<dyn Judge> = match name {
-        "rubric" => {
-            let mut book = faultbench_judge::rubric::PolicyBook::new();
-            for s in scenarios {
-                book.learn(s.as_ref());
-            }
-            Arc::new(faultbench_judge::RubricJudge::new().with_policies(book))
-        }
-        "llm" if dry_run => {
-            let m = model.unwrap_or(faultbench_judge::llm::DEFAULT_MODEL);
-            let offline = Arc::new(faultbench_llm::ScriptedModel::new(m, Vec::new()));
-            Arc::new(faultbench_judge::LlmJudge::new(offline))
-        }
-        "llm" => crate::cmd::backends::llm_judge(llm, model)?,
-        other => bail!("unknown judge `{other}` (expected rubric or llm)"),
+    let mut policies = faultbench_judge::rubric::PolicyBook::new();
+    for s in scenarios {
+        policies.learn(s.as_ref());
+    }
+    let opts = JudgeOptions {
+        llm: llm.clone(),
+        model: model.map(str::to_string),
+        policies,
+        // Re-judging never pays twice for the same verdict.
+        cache_dir: Some(".faultbench/judge-cache".into()),
+        offline: dry_run,
     };
+    let judge = builtin_judges().build(name, &opts)?;
     Ok(JudgeChoice {
-        kind: name.to_string(),
+        kind: name.trim().to_string(),
         judge,
     })
 }
@@ -83,17 +82,20 @@ pub fn agents(
     max_output_tokens: Option<u32>,
     dry_run: bool,
     ticket_hint: TicketHint,
+    templates: Option<&Path>,
 ) -> anyhow::Result<Vec<AgentChoice>> {
     let opts = AgentOptions {
         model: model.map(str::to_string),
         llm: llm.clone(),
         ticket_hint,
         max_output_tokens,
+        external: Some(ExternalTemplates::discover(templates)?),
         ..Default::default()
     };
+    let registry = builtin_agents();
     let mut out = Vec::new();
     for name in names.iter().map(|n| n.trim()) {
-        let agent = match build_agent(name, &opts) {
+        let agent = match registry.build(name, &opts) {
             Ok(a) => a,
             Err(e) if dry_run && matches!(name, "react" | "sade") => {
                 // The model the real build would use: --model, the config's default, the
@@ -117,15 +119,12 @@ pub fn agents(
                     )
                 }
             }
-            Err(e) => return Err(anyhow::anyhow!("{e}")),
+            Err(e) => return Err(e.into()),
         };
         let model = agent.model().map(str::to_string);
         let priced_model = model.clone().or_else(|| {
             let cli = name.strip_prefix("external:")?;
-            let templates = opts
-                .external
-                .clone()
-                .unwrap_or_else(faultbench_agents::ExternalTemplates::defaults);
+            let templates = opts.external.as_ref()?;
             templates.get(cli).ok()?.default_model.clone()
         });
         out.push(AgentChoice {
@@ -200,7 +199,7 @@ impl Agent for Delayed {
 pub fn tools(policy: &str) -> anyhow::Result<Arc<dyn ToolboxFactory>> {
     let policy: Policy = policy
         .parse()
-        .map_err(|e: String| anyhow::anyhow!("--policy: {e}"))?;
+        .map_err(|e: faultbench_emu::tools::UnknownPolicy| anyhow::anyhow!("--policy: {e}"))?;
     Ok(Arc::new(NikaToolsFactory::new().with_policy(policy)))
 }
 

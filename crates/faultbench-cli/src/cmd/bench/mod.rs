@@ -43,6 +43,10 @@ pub struct Args {
     /// Agents: baseline, react, sade, external:NAME (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "baseline")]
     agents: Vec<String>,
+    /// External-agent templates (TOML, `[agents.NAME]` tables) laid over the built-in ones, for
+    /// `external:NAME` (default: the file in $FAULTBENCH_AGENT_TEMPLATES, if set).
+    #[arg(long)]
+    agent_templates: Option<PathBuf>,
     /// Model for the LLM agents (default: gpt-5 for react, claude-sonnet-4-6 otherwise).
     #[arg(long)]
     model: Option<String>,
@@ -175,6 +179,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.max_output_tokens,
         args.dry_run,
         args.ticket_hint,
+        args.agent_templates.as_deref(),
     )?;
     let judge = build::judge(
         &args.judge,
@@ -186,7 +191,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let policy: faultbench_emu::tools::Policy = args
         .policy
         .parse()
-        .map_err(|e: String| anyhow::anyhow!("--policy: {e}"))?;
+        .map_err(|e: faultbench_emu::tools::UnknownPolicy| anyhow::anyhow!("--policy: {e}"))?;
     let budget = Budget {
         max_turns: args.max_turns,
         wall_clock_secs: args.wall_clock,

@@ -188,7 +188,7 @@ impl<R: std::io::BufRead> std::io::BufRead for BomSkipper<R> {
         self.inner.fill_buf()
     }
     fn consume(&mut self, n: usize) {
-        self.inner.consume(n)
+        self.inner.consume(n);
     }
 }
 
@@ -276,7 +276,7 @@ pub fn plan(
 ) -> anyhow::Result<Vec<Item>> {
     let size = (scenarios.len() as u64)
         .saturating_mul(agents.len() as u64)
-        .saturating_mul(passes as u64);
+        .saturating_mul(u64::from(passes));
     if size > MAX_PLANNED_RUNS {
         bail!(
             "the plan has {size} runs ({} scenarios × {} agents × {passes} passes); at most {MAX_PLANNED_RUNS} per invocation",

@@ -2,24 +2,24 @@
 //! routing protocols' own state, not from how long the routes have been quiet.
 //!
 //! After the startup files ran, every device is polled: its FRR daemons directly on their vty
-//! sockets ([`vty`]; no `vtysh` process), its kernel routes and addresses through `/proc`. Each
+//! sockets (`vty`; no `vtysh` process), its kernel routes and addresses through `/proc`. Each
 //! daemon present on a device is judged by what its state shows, across devices where the
-//! protocol needs it (which routers share a segment comes from lab.conf, see [`net`]):
+//! protocol needs it (which routers share a segment comes from lab.conf, see `net`):
 //!
-//! - **OSPFv2/OSPFv3** ([`linkstate`]): no interface that shares a segment with another router
+//! - **OSPFv2/OSPFv3** (`linkstate`): no interface that shares a segment with another router
 //!   still `Waiting`, every expected neighbour present and in a final state (`Full`, or `2-Way`
 //!   between two DROthers), no database exchange or retransmission pending that matters,
 //!   adjacent routers holding the same database, no SPF run scheduled;
-//! - **BGP** ([`bgp`]): every configured neighbour `Established` with empty queues and every
+//! - **BGP** (`bgp`): every configured neighbour `Established` with empty queues and every
 //!   update subgroup caught up (no coalesce timer running); a neighbour that provably cannot
 //!   come up (no route to it, nobody owns its address, its device runs no bgpd) is reported in
 //!   [`Readiness::unable`], not waited for;
-//! - **RIP/RIPng** ([`rip`]): every router heard from each neighbour, and the tables are a
+//! - **RIP/RIPng** (`rip`): every router heard from each neighbour, and the tables are a
 //!   fixed point (no update any router holds would change another's table); tables that stay
 //!   apart (filters, offsets) stop blocking after 5.5 s without a route change — longer than
 //!   the 1–5 s triggered-update delay;
-//! - **EIGRP** ([`eigrp`]): expected neighbours up, nothing queued, every route Passive;
-//!   **IS-IS** ([`isis`]): adjacencies Up, then 2 s of quiet;
+//! - **EIGRP** (`eigrp`): expected neighbours up, nothing queued, every route Passive;
+//!   **IS-IS** (`isis`): adjacencies Up, then 2 s of quiet;
 //! - **keepalived**: no address moved for a VRRP takeover time (3 × `advert_int` + 2 s).
 //!
 //! Static-only devices and devices without routing add nothing. On top of the protocol checks

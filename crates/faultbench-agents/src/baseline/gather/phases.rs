@@ -1,258 +1,17 @@
-//! Collecting the evidence: every tool call of the baseline happens here, in a fixed order,
-//! within the call cap and the wall-clock deadline. The rules ([`super::rules`]) only read
-//! what this module gathered, so they can be tested on recorded text.
+//! The gathering phases, in the order the baseline runs them: reachability, inventory,
+//! control plane, sweep (and the ticket's own addresses), services.
 
-use super::claims::Claims;
-use super::frr::{self, BgpSession, Config, OspfNeighbor, RipStatus};
-use super::lan::Model;
-use super::probe::{self, Facts};
-use super::read;
-use super::topo::{Role, Topology};
-use faultbench_core::toolbox::{ToolError, Toolbox};
+use super::observations::{DnsQuery, Fetch, Observations, Ping, RouterState};
+use super::prober::{Answer, Prober};
+use crate::baseline::claims::Claims;
+use crate::baseline::frr::{self, Config};
+use crate::baseline::lan::Model;
+use crate::baseline::probe::{self, Facts};
+use crate::baseline::read;
+use crate::baseline::topo::{Role, Topology};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
-use std::sync::Arc;
-use std::time::Instant;
-
-/// Runs tools within the call cap and the wall-clock deadline.
-pub struct Prober {
-    tools: Arc<dyn Toolbox>,
-    /// Calls made.
-    pub calls: u32,
-    max_calls: u32,
-    deadline: Instant,
-    /// A call was skipped for lack of budget.
-    pub out_of_budget: bool,
-    /// `exec_shell` works here (not refused, scripts answer).
-    pub shell: bool,
-}
-
-/// A tool's answer: text, and whether the tool reported an error.
-pub struct Answer {
-    /// The output (or the error message).
-    pub text: String,
-    /// The call failed or the command exited non-zero.
-    pub failed: bool,
-    /// The policy refused the call.
-    pub refused: bool,
-}
-
-impl Prober {
-    /// A prober over `tools`.
-    pub fn new(tools: Arc<dyn Toolbox>, max_calls: u32, deadline: Instant) -> Prober {
-        Prober {
-            tools,
-            calls: 0,
-            max_calls,
-            deadline,
-            out_of_budget: false,
-            shell: true,
-        }
-    }
-
-    /// Calls a tool; `None` when the budget is spent.
-    pub async fn call(&mut self, tool: &str, args: Value) -> Option<Answer> {
-        if self.calls >= self.max_calls || Instant::now() >= self.deadline {
-            self.out_of_budget = true;
-            return None;
-        }
-        self.calls += 1;
-        let remaining = self.deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(remaining, self.tools.call(tool, args)).await {
-            Ok(Ok(out)) => Some(Answer {
-                text: out.text,
-                failed: out.is_error,
-                refused: false,
-            }),
-            Ok(Err(e)) => Some(Answer {
-                refused: matches!(e, ToolError::Refused { .. }),
-                text: format!("ERROR: {e}"),
-                failed: true,
-            }),
-            Err(_) => {
-                self.out_of_budget = true;
-                None
-            }
-        }
-    }
-
-    /// Runs several calls, at most [`PARALLEL`] at a time; answers come back in the order
-    /// of the requests (so everything downstream stays deterministic). A call the budget
-    /// does not cover answers `None`.
-    pub async fn call_many(&mut self, reqs: Vec<(&'static str, Value)>) -> Vec<Option<Answer>> {
-        let mut out = Vec::with_capacity(reqs.len());
-        let mut reqs = reqs.into_iter().peekable();
-        while reqs.peek().is_some() {
-            let chunk: Vec<(&'static str, Value)> = reqs.by_ref().take(PARALLEL).collect();
-            let now = Instant::now();
-            if now >= self.deadline {
-                self.out_of_budget = true;
-            }
-            let allowed = if self.out_of_budget {
-                0
-            } else {
-                (self.max_calls.saturating_sub(self.calls) as usize).min(chunk.len())
-            };
-            if allowed < chunk.len() {
-                self.out_of_budget = true;
-            }
-            self.calls += allowed as u32;
-            let remaining = self.deadline.saturating_duration_since(now);
-            let tools = self.tools.clone();
-            let futs = chunk.iter().take(allowed).map(|(tool, args)| {
-                let tools = tools.clone();
-                let args = args.clone();
-                async move {
-                    match tokio::time::timeout(remaining, tools.call(tool, args)).await {
-                        Ok(Ok(o)) => Some(Answer {
-                            text: o.text,
-                            failed: o.is_error,
-                            refused: false,
-                        }),
-                        Ok(Err(e)) => Some(Answer {
-                            refused: matches!(e, ToolError::Refused { .. }),
-                            text: format!("ERROR: {e}"),
-                            failed: true,
-                        }),
-                        Err(_) => None,
-                    }
-                }
-            });
-            let answers = futures::future::join_all(futs).await;
-            if answers.iter().any(Option::is_none) {
-                self.out_of_budget = true;
-            }
-            out.extend(answers);
-            out.extend((allowed..chunk.len()).map(|_| None));
-        }
-        out
-    }
-
-    /// Runs the same kind of read-only script on several devices through `exec_shell`;
-    /// `None` per device when the shell is unavailable or the budget is spent. A refusal
-    /// (read-only policy) switches the shell off for the rest of the run.
-    pub async fn shells(&mut self, jobs: Vec<(String, String)>) -> Vec<Option<Answer>> {
-        if !self.shell {
-            return jobs.iter().map(|_| None).collect();
-        }
-        let reqs = jobs
-            .into_iter()
-            .map(|(d, c)| ("exec_shell", json!({"host_name": d, "command": c})))
-            .collect();
-        let answers = self.call_many(reqs).await;
-        if answers
-            .iter()
-            .flatten()
-            .any(|a| a.refused || a.text.starts_with("ERROR: unknown tool"))
-        {
-            self.shell = false;
-            return answers.iter().map(|_| None).collect();
-        }
-        answers
-    }
-}
-
-/// Tool calls in flight at once (the labs share two cores with everything else).
-pub const PARALLEL: usize = 4;
-
-/// A router's control plane as vtysh showed it.
-#[derive(Debug, Clone, Default)]
-pub struct RouterState {
-    /// vtysh could not reach FRR at all (zebra not running).
-    pub frr_down: bool,
-    /// The running configuration.
-    pub config: Option<Config>,
-    /// Its text.
-    pub running: Option<String>,
-    /// `/etc/frr/frr.conf` as saved on the router (where it keeps one).
-    pub saved: Option<String>,
-    /// OSPF neighbours (`None`: not asked, or ospfd not running).
-    pub ospf: Option<Vec<OspfNeighbor>>,
-    /// ospfd answered "not running".
-    pub ospf_absent: bool,
-    /// BGP sessions.
-    pub bgp: Option<Vec<BgpSession>>,
-    /// bgpd answered "not running".
-    pub bgp_absent: bool,
-    /// RIP status.
-    pub rip: Option<RipStatus>,
-    /// ripd answered "not running".
-    pub rip_absent: bool,
-}
-
-/// One sweep ping.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ping {
-    /// Source device.
-    pub src: String,
-    /// Destination address.
-    pub dst: Ipv4Addr,
-    /// Echo replies received.
-    pub received: u32,
-    /// Echo requests sent.
-    pub sent: u32,
-}
-
-impl Ping {
-    /// No loss.
-    pub fn ok(&self) -> bool {
-        self.received >= self.sent
-    }
-    /// Total loss.
-    pub fn dead(&self) -> bool {
-        self.received == 0
-    }
-}
-
-/// A DNS query and its outcome.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DnsQuery {
-    /// Client device.
-    pub client: String,
-    /// Server queried.
-    pub server: Ipv4Addr,
-    /// Name asked.
-    pub name: String,
-    /// `NOERROR`, `NXDOMAIN`, `REFUSED`, `SERVFAIL`, or `timeout`.
-    pub status: String,
-    /// A records returned.
-    pub answers: Vec<Ipv4Addr>,
-}
-
-/// An HTTP fetch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fetch {
-    /// Client device.
-    pub client: String,
-    /// URL.
-    pub url: String,
-    /// The HTTP status when one came back (0: none).
-    pub code: u16,
-    /// First line of the tool's answer.
-    pub detail: String,
-}
-
-/// Everything gathered.
-#[derive(Debug, Clone, Default)]
-pub struct Observations {
-    /// Probe results by device.
-    pub facts: BTreeMap<String, Facts>,
-    /// Devices whose probe failed to run or was not understood.
-    pub unprobed: Vec<String>,
-    /// vtysh views by router.
-    pub routers: BTreeMap<String, RouterState>,
-    /// `get_reachability` pairs: (src, dst device, dst address, status).
-    pub reach: Vec<(String, String, Option<Ipv4Addr>, String)>,
-    /// Sweep pings.
-    pub pings: Vec<Ping>,
-    /// DNS queries.
-    pub dns: Vec<DnsQuery>,
-    /// HTTP fetches.
-    pub http: Vec<Fetch>,
-    /// Human-readable list of what was checked.
-    pub checked: Vec<String>,
-}
 
 /// Step 1: `get_reachability` (the paper's first move; it also names the end hosts).
 pub async fn reachability(p: &mut Prober, obs: &mut Observations) {
@@ -797,7 +556,7 @@ pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, cla
         .take(2)
         .map(|d| format!("http://{d}/"))
         .collect();
-    for d in claims.devices.iter() {
+    for d in &claims.devices {
         let serves_web = model
             .facts(d)
             .is_some_and(|f| f.listens(80) || f.runs("apache2") || f.runs("nginx"));
@@ -872,6 +631,9 @@ fn dns_answers(text: &str) -> Vec<Ipv4Addr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use faultbench_core::toolbox::{ToolError, Toolbox};
+    use std::sync::Arc;
+    use std::time::Instant;
 
     #[test]
     fn dig_and_order() {

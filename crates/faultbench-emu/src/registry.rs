@@ -1,0 +1,46 @@
+//! The built-in emulators by name (`--emulator netns|kathara|mock`), in a
+//! [`faultbench_core::Registry`] a program can extend with its own.
+//!
+//! ```
+//! use faultbench_emu::registry::{EmulatorOptions, builtin_emulators};
+//! let emulators = builtin_emulators();
+//! assert_eq!(emulators.names(), ["kathara", "mock", "netns"]);
+//! let mock = emulators.build("mock", &EmulatorOptions::default()).unwrap();
+//! assert_eq!(mock.kind(), "mock");
+//! ```
+
+use faultbench_core::emulator::Emulator;
+use faultbench_core::registry::Registry;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What the built-in emulators are built with.
+#[derive(Debug, Clone, Default)]
+pub struct EmulatorOptions {
+    /// The Kathará configuration file (TOML); `None`: defaults (Docker manager, `kathara`
+    /// found on `PATH` or as `python3 -m kathara`).
+    pub kathara_config: Option<PathBuf>,
+}
+
+/// Emulators by name, built with [`EmulatorOptions`].
+pub type EmulatorRegistry = Registry<dyn Emulator, EmulatorOptions>;
+
+/// `mock` (declarative mock networks), `netns` (Linux namespaces + FRR; checks the host first,
+/// so a missing program or privilege is an error here, not a failed run) and `kathara`.
+pub fn builtin_emulators() -> EmulatorRegistry {
+    let mut r = EmulatorRegistry::new("emulator");
+    r.emulator("mock", crate::mock::MockEmulator::new);
+    r.register("netns", |_| {
+        crate::netns::preflight()?;
+        Ok(Arc::new(crate::netns::NetnsEmulator::new()) as Arc<dyn Emulator>)
+    });
+    r.register("kathara", |o: &EmulatorOptions| {
+        use crate::kathara::KatharaEmulator;
+        let emu = match &o.kathara_config {
+            Some(path) => KatharaEmulator::from_config_file(path)?,
+            None => KatharaEmulator::new(Default::default())?,
+        };
+        Ok(Arc::new(emu) as Arc<dyn Emulator>)
+    });
+    r
+}
