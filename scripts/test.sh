@@ -89,6 +89,8 @@ echo "== examples"
 # The examples that need no root or network run to completion (each fails on a wrong result).
 cargo run -q --example custom_agent
 cargo run -q --example custom_judge
+echo "== deploy/k8s (offline schema validation, and proof that a broken manifest fails it)"
+./scripts/check-k8s.sh
 
 # --- real-model stage (issue 20) ---------------------------------------------------------
 # A real local model (Gemma 3 270M) behind llama.cpp's OpenAI-compatible server drives react,
