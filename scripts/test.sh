@@ -79,6 +79,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== faultbench-emu without its heavy backends (cargo features)"
+cargo check -q -p faultbench-emu --no-default-features --features mock,tools
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace
 echo "== cargo test"
