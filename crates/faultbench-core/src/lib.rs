@@ -43,7 +43,6 @@ pub mod pipeline;
 pub mod record;
 pub mod registry;
 pub mod repair;
-pub mod report;
 pub mod scenario;
 pub mod snapshot;
 pub mod status;

@@ -11,11 +11,11 @@
 
 use faultbench_core::Category;
 use faultbench_core::record::ManifestRow;
-use faultbench_core::report::Registry;
 use faultbench_judge::RubricJudge;
 use faultbench_judge::agree::Agreement;
 use faultbench_judge::rubric::PolicyBook;
 use faultbench_judge::saved::load_runs;
+use faultbench_report::Registry;
 use faultbench_testkit::{full, release_for_test};
 use std::collections::HashMap;
 

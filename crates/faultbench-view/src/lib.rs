@@ -47,7 +47,7 @@ pub enum ViewError {
     NotFound(PathBuf),
     /// The registry could not be read.
     #[error("{0}")]
-    Registry(#[source] faultbench_core::report::RegistryError),
+    Registry(#[source] faultbench_report::RegistryError),
     /// A page could not be written.
     #[error("{}: cannot write: {source}", path.display())]
     Write {

@@ -4,8 +4,8 @@
 //! run, with its problems listed.
 
 use faultbench_core::record::ManifestRow;
-use faultbench_core::report::details::RunId;
 use faultbench_core::status::RunStatus;
+use faultbench_report::details::RunId;
 use serde_json::Value;
 
 /// Which layout a record has.

@@ -2,11 +2,11 @@
 //! `faultbench report --compare A B [C …]`.
 
 use faultbench_core::dataset::{Dataset, StatsOptions};
-use faultbench_core::report::compare::{self, Source};
-use faultbench_core::report::details::RunDetails;
-use faultbench_core::report::sensitivity::axis_totals;
-use faultbench_core::report::stats::Bootstrap;
-use faultbench_core::report::{Registry, Report, ReportOptions};
+use faultbench_report::compare::{self, Source};
+use faultbench_report::details::RunDetails;
+use faultbench_report::sensitivity::axis_totals;
+use faultbench_report::stats::Bootstrap;
+use faultbench_report::{Registry, Report, ReportOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

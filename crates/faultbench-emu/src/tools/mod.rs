@@ -60,7 +60,9 @@ pub mod args;
 mod base;
 mod factory;
 mod frr;
+#[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "mcp")]
 pub mod mcp_framing;
 mod output;
 mod policy;

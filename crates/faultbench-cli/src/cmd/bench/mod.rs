@@ -207,8 +207,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = &bench.settings().runs_root;
     if !no_report {
         let registry =
-            faultbench_core::report::Registry::load(root).context("reading the registry back")?;
-        let report = faultbench_core::report::Report::new(&registry, None);
+            faultbench_report::Registry::load(root).context("reading the registry back")?;
+        let report = faultbench_report::Report::new(&registry, None);
         let html = report
             .write_all(&root.join("report"))
             .context("writing the report")?;

@@ -1,7 +1,9 @@
 //! Reading run registries: the public release's `MANIFEST.csv` or one written by `faultbench
 //! bench` (same columns), or, when a runs root has no registry, its `result.json` files.
 
-use crate::record::{MANIFEST_EXTRA_COLUMNS, ManifestRow, RELEASE_MANIFEST_HEADER, scan_records};
+use faultbench_core::record::{
+    MANIFEST_EXTRA_COLUMNS, ManifestRow, RELEASE_MANIFEST_HEADER, scan_records,
+};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -232,9 +234,9 @@ impl Columns {
 }
 
 /// Parses one data line of a registry with the release's 19 columns, or faultbench's columns
-/// ([`MANIFEST_HEADER`](crate::record::MANIFEST_HEADER)).
+/// ([`MANIFEST_HEADER`](faultbench_core::record::MANIFEST_HEADER)).
 pub fn parse_row(line: &str) -> Result<ManifestRow, String> {
-    let ours = crate::record::MANIFEST_HEADER
+    let ours = faultbench_core::record::MANIFEST_HEADER
         .split(',')
         .collect::<Vec<_>>();
     let release = RELEASE_MANIFEST_HEADER.split(',').collect::<Vec<_>>();
@@ -353,7 +355,7 @@ fn name(i: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::MANIFEST_HEADER;
+    use faultbench_core::record::MANIFEST_HEADER;
 
     #[test]
     fn our_extra_columns_are_read_by_name_and_others_ignored() {

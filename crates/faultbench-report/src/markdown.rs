@@ -3,7 +3,7 @@
 
 use super::metrics::Rate;
 use super::tables::{Effort, RateTable, ScoreCell, ScoreTable, Tables};
-use crate::dataset::DatasetStats;
+use faultbench_core::dataset::DatasetStats;
 
 fn score(c: &ScoreCell, with_sd: bool) -> String {
     let Some(m) = c.stat.rounded() else {

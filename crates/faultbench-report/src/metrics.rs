@@ -11,8 +11,8 @@
 //! - Category: arm `base80` (or `base`) is Correct-Fault; otherwise the id decides
 //!   (`false-premise`, `-misdirected`, `-misdescribed`); persona arms are all false premise.
 
-use crate::category::{Category, Layer};
-use crate::record::{ManifestRow, layer_of_arm};
+use faultbench_core::category::{Category, Layer};
+use faultbench_core::record::{ManifestRow, layer_of_arm};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -21,7 +21,7 @@
 //! every machine.
 //!
 //! ```
-//! use faultbench_core::report::stats::{Bootstrap, Design, Estimator, Kind};
+//! use faultbench_report::stats::{Bootstrap, Design, Estimator, Kind};
 //! // Ten families in one stratum, one pass; the value is 1.0 for families 0..=6, else 0.0.
 //! let design = Design::from_keys((0..10).map(|i| (0u32, i as u32)));
 //! let mut est = Estimator::new(Kind::Pooled);

@@ -13,8 +13,8 @@
 //! the way it inflates wall time; on an idle machine wall time is about CPU time / cores.
 
 use faultbench_core::record::ManifestRow;
-use faultbench_core::report::stats::{Bootstrap, Rng};
-use faultbench_core::report::{Registry, Report, ReportOptions};
+use faultbench_report::stats::{Bootstrap, Rng};
+use faultbench_report::{Registry, Report, ReportOptions};
 use faultbench_testkit::measure::{cpu_seconds, load_average};
 use std::process::ExitCode;
 use std::time::Instant;

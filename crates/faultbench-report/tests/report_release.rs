@@ -1,8 +1,8 @@
 //! The report reproduces the paper's numbers from the public release's run registry
 //! (`final_results/MANIFEST.csv`, whole in a partial copy of the release as in a full one).
 
-use faultbench_core::report::metrics::ALL;
-use faultbench_core::report::{Registry, Report};
+use faultbench_report::metrics::ALL;
+use faultbench_report::{Registry, Report};
 use faultbench_testkit::{full, release_for_test};
 
 /// The report of the release's MANIFEST; `None` when the release is missing (recorded).
@@ -14,7 +14,7 @@ fn report() -> Option<Report> {
     Some(Report::new(&reg, None))
 }
 
-fn col(t: &faultbench_core::report::tables::ScoreTable, agent: &str) -> usize {
+fn col(t: &faultbench_report::tables::ScoreTable, agent: &str) -> usize {
     t.agents.iter().position(|a| a == agent).unwrap()
 }
 

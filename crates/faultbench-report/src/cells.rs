@@ -11,8 +11,8 @@
 use super::details::RunDetails;
 use super::metrics::{ALL, answered, category, layer, timeout};
 use super::stats::{Bootstrap, Design, Difference, Estimator, Interval, Kind};
-use crate::category::{Category, Layer};
-use crate::record::ManifestRow;
+use faultbench_core::category::{Category, Layer};
+use faultbench_core::record::ManifestRow;
 use std::collections::{BTreeMap, HashMap};
 
 /// Which runs a statistic reads (before the agent filter).

@@ -10,7 +10,7 @@ use super::sensitivity::{self, Sensitivity};
 use super::stats::Bootstrap;
 use super::tables::Tables;
 use super::variation::{self, Variation};
-use crate::record::ManifestRow;
+use faultbench_core::record::ManifestRow;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 

@@ -5,12 +5,13 @@ use faultbench_core::agent::AgentOutcome;
 use faultbench_core::record::{
     AgentPhase, Phases, RECORD_SCHEMA, RunKey, RunRecord, ScenarioSnapshot,
 };
-use faultbench_core::report::Registry;
 use faultbench_core::store::RunsRoot;
 use faultbench_core::{Layer, RunStatus, ScenarioSpec};
+use faultbench_report::Registry;
 
 fn record(id: &str, pass: u32, status: RunStatus) -> RunRecord {
-    let spec = ScenarioSpec::parse(include_str!("data/minimal.txt")).unwrap();
+    let spec =
+        ScenarioSpec::parse(include_str!("../../faultbench-core/tests/data/minimal.txt")).unwrap();
     RunRecord {
         schema: RECORD_SCHEMA,
         key: RunKey {

@@ -10,7 +10,7 @@ use super::cells::{Families, Plan, Stat, is_core};
 use super::metrics::{ALL, Rate, answered};
 use super::stats::{Estimator, Kind};
 use super::tables::RateTable;
-use crate::record::ManifestRow;
+use faultbench_core::record::ManifestRow;
 use std::collections::BTreeMap;
 
 /// The spread that counts as varying.

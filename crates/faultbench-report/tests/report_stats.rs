@@ -2,10 +2,10 @@
 //! computation (`scripts/independent-stats.py`, Python standard library only), and the paper's
 //! pass-to-pass figure reproduced.
 
-use faultbench_core::report::details::RunDetails;
-use faultbench_core::report::metrics::ALL;
-use faultbench_core::report::stats::Bootstrap;
-use faultbench_core::report::{Registry, Report, ReportOptions};
+use faultbench_report::details::RunDetails;
+use faultbench_report::metrics::ALL;
+use faultbench_report::stats::Bootstrap;
+use faultbench_report::{Registry, Report, ReportOptions};
 use faultbench_testkit::{Release, full, release_for_test};
 use serde_json::Value;
 use std::sync::OnceLock;

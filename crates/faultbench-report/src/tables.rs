@@ -5,8 +5,8 @@ use super::metrics::{
     timeout_rate,
 };
 use super::stats::Interval;
-use crate::category::{Category, Layer};
-use crate::record::ManifestRow;
+use faultbench_core::category::{Category, Layer};
+use faultbench_core::record::ManifestRow;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 
 use super::cells::{CellSpec, Group, Intervals, Measure, Plan, Stat, Subset};
 use super::tables::{STYLES, ScoreTable, Tables};
-use crate::category::Category;
+use faultbench_core::category::Category;
 
 /// Handles of the registered statistics, in table layout.
 pub struct TableStats {

@@ -2,9 +2,9 @@
 //! identities that differ said out loud.
 
 use faultbench_core::record::ManifestRow;
-use faultbench_core::report::compare::{Source, compare, identity_differences, read_identity};
-use faultbench_core::report::stats::Bootstrap;
-use faultbench_core::report::{Registry, Report};
+use faultbench_report::compare::{Source, compare, identity_differences, read_identity};
+use faultbench_report::stats::Bootstrap;
+use faultbench_report::{Registry, Report};
 use faultbench_testkit::release_for_test;
 use serde_json::json;
 

@@ -2,7 +2,7 @@
 //! from the runs before them), runs with telemetry off, and runs the presence watch set aside
 //! (`fault_vanished`, `baseline_broke`) per scenario.
 
-use crate::record::{LabOrigin, ManifestRow};
+use faultbench_core::record::{LabOrigin, ManifestRow};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -36,7 +36,7 @@ fn yes() -> bool {
 #[derive(Deserialize, Default)]
 struct LightPhases {
     #[serde(default)]
-    deploy: Option<crate::record::DeployPhase>,
+    deploy: Option<faultbench_core::record::DeployPhase>,
 }
 
 impl RunNotes {
@@ -157,7 +157,7 @@ pub fn presence_markdown(rows: &[PresenceRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::parse_row;
+    use crate::parse_row;
 
     #[test]
     fn presence_rows_count_per_scenario() {

@@ -17,8 +17,8 @@ use super::cells::{Families, Group};
 use super::details::{AxisCounts, RunDetails};
 use super::metrics::{ALL, answered};
 use super::stats::{Estimator, Kind};
-use crate::category::{Category, Layer};
-use crate::record::ManifestRow;
+use faultbench_core::category::{Category, Layer};
+use faultbench_core::record::ManifestRow;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -129,8 +129,8 @@ pub fn decompositions(outcome: f64, totals: Option<(u32, u32)>) -> Vec<AxisCount
 }
 
 /// The (required, bonus) axis totals of every scenario of a dataset, by scenario id.
-pub fn axis_totals(dataset: &crate::dataset::Dataset) -> HashMap<String, (u32, u32)> {
-    use crate::scenario::{AxisKind, Scenario};
+pub fn axis_totals(dataset: &faultbench_core::dataset::Dataset) -> HashMap<String, (u32, u32)> {
+    use faultbench_core::scenario::{AxisKind, Scenario};
     dataset
         .scenarios()
         .map(|(_, s)| {
@@ -358,7 +358,7 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::OutcomeRule;
+    use faultbench_core::judge::OutcomeRule;
 
     #[test]
     fn the_paper_and_strict_rules_agree_with_the_judge() {

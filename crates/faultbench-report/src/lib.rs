@@ -1,4 +1,7 @@
-//! Reports: the paper's tables and charts, computed from a run registry.
+//! # faultbench-report: the paper's tables and charts, computed from a run registry
+//!
+//! (Split from `faultbench-core`, which keeps the vocabulary, the scenario format and the
+//! pipeline; reports are a consumer of run records.)
 //!
 //! Input is a `MANIFEST.csv` (the public release's or one written by `faultbench bench`) or a
 //! runs root. Output: Markdown, CSV and JSON tables, SVG charts, and one self-contained HTML
@@ -9,7 +12,7 @@
 //! category, weight sensitivity. [`compare`] sets several registries side by side.
 //!
 //! ```no_run
-//! use faultbench_core::report::{Registry, Report};
+//! use faultbench_report::{Registry, Report};
 //! // In a checkout of the public release (`scripts/fetch-release.sh`); the same numbers are
 //! // asserted by `tests/report_release.rs`.
 //! let path = std::path::Path::new("final_results/MANIFEST.csv");
@@ -43,8 +46,8 @@ pub use protocol::{PresenceRow, RunNotes, presence_markdown, presence_rows};
 pub use registry::{Registry, RegistryError, parse_row};
 pub use tables::Tables;
 
-use crate::dataset::DatasetStats;
-use crate::identity::RunIdentity;
+use faultbench_core::dataset::DatasetStats;
+use faultbench_core::identity::RunIdentity;
 use std::path::{Path, PathBuf};
 
 /// A computed report.
@@ -197,18 +200,18 @@ impl Report {
     /// `report.html` into `dir`; returns the HTML path.
     pub fn write_all(&self, dir: &Path) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(dir)?;
-        crate::fsutil::write_atomic(&dir.join("report.md"), self.markdown().as_bytes())?;
-        crate::fsutil::write_atomic(&dir.join("report.csv"), self.csv().as_bytes())?;
-        crate::fsutil::write_atomic(&dir.join("report.json"), self.json().as_bytes())?;
-        crate::fsutil::write_atomic(
+        faultbench_core::fsutil::write_atomic(&dir.join("report.md"), self.markdown().as_bytes())?;
+        faultbench_core::fsutil::write_atomic(&dir.join("report.csv"), self.csv().as_bytes())?;
+        faultbench_core::fsutil::write_atomic(&dir.join("report.json"), self.json().as_bytes())?;
+        faultbench_core::fsutil::write_atomic(
             &dir.join("statistics.csv"),
             self.statistics_csv().as_bytes(),
         )?;
         for (name, svg) in self.charts() {
-            crate::fsutil::write_atomic(&dir.join(name), svg.as_bytes())?;
+            faultbench_core::fsutil::write_atomic(&dir.join(name), svg.as_bytes())?;
         }
         let html = dir.join("report.html");
-        crate::fsutil::write_atomic(&html, self.html().as_bytes())?;
+        faultbench_core::fsutil::write_atomic(&html, self.html().as_bytes())?;
         Ok(html)
     }
 }

@@ -7,7 +7,7 @@ use super::cells::{CellSpec, Group, Intervals, Measure, Plan, Stat, Subset};
 use super::intervals::timeout_groups;
 use super::stats::Interval;
 use super::tables::STYLES;
-use crate::category::Category;
+use faultbench_core::category::Category;
 use serde::{Deserialize, Serialize};
 
 /// A pooled mean with its support and interval.

@@ -18,7 +18,7 @@ use super::intervals::{category_groups, fix_groups, style_groups, timeout_groups
 use super::metrics::ALL;
 use super::registry::Registry;
 use super::stats::{Bootstrap, Design, Interval};
-use crate::record::ManifestRow;
+use faultbench_core::record::ManifestRow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

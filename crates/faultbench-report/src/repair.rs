@@ -15,10 +15,10 @@
 //!   bound, when the fix came after the clock's last round).
 
 use super::metrics::Rate;
-use crate::category::{Category, Layer};
-use crate::record::RunKey;
-use crate::repair::RepairVerdict;
-use crate::task::Task;
+use faultbench_core::category::{Category, Layer};
+use faultbench_core::record::RunKey;
+use faultbench_core::repair::RepairVerdict;
+use faultbench_core::task::Task;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! `scenario` and `phases.score`). Anything unexpected is skipped with a note, never a failure:
 //! a report over a registry with a few records is still a report.
 
-use crate::record::{ManifestRow, arm_of_layer};
+use faultbench_core::record::{ManifestRow, arm_of_layer};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! back, non-finite numbers refused with file:line, token sums that cannot wrap.
 
 use faultbench_core::record::{MANIFEST_HEADER, ManifestRow};
-use faultbench_core::report::{Registry, Report};
+use faultbench_report::{Registry, Report};
 use std::path::Path;
 
 fn row(agent: &str, model: &str) -> ManifestRow {
