@@ -1,6 +1,7 @@
 //! What a bench tells its user while it works ([`BenchEvent`], delivered to the callback given
 //! to [`crate::Bench::on_event`]) and how the user stops it ([`Cancel`]).
 
+use faultbench_core::RunStatus;
 use faultbench_core::record::{RunKey, RunRecord};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,6 +39,8 @@ pub enum BenchEvent {
         total: usize,
         /// The archived record.
         record: Box<RunRecord>,
+        /// Runs finished so far in this bench by status, in status order.
+        tally: Vec<(RunStatus, usize)>,
     },
     /// A worker has nothing more to do.
     JobDone {
@@ -96,6 +99,17 @@ impl std::fmt::Display for BenchEvent {
                 if *interrupted { " (interrupted)" } else { "" }
             ),
         }
+    }
+}
+
+impl BenchEvent {
+    /// For a finished run, the statuses so far as one line (`scored 12, timeout 1`).
+    pub fn tally_text(&self) -> Option<String> {
+        let BenchEvent::RunFinished { tally, .. } = self else {
+            return None;
+        };
+        let parts: Vec<String> = tally.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        Some(parts.join(", "))
     }
 }
 

@@ -221,6 +221,17 @@ impl Bench {
         self.cancel.clone()
     }
 
+    /// Cancels this bench on Ctrl-C or SIGTERM, first sending a [`BenchEvent::Note`] that says
+    /// so; abort the returned task to stop listening.
+    pub fn cancel_on_signals(&self) -> tokio::task::JoinHandle<()> {
+        let events = self.events.clone();
+        self.cancel.on_signals(move || {
+            events(&BenchEvent::Note(
+                "interrupt: stopping; tearing every lab down (runs in flight are not archived and will be redone with --resume)".into(),
+            ));
+        })
+    }
+
     /// The settings.
     pub fn settings(&self) -> &BenchSettings {
         &self.settings

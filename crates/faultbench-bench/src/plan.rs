@@ -223,6 +223,24 @@ pub enum Selection {
 }
 
 impl Selection {
+    /// The selection of `faultbench bench`'s flags, first given first: an experiment, ids, a
+    /// manifest, a scope (the topology filter applies to experiments and scopes).
+    pub fn from_flags(
+        experiment: Option<String>,
+        ids: Vec<String>,
+        manifest: Option<std::path::PathBuf>,
+        scope: Option<Scope>,
+        topology: Option<String>,
+    ) -> Selection {
+        match (experiment, ids.is_empty(), manifest, scope) {
+            (Some(e), ..) => Selection::Experiment(e, topology),
+            (None, false, ..) => Selection::Ids(ids),
+            (None, true, Some(m), _) => Selection::Manifest(m),
+            (None, true, None, Some(s)) => Selection::Scopes(vec![s], topology),
+            (None, true, None, None) => Selection::Unset,
+        }
+    }
+
     /// The scopes or ids to pick, and the default passes (3 for e1, 2 for e2, else 1).
     fn resolve(&self, warnings: &mut Vec<String>) -> Result<(Picked, u32), BenchError> {
         Ok(match self {

@@ -51,6 +51,7 @@ struct Shared {
     finished: AtomicUsize,
     total: usize,
     fatal: Mutex<Option<faultbench_core::store::StoreError>>,
+    tally: std::sync::Mutex<std::collections::BTreeMap<faultbench_core::RunStatus, usize>>,
     events: EventSink,
 }
 
@@ -77,6 +78,7 @@ pub(crate) async fn run_all(setup: Setup) -> Result<BenchOutcome, BenchError> {
         finished: AtomicUsize::new(0),
         total,
         fatal: Mutex::new(None),
+        tally: std::sync::Mutex::default(),
         events: setup.events.clone(),
     });
     // The user's switch throws the internal one (which a fatal error may also throw).
@@ -202,11 +204,20 @@ async fn worker(
             break;
         }
         let done = shared.finished.fetch_add(1, Ordering::SeqCst) + 1;
+        let tally = {
+            let mut t = shared
+                .tally
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            *t.entry(record.status).or_default() += 1;
+            t.iter().map(|(s, n)| (*s, *n)).collect()
+        };
         shared.emit(&BenchEvent::RunFinished {
             job,
             done,
             total: shared.total,
             record: Box::new(record),
+            tally,
         });
     }
     // Prestarted labs (and labs still being prepared) are torn down here, on every exit path.

@@ -6,12 +6,11 @@
 mod progress;
 
 use anyhow::{Context, bail};
-use faultbench_bench::{Bench, BenchEvent, BenchSettings, Cancel, Selection, Shard};
+use faultbench_bench::{Bench, BenchSettings, Selection, Shard};
 use faultbench_core::agent::{Budget, TicketHint};
 use faultbench_core::dataset::Scope;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// Arguments of `faultbench bench`.
 #[derive(clap::Args)]
@@ -142,16 +141,15 @@ pub enum Switch {
 }
 
 fn settings(a: Args) -> BenchSettings {
-    let selection = match (a.experiment, a.scenarios.is_empty(), a.manifest, a.scope) {
-        (Some(e), ..) => Selection::Experiment(e, a.topology),
-        (None, false, ..) => Selection::Ids(a.scenarios),
-        (None, true, Some(m), _) => Selection::Manifest(m),
-        (None, true, None, Some(s)) => Selection::Scopes(vec![s], a.topology),
-        (None, true, None, None) => Selection::Unset,
-    };
     BenchSettings {
         dataset: a.dataset,
-        selection,
+        selection: Selection::from_flags(
+            a.experiment,
+            a.scenarios,
+            a.manifest,
+            a.scope,
+            a.topology,
+        ),
         passes: a.passes,
         agents: a.agents,
         agent_templates: a.agent_templates,
@@ -182,8 +180,6 @@ fn settings(a: Args) -> BenchSettings {
     }
 }
 
-const INTERRUPT: &str = "interrupt: stopping; tearing every lab down (runs in flight are not archived and will be redone with --resume)";
-
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.no_warm {
         bail!(
@@ -191,12 +187,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let no_report = args.no_report;
-    let (progress, cancel) = (Arc::new(progress::Progress::default()), Cancel::new());
-    let p = progress.clone();
-    let signals = cancel.on_signals(move || p.show(&BenchEvent::Note(INTERRUPT.into())));
-    let bench = Bench::new(settings(args))
-        .with_cancel(cancel)
-        .on_event(move |e| progress.show(e));
+    let progress = progress::Progress::default();
+    let bench = Bench::new(settings(args)).on_event(move |e| progress.show(e));
+    let signals = bench.cancel_on_signals();
     let prepared = bench.prepare()?;
     if bench.settings().dry_run {
         print!("{}", prepared.dry_run_text()?);

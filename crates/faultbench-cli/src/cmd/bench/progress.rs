@@ -2,9 +2,7 @@
 //! job on a terminal; plain lines otherwise (CI logs).
 
 use faultbench_bench::BenchEvent;
-use faultbench_core::RunStatus;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::{Mutex, PoisonError};
 
@@ -14,7 +12,6 @@ struct Bars {
     multi: MultiProgress,
     overall: ProgressBar,
     jobs: Vec<ProgressBar>,
-    counts: BTreeMap<RunStatus, usize>,
 }
 
 /// Renders [`BenchEvent`]s (bars only while runs run, on a terminal).
@@ -39,12 +36,9 @@ impl Progress {
                     j.finish_with_message("done");
                 }
             }
-            (BenchEvent::RunFinished { record, .. }, b) => {
+            (BenchEvent::RunFinished { .. }, b) => {
                 if let Some(b) = b {
-                    *b.counts.entry(record.status).or_default() += 1;
-                    let summary: Vec<String> =
-                        b.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
-                    b.overall.set_message(summary.join(", "));
+                    b.overall.set_message(e.tally_text().unwrap_or_default());
                     b.overall.inc(1);
                 }
                 say(bars.as_ref(), &e.to_string());
@@ -80,12 +74,10 @@ impl Bars {
                 bar
             })
             .collect();
-        let counts = BTreeMap::new();
         Bars {
             multi,
             overall,
             jobs,
-            counts,
         }
     }
 }
