@@ -159,6 +159,12 @@ pub enum BenchError {
         /// Planned runs.
         total: usize,
     },
+    /// The registry cannot be read back for the report.
+    #[error("reading the registry back")]
+    ReadRegistry(#[source] faultbench_report::RegistryError),
+    /// The report cannot be written.
+    #[error("writing the report")]
+    WriteReport(#[source] std::io::Error),
     /// A finished run could not be archived (the bench stopped).
     #[error("cannot archive a finished run")]
     Archive(#[source] faultbench_core::store::StoreError),

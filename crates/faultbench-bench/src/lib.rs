@@ -72,7 +72,7 @@ pub use merge::{Clash, MergeError, MergeReport, merge};
 pub use plan::{Item, Selection, Shard};
 pub use prepared::Prepared;
 pub use resolve::{AgentChoice, DELAY_ENV, JudgeChoice, Registries};
-pub use run::BenchOutcome;
+pub use run::{BenchOutcome, WrittenReport};
 
 use faultbench_core::agent::{Budget, TicketHint};
 use faultbench_core::task::Task;
@@ -136,6 +136,8 @@ pub struct BenchSettings {
     pub repair_persist: bool,
     /// Run only this part of the plan ([`Shard`]).
     pub shard: Option<Shard>,
+    /// After the runs, write the report of the whole root to `RUNS/report/` (default on).
+    pub report: bool,
 }
 
 impl Default for BenchSettings {
@@ -170,6 +172,7 @@ impl Default for BenchSettings {
             task: Task::default(),
             repair_persist: false,
             shard: None,
+            report: true,
         }
     }
 }
@@ -262,6 +265,7 @@ impl Bench {
             return Ok(BenchOutcome {
                 finished: 0,
                 interrupted: false,
+                report: None,
             });
         }
         prepared.run().await

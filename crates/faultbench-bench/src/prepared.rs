@@ -250,7 +250,8 @@ impl Prepared {
             },
             ..Default::default()
         };
-        run::run_all(run::Setup {
+        let root = store.path().to_path_buf();
+        let mut outcome = run::run_all(run::Setup {
             items,
             jobs: s.jobs,
             emulator,
@@ -263,6 +264,19 @@ impl Prepared {
             events: self.events,
             cancel: self.cancel,
         })
-        .await
+        .await?;
+        if s.report {
+            let registry =
+                faultbench_report::Registry::load(&root).map_err(BenchError::ReadRegistry)?;
+            let report = faultbench_report::Report::new(&registry, None);
+            let html = report
+                .write_all(&root.join("report"))
+                .map_err(BenchError::WriteReport)?;
+            outcome.report = Some(crate::WrittenReport {
+                markdown: report.markdown(),
+                html,
+            });
+        }
+        Ok(outcome)
     }
 }

@@ -36,12 +36,23 @@ pub(crate) struct Setup {
 }
 
 /// How a bench ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BenchOutcome {
     /// Runs archived by this bench.
     pub finished: usize,
     /// Whether it was cancelled (the runs not archived are left for a resumed bench).
     pub interrupted: bool,
+    /// The report of the whole root, when [`crate::BenchSettings::report`] is on.
+    pub report: Option<WrittenReport>,
+}
+
+/// The report a bench wrote at its end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenReport {
+    /// The tables as Markdown.
+    pub markdown: String,
+    /// The self-contained HTML file (beside it: CSV, JSON, SVG).
+    pub html: std::path::PathBuf,
 }
 
 struct Shared {
@@ -138,6 +149,7 @@ pub(crate) async fn run_all(setup: Setup) -> Result<BenchOutcome, BenchError> {
     Ok(BenchOutcome {
         finished,
         interrupted,
+        report: None,
     })
 }
 

@@ -5,7 +5,7 @@
 
 mod progress;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use faultbench_bench::{Bench, BenchSettings, Selection, Shard};
 use faultbench_core::agent::{Budget, TicketHint};
 use faultbench_core::dataset::Scope;
@@ -177,6 +177,7 @@ fn settings(a: Args) -> BenchSettings {
         task: a.task,
         repair_persist: a.repair_persist,
         shard: a.shard,
+        report: !a.no_report,
     }
 }
 
@@ -186,7 +187,6 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             "--no-warm is gone: every run gets a fresh lab by default now (--reuse-labs is the development shortcut that reuses labs)"
         );
     }
-    let no_report = args.no_report;
     let progress = progress::Progress::default();
     let bench = Bench::new(settings(args)).on_event(move |e| progress.show(e));
     let signals = bench.cancel_on_signals();
@@ -197,16 +197,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let outcome = prepared.run().await?;
     signals.abort();
-    let root = &bench.settings().runs_root;
-    if !no_report {
-        let registry =
-            faultbench_report::Registry::load(root).context("reading the registry back")?;
-        let report = faultbench_report::Report::new(&registry, None);
-        let html = report
-            .write_all(&root.join("report"))
-            .context("writing the report")?;
-        println!("{}", report.markdown());
-        println!("HTML report: {}", html.display());
+    if let Some(r) = &outcome.report {
+        println!("{}\nHTML report: {}", r.markdown, r.html.display());
     }
     if outcome.interrupted {
         eprintln!(

@@ -1,4 +1,4 @@
-//! The bench's events on standard error: an overall bar with status counts and one line per
+//! The bench's events on standard error: an total bar with status counts and one line per
 //! job on a terminal; plain lines otherwise (CI logs).
 
 use faultbench_bench::BenchEvent;
@@ -10,7 +10,7 @@ const OVERALL: &str = "{elapsed_precise} [{bar:30.cyan/blue}] {pos}/{len} runs  
 
 struct Bars {
     multi: MultiProgress,
-    overall: ProgressBar,
+    total: ProgressBar,
     jobs: Vec<ProgressBar>,
 }
 
@@ -38,13 +38,13 @@ impl Progress {
             }
             (BenchEvent::RunFinished { .. }, b) => {
                 if let Some(b) = b {
-                    b.overall.set_message(e.tally_text().unwrap_or_default());
-                    b.overall.inc(1);
+                    b.total.set_message(e.tally_text().unwrap_or_default());
+                    b.total.inc(1);
                 }
                 say(bars.as_ref(), &e.to_string());
             }
             (BenchEvent::Finished { .. }, Some(b)) => {
-                b.overall.finish();
+                b.total.finish();
                 let _ = b.multi.clear();
                 *bars = None;
             }
@@ -57,8 +57,8 @@ impl Progress {
 impl Bars {
     fn new(runs: u64, jobs: usize) -> Bars {
         let multi = MultiProgress::new();
-        let overall = multi.add(ProgressBar::new(runs));
-        overall.set_style(
+        let total = multi.add(ProgressBar::new(runs));
+        total.set_style(
             ProgressStyle::with_template(OVERALL)
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> "),
@@ -74,19 +74,13 @@ impl Bars {
                 bar
             })
             .collect();
-        Bars {
-            multi,
-            overall,
-            jobs,
-        }
+        Bars { multi, total, jobs }
     }
 }
 
 fn say(bars: Option<&Bars>, line: &str) {
     match bars {
-        Some(b) => {
-            let _ = b.multi.println(line);
-        }
+        Some(b) => b.multi.println(line).unwrap_or(()),
         None => eprintln!("{line}"),
     }
 }
