@@ -107,7 +107,8 @@ fn normalize(text: &str, content: bool) -> String {
         match v {
             serde_json::Value::Object(m) => {
                 m.retain(|k, _| {
-                    !VOLATILE.contains(&k.as_str()) && !(content && INSTANCE.contains(&k.as_str()))
+                    let k = k.as_str();
+                    !VOLATILE.contains(&k) && (!content || !INSTANCE.contains(&k))
                 });
                 m.values_mut().for_each(|v| strip(v, content));
             }
