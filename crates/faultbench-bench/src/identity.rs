@@ -74,7 +74,7 @@ pub(crate) fn build(s: &Settings<'_>) -> RunIdentity {
 
 /// What the runs root says about this configuration.
 #[derive(Clone, Debug)]
-pub struct Verdict {
+pub struct IdentityVerdict {
     /// The identity to store (the stored one, extended; or this one for a new root).
     pub to_store: RunIdentity,
     /// One line about how this configuration relates to the root's.
@@ -83,7 +83,11 @@ pub struct Verdict {
 
 /// Compares `new` with the identity stored in `root` without writing anything; an error lists
 /// every differing field.
-pub(crate) fn check(root: &Path, new: &RunIdentity, adopt: bool) -> Result<Verdict, BenchError> {
+pub(crate) fn check(
+    root: &Path,
+    new: &RunIdentity,
+    adopt: bool,
+) -> Result<IdentityVerdict, BenchError> {
     let stored = RunIdentity::load(root)?;
     let has_runs = holds_runs(root);
     let to_store = reconcile_at(root, stored.as_ref(), has_runs, new, adopt)?;
@@ -128,5 +132,5 @@ pub(crate) fn check(root: &Path, new: &RunIdentity, adopt: bool) -> Result<Verdi
             }
         }
     };
-    Ok(Verdict { to_store, note })
+    Ok(IdentityVerdict { to_store, note })
 }

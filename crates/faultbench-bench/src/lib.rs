@@ -67,7 +67,7 @@ mod run;
 
 pub use error::BenchError;
 pub use events::{BenchEvent, Cancel, EventSink};
-pub use identity::Verdict;
+pub use identity::IdentityVerdict;
 pub use merge::{Clash, MergeError, MergeReport, merge};
 pub use plan::{Item, Selection, Shard};
 pub use prepared::Prepared;

@@ -5,7 +5,9 @@ use crate::events::{BenchEvent, Cancel, EventSink};
 use crate::plan::{self, Item};
 use crate::resolve::{self, AgentChoice, AgentSettings, JudgeChoice, Registries};
 use crate::run::{self, BenchOutcome};
-use crate::{Bench, BenchError, BenchSettings, Verdict, estimate, identity, memory, repair_plan};
+use crate::{
+    Bench, BenchError, BenchSettings, IdentityVerdict, estimate, identity, memory, repair_plan,
+};
 use faultbench_core::RunStatus;
 use faultbench_core::identity::RunIdentity;
 use faultbench_core::lab::TopologyResolver;
@@ -28,7 +30,7 @@ pub struct Prepared {
     policy: Policy,
     items: Vec<Item>,
     planned: usize,
-    verdict: Verdict,
+    verdict: IdentityVerdict,
     existing: BTreeMap<RunKey, RunRecord>,
     topologies: TopologyResolver,
     prestart: usize,
@@ -164,7 +166,7 @@ impl Prepared {
     }
 
     /// The identity the root will hold, and how it relates to the stored one.
-    pub fn verdict(&self) -> &Verdict {
+    pub fn verdict(&self) -> &IdentityVerdict {
         &self.verdict
     }
 

@@ -268,7 +268,7 @@ impl VerifyRetry {
 
 /// The verdict on one check in the last round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckVerdict {
+pub struct CheckRun {
     /// The check.
     pub check: PostInjectCheck,
     /// Whether it held.
@@ -286,14 +286,14 @@ pub struct CheckVerdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerifyReport {
     /// Per-check verdicts of the last round, in check order.
-    pub checks: Vec<CheckVerdict>,
+    pub checks: Vec<CheckRun>,
     /// Rounds run (0 when there were no checks).
     pub attempts: u32,
     /// Time from the first round's start to the last round's end.
     pub elapsed: Duration,
 }
 
-impl CheckVerdict {
+impl CheckRun {
     /// The check's command could not run or timed out (its device is gone, its init was
     /// killed…): the check says nothing about the fault either way.
     pub fn could_not_run(&self) -> bool {
@@ -311,7 +311,7 @@ impl VerifyReport {
     }
 
     /// The checks that did not hold.
-    pub fn failures(&self) -> impl Iterator<Item = &CheckVerdict> {
+    pub fn failures(&self) -> impl Iterator<Item = &CheckRun> {
         self.checks.iter().filter(|c| !c.passed)
     }
 
@@ -370,11 +370,11 @@ pub async fn check_round(
     lab: &dyn Lab,
     checks: &[PostInjectCheck],
     timeout: Duration,
-) -> Vec<CheckVerdict> {
+) -> Vec<CheckRun> {
     futures::future::join_all(checks.iter().map(|c| run_check(lab, c, timeout))).await
 }
 
-async fn run_check(lab: &dyn Lab, check: &PostInjectCheck, timeout: Duration) -> CheckVerdict {
+async fn run_check(lab: &dyn Lab, check: &PostInjectCheck, timeout: Duration) -> CheckRun {
     let out = lab
         .exec(
             &check.device,
@@ -399,7 +399,7 @@ async fn run_check(lab: &dyn Lab, check: &PostInjectCheck, timeout: Duration) ->
             (v.passed, v.advisory, reason, o.stdout)
         }
     };
-    CheckVerdict {
+    CheckRun {
         check: check.clone(),
         passed,
         advisory,

@@ -82,7 +82,7 @@ pub use scope::{DeviceScope, FaultScope, is_derived};
 pub use verdict::{RepairVerdict, decide};
 
 use crate::emulator::Lab;
-use crate::inject::{CheckVerdict, VerifyRetry, check_round};
+use crate::inject::{CheckRun, VerifyRetry, check_round};
 use crate::lab::{Baseline, ProbeResult};
 use crate::phases::wait_for_baseline;
 use crate::scenario::{PostInjectCheck, Scenario};
@@ -197,7 +197,7 @@ pub struct FaultCheck {
     /// Checks that could not run (device gone or unresponsive), one line each.
     pub unverifiable: Vec<String>,
     /// Every check's outcome in the last round.
-    pub checks: Vec<CheckVerdict>,
+    pub checks: Vec<CheckRun>,
     /// Rounds run.
     pub attempts: u32,
     /// Time spent, in milliseconds.
