@@ -57,13 +57,12 @@ pub fn resolver(roots: &[PathBuf]) -> TopologyResolver {
 }
 
 /// A topology name or directory as the directory to deploy.
-fn lab_dir(topology: &str, roots: &[PathBuf]) -> PyResult<PathBuf> {
-    let p = Path::new(topology);
-    if p.exists() {
-        return Ok(p.to_path_buf());
+fn lab_dir(topology: &Path, roots: &[PathBuf]) -> PyResult<PathBuf> {
+    if topology.exists() {
+        return Ok(topology.to_path_buf());
     }
     resolver(roots)
-        .resolve(topology)
+        .resolve(&topology.to_string_lossy())
         .map(|t| t.dir)
         .map_err(|e| LabError::new_err(chain(&e)))
 }
@@ -164,14 +163,14 @@ impl PyLab {
     #[pyo3(signature = (topology, emulator = "mock", *, topologies = Vec::new(), name = None, record = None, kathara_config = None))]
     fn up(
         _cls: &Bound<'_, PyType>,
-        topology: &str,
+        topology: PathBuf,
         emulator: &str,
         topologies: Vec<PathBuf>,
         name: Option<String>,
         record: Option<PathBuf>,
         kathara_config: Option<PathBuf>,
     ) -> PyResult<Self> {
-        let dir = lab_dir(topology, &topologies)?;
+        let dir = lab_dir(&topology, &topologies)?;
         let mut request = LabRequest::new(dir);
         if let Some(n) = name {
             request = request.named(n);

@@ -1,0 +1,52 @@
+"""Shared fixtures: paths into the repository (examples, test labs) and a slow mock network."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(os.environ.get("FAULTBENCH_REPO", Path(__file__).resolve().parents[4]))
+MOCK = REPO / "examples" / "mock"
+NETNS_DATASET = REPO / "crates" / "faultbench-cli" / "tests" / "fixtures" / "netns" / "dataset"
+NETNS_LABS = REPO / "crates" / "faultbench-emu" / "tests" / "labs"
+
+
+def is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+needs_root = pytest.mark.skipif(
+    not is_root() and not os.environ.get("CI"),
+    reason="live netns labs need root (CI runs as root, where this never skips)",
+)
+
+# A probe command answered after a delay, to make tool calls take measurable time.
+SLOW_RULE = """
+
+[[rule]]
+device = "*"
+command = "slow-probe"
+delay_ms = {delay}
+stdout = "probed {{device}}\\n"
+"""
+
+
+@pytest.fixture
+def duo_scenario():
+    import faultbench as fb
+
+    return fb.load_scenario(MOCK / "duo-r1-ospfd-down.txt")
+
+
+@pytest.fixture
+def slow_duo(tmp_path: Path) -> Path:
+    """A copy of the examples' Duo network whose `slow-probe` command answers after 300 ms;
+    returns the topology root holding it (`Duo/`)."""
+    root = tmp_path / "topologies"
+    shutil.copytree(MOCK / "Duo", root / "Duo")
+    with open(root / "Duo" / "mock.toml", "a") as f:
+        f.write(SLOW_RULE.format(delay=300))
+    return root
