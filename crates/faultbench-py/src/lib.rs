@@ -36,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lab::PyExecResult>()?;
     m.add_class::<tools::PyTools>()?;
     m.add_class::<tools::PyTool>()?;
+    m.add_function(wrap_pyfunction!(tools::time_rust_calls, m)?)?;
     m.add_class::<types::PyAgentInput>()?;
     m.add_class::<types::PyUsage>()?;
     m.add_class::<types::PyDiagnosis>()?;

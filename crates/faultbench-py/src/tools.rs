@@ -223,3 +223,29 @@ impl PyTool {
         format!("Tool({})", self.spec.name)
     }
 }
+
+/// Times `n` calls of one tool made from Rust on the same toolbox (no Python in the loop), in
+/// seconds: the baseline of `python/bench/tool_overhead.py`, which measures what the Python
+/// boundary adds per call.
+#[pyfunction]
+#[pyo3(name = "_time_rust_calls")]
+pub fn time_rust_calls(
+    py: Python<'_>,
+    tools: &Bound<'_, PyTools>,
+    name: String,
+    args: &Bound<'_, PyAny>,
+    n: u32,
+) -> PyResult<f64> {
+    let args = convert::from_py(args)?;
+    let toolbox = tools.get().inner.clone();
+    runtime::wait(py, async move {
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            toolbox
+                .call(&name, args.clone())
+                .await
+                .map_err(|e| ToolError::new_err(chain(&e)))?;
+        }
+        Ok(t.elapsed().as_secs_f64())
+    })?
+}
