@@ -13,8 +13,10 @@
 //! | [`judge`] (`faultbench-judge`) | the rubric judge and the LLM judge |
 //! | [`llm`] (`faultbench-llm`) | chat-model clients (OpenAI-compatible, Anthropic, scripted), retries, prices |
 //! | [`agents`] (`faultbench-agents`) | chat-model clients and agents (baseline, ReAct, SADE-style, external MCP agents) |
+//! | [`bench`](mod@bench) (`faultbench-bench`) | the benchmark at scale: `Bench` (plan, parallel fresh labs, resume, progress events, cancellation), shards and `merge` |
 
 pub use faultbench_agents as agents;
+pub use faultbench_bench as bench;
 pub use faultbench_core as core;
 pub use faultbench_emu as emu;
 pub use faultbench_judge as judge;

@@ -40,6 +40,8 @@ enum Cmd {
     Judge(cmd::judge::JudgeCmd),
     /// Run the benchmark.
     Bench(Box<cmd::bench::Args>),
+    /// Gather runs roots of one configuration (the shards of `bench --shard K/N`) into one.
+    Merge(cmd::merge::Args),
     /// Render the paper's tables and charts from run records.
     Report(cmd::report::Args),
     /// Browse every run of a runs root: a static site (or --serve it locally).
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
             Cmd::Mcp(a) => cmd::mcp::run(a).await,
             Cmd::Judge(c) => cmd::judge::run(c).await,
             Cmd::Bench(a) => cmd::bench::run(*a).await,
+            Cmd::Merge(a) => cmd::merge::run(a).await,
             Cmd::Report(a) => cmd::report::run(a).await,
             Cmd::View(a) => cmd::view::run(a).await,
         }

@@ -1,12 +1,12 @@
 //! One module per subcommand.
 
-pub mod backends;
 pub mod bench;
 pub mod doctor;
 pub mod judge;
 pub mod lab;
 pub mod list;
 pub mod mcp;
+pub mod merge;
 pub mod report;
 pub mod scenario;
 pub mod stats;

@@ -1,23 +1,17 @@
 //! `faultbench bench`: run the benchmark — scenarios × agents × passes on isolated labs, in
-//! parallel, resumable, with a registry and a report at the end.
+//! parallel, resumable, with a registry and a report at the end. The work is
+//! [`faultbench_bench::Bench`]'s; this module turns flags into its settings, renders its
+//! events and turns Ctrl-C (or SIGTERM) into its cancellation.
 
-mod build;
-mod estimate;
-mod identity;
-mod memory;
-mod plan;
 mod progress;
-mod repair_plan;
-mod workers;
 
 use anyhow::{Context, bail};
+use faultbench_bench::{Bench, BenchEvent, BenchSettings, Cancel, Selection, Shard};
 use faultbench_core::agent::{Budget, TicketHint};
 use faultbench_core::dataset::Scope;
-use faultbench_core::lab::TopologyResolver;
-use faultbench_core::pipeline::RunConfig;
-use faultbench_core::store::RunsRoot;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Arguments of `faultbench bench`.
 #[derive(clap::Args)]
@@ -66,6 +60,10 @@ pub struct Args {
     /// Passes per scenario and agent (default 1; 3 for e1, 2 for e2).
     #[arg(long)]
     passes: Option<u32>,
+    /// Run only part K of N of the plan (a deterministic split, each part with its share of
+    /// every topology; recorded in the runs root). Gather the parts with `faultbench merge`.
+    #[arg(long, value_name = "K/N", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<Shard>()))]
+    shard: Option<Shard>,
     /// Isolated labs run in parallel.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
@@ -143,178 +141,77 @@ pub enum Switch {
     Off,
 }
 
+fn settings(a: Args) -> BenchSettings {
+    let selection = match (a.experiment, a.scenarios.is_empty(), a.manifest, a.scope) {
+        (Some(e), ..) => Selection::Experiment(e, a.topology),
+        (None, false, ..) => Selection::Ids(a.scenarios),
+        (None, true, Some(m), _) => Selection::Manifest(m),
+        (None, true, None, Some(s)) => Selection::Scopes(vec![s], a.topology),
+        (None, true, None, None) => Selection::Unset,
+    };
+    BenchSettings {
+        dataset: a.dataset,
+        selection,
+        passes: a.passes,
+        agents: a.agents,
+        agent_templates: a.agent_templates,
+        model: a.model,
+        max_output_tokens: a.max_output_tokens,
+        judge: a.judge,
+        judge_model: a.judge_model,
+        emulator: a.emulator,
+        jobs: a.jobs,
+        runs_root: a.runs_root,
+        resume: a.resume,
+        dry_run: a.dry_run,
+        ticket_hint: a.ticket_hint,
+        adopt_config: a.adopt_config,
+        budget: Budget {
+            max_turns: a.max_turns,
+            wall_clock_secs: a.wall_clock,
+        },
+        policy: a.policy,
+        topologies: a.topologies,
+        reuse_labs: a.reuse_labs,
+        prestart: a.prestart,
+        telemetry: a.telemetry == Switch::On,
+        llm_config: a.llm_config,
+        task: a.task,
+        repair_persist: a.repair_persist,
+        shard: a.shard,
+    }
+}
+
+const INTERRUPT: &str = "interrupt: stopping; tearing every lab down (runs in flight are not archived and will be redone with --resume)";
+
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.no_warm {
         bail!(
             "--no-warm is gone: every run gets a fresh lab by default now (--reuse-labs is the development shortcut that reuses labs)"
         );
     }
-    // What to run.
-    let (selection, default_passes) = if let Some(e) = &args.experiment {
-        let (scopes, passes) = plan::experiment_scopes(e)?;
-        (
-            plan::Selection::Scopes(scopes, args.topology.clone()),
-            passes,
-        )
-    } else if !args.scenarios.is_empty() {
-        (plan::Selection::Ids(args.scenarios.clone()), 1)
-    } else if let Some(m) = &args.manifest {
-        (plan::Selection::Ids(plan::read_manifest(m)?), 1)
-    } else if let Some(s) = args.scope {
-        (plan::Selection::Scopes(vec![s], args.topology.clone()), 1)
-    } else {
-        bail!("choose scenarios with --scenarios, --manifest, --scope or --experiment");
-    };
-    let passes = args.passes.unwrap_or(default_passes);
-    if passes == 0 || args.jobs == 0 {
-        bail!("--passes and --jobs must be at least 1");
-    }
-    let scenarios = plan::select(&args.dataset, &selection)?;
-    repair_plan::check(args.task, &args.policy, args.repair_persist, &scenarios)?;
-    let llm = build::llm_config(args.llm_config.as_deref())?;
-    let agents = build::agents(
-        &args.agents,
-        &llm,
-        args.model.as_deref(),
-        args.max_output_tokens,
-        args.dry_run,
-        args.ticket_hint,
-        args.agent_templates.as_deref(),
-    )?;
-    let judge = build::judge(
-        &args.judge,
-        &llm,
-        args.judge_model.as_deref(),
-        &scenarios,
-        args.dry_run,
-    )?;
-    let policy: faultbench_emu::tools::Policy = args
-        .policy
-        .parse()
-        .map_err(|e: faultbench_emu::tools::UnknownPolicy| anyhow::anyhow!("--policy: {e}"))?;
-    let budget = Budget {
-        max_turns: args.max_turns,
-        wall_clock_secs: args.wall_clock,
-    };
-    let labels: Vec<String> = agents.iter().map(|a| a.label.clone()).collect();
-    let mut items = plan::plan(&scenarios, &labels, passes)?;
-    let total = items.len();
-
-    // One configuration per runs root: compare with the stored one before writing anything.
-    let config_id = identity::build(&identity::Settings {
-        agents: &agents,
-        judge: &judge,
-        ticket_hint: args.ticket_hint,
-        tool_policy: policy.to_string(),
-        telemetry: args.telemetry == Switch::On,
-        budget,
-        reuse_labs: args.reuse_labs,
-        emulator: &args.emulator,
-        task: args.task,
-        repair_persist: args.repair_persist,
-        scenarios: &scenarios,
-    });
-    let verdict = identity::check(&args.runs_root, &config_id, args.adopt_config)?;
-
-    // What is already done (read only: a refused or dry run writes nothing).
-    let existing = RunsRoot::attach(&args.runs_root).records()?;
-    let planned_done = items
-        .iter()
-        .filter(|i| existing.contains_key(&i.key))
-        .count();
-    if planned_done > 0 && !args.resume && !args.dry_run {
-        bail!(
-            "{} already holds {planned_done} of these {total} runs; pass --resume to continue it, or choose a new --runs-root",
-            args.runs_root.display()
-        );
-    }
-    let topologies = match &args.topologies {
-        Some(t) => TopologyResolver::default().prepend_root(t),
-        None => TopologyResolver::default(),
-    };
-    let prestart = if args.reuse_labs {
-        // A reused lab is the previous run's: nothing to prepare ahead.
-        0
-    } else {
-        memory::bounded_prestart(
-            &args.emulator,
-            args.prestart,
-            args.jobs,
-            &items,
-            &topologies,
-        )
-    };
-    if args.dry_run {
-        if args.resume {
-            items.retain(|i| existing.get(&i.key).is_none_or(|r| r.status.needs_rerun()));
-        }
-        println!("{}", verdict.to_store.markdown());
-        println!("configuration: {}", verdict.note);
-        let prices = llm.prices().context("the price table")?;
-        estimate::print_plan(&estimate::Plan {
-            items: &items,
-            planned: total,
-            agents: &agents,
-            judge: &judge,
-            prices: &prices,
-            topologies: &topologies,
-        });
-        println!("(dry run: nothing was run or written)");
+    let no_report = args.no_report;
+    let (progress, cancel) = (Arc::new(progress::Progress::default()), Cancel::new());
+    let p = progress.clone();
+    let signals = cancel.on_signals(move || p.show(&BenchEvent::Note(INTERRUPT.into())));
+    let bench = Bench::new(settings(args))
+        .with_cancel(cancel)
+        .on_event(move |e| progress.show(e));
+    let prepared = bench.prepare()?;
+    if bench.settings().dry_run {
+        print!("{}", prepared.dry_run_text()?);
         return Ok(ExitCode::SUCCESS);
     }
-    let store = RunsRoot::open(&args.runs_root)?;
-    verdict
-        .to_store
-        .write(store.path())
-        .context("recording the runs root's configuration")?;
-    eprintln!("configuration: {}", verdict.note);
-    if args.resume {
-        let done = store.prepare_resume()?;
-        items.retain(|i| !done.contains_key(&i.key));
-    }
-    if items.is_empty() {
-        eprintln!(
-            "nothing to run: all {total} planned runs are finished in {}",
-            args.runs_root.display()
-        );
-    }
-
-    let emulator = build::emulator(&args.emulator)?;
-    if args.resume && args.emulator == "netns" {
-        crate::cmd::backends::gc_netns();
-    }
-    let config = RunConfig {
-        budget,
-        reuse_labs: args.reuse_labs,
-        prestart,
-        telemetry: args.telemetry == Switch::On,
-        task: args.task,
-        repair: faultbench_core::repair::RepairOptions {
-            persist: args.repair_persist,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let tools = build::tools(&args.policy)?;
-    let outcome = workers::run_all(workers::Setup {
-        items,
-        jobs: args.jobs,
-        emulator,
-        agents,
-        judge: judge.judge,
-        tools,
-        topologies,
-        config,
-        store: store.clone(),
-    })
-    .await?;
-
-    if !args.no_report {
-        let registry = faultbench_core::report::Registry::load(store.path())
-            .context("reading the registry back")?;
+    let outcome = prepared.run().await?;
+    signals.abort();
+    let root = &bench.settings().runs_root;
+    if !no_report {
+        let registry =
+            faultbench_core::report::Registry::load(root).context("reading the registry back")?;
         let report = faultbench_core::report::Report::new(&registry, None);
-        let dir = store.path().join("report");
-        let html = report.write_all(&dir).context("writing the report")?;
+        let html = report
+            .write_all(&root.join("report"))
+            .context("writing the report")?;
         println!("{}", report.markdown());
         println!("HTML report: {}", html.display());
     }

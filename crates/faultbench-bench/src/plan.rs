@@ -1,7 +1,10 @@
 //! What a benchmark invocation will run: scenarios × agents × passes, grouped by topology so
 //! that, with `--reuse-labs`, consecutive runs of one topology can share a lab.
+//!
+//! Warnings (repeated ids, repeated run keys) are not printed here: they are pushed on a
+//! `warnings` list that [`crate::Bench`] turns into [`crate::BenchEvent::Note`]s.
 
-use anyhow::{Context, bail};
+use crate::BenchError;
 use faultbench_core::dataset::{Dataset, Scope};
 use faultbench_core::record::RunKey;
 use faultbench_core::{Layer, Scenario, ScenarioFile};
@@ -54,7 +57,7 @@ impl UniqueIds {
     /// agent, pass) and has one folder, so running an id twice in one pass cannot be stored:
     /// repeats are dropped (with the count, so nobody believes they got more runs) rather than
     /// refused, because concatenated manifests legitimately overlap.
-    fn finish(self, source: &str) -> Vec<String> {
+    fn finish(self, source: &str, warnings: &mut Vec<String>) -> Vec<String> {
         if self.repeated > 0 {
             let mut worst: Vec<(&String, &u64)> =
                 self.seen.iter().filter(|(_, n)| **n > 1).collect();
@@ -64,12 +67,12 @@ impl UniqueIds {
                 .take(5)
                 .map(|(id, n)| format!("{} ×{n}", cut(id, 80)))
                 .collect();
-            eprintln!(
+            warnings.push(format!(
                 "warning: {} repeated scenario id(s) in {source} ignored ({}{}); each run is planned once — use --passes N to repeat runs",
                 self.repeated,
                 shown.join(", "),
                 if worst.len() > 5 { ", …" } else { "" }
-            );
+            ));
         }
         self.ids
     }
@@ -84,20 +87,22 @@ fn cut(s: &str, n: usize) -> String {
 }
 
 /// Distinct ids of `--scenarios`, in order (repeats reported and dropped).
-pub fn unique_ids(ids: &[String], source: &str) -> Vec<String> {
+pub fn unique_ids(ids: &[String], source: &str, warnings: &mut Vec<String>) -> Vec<String> {
     let mut u = UniqueIds::default();
     for id in ids.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
         u.push(id);
     }
-    u.finish(source)
+    u.finish(source, warnings)
 }
 
 /// Reads scenario ids from a manifest: a CSV with a `scenario` column (read with the `csv`
 /// crate: quoted fields, embedded commas and newlines), or a plain list; rows that are empty or
 /// start with `#` are skipped. The file is streamed and repeats are dropped as they are read.
-pub fn read_manifest(path: &Path) -> anyhow::Result<Vec<String>> {
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("{}: cannot read the manifest", path.display()))?;
+pub fn read_manifest(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<String>, BenchError> {
+    let file = std::fs::File::open(path).map_err(|source| BenchError::ManifestUnreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let reader = BomSkipper::new(std::io::BufReader::new(file));
     let is_csv = path
         .extension()
@@ -110,24 +115,28 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Vec<String>> {
             .from_reader(reader);
         let header = rd
             .headers()
-            .with_context(|| format!("{}:1: not a CSV file", path.display()))?
+            .map_err(|source| BenchError::ManifestCsv {
+                path: path.to_path_buf(),
+                line: 1,
+                source,
+            })?
             .clone();
         let column = header
             .iter()
             .position(|c| c.trim() == "scenario")
-            .with_context(|| {
-                format!(
-                    "{}:1: a manifest CSV needs a `scenario` column (header is `{}`)",
-                    path.display(),
-                    cut(&header.iter().collect::<Vec<_>>().join(","), 200)
-                )
+            .ok_or_else(|| BenchError::ManifestColumn {
+                path: path.to_path_buf(),
+                header: cut(&header.iter().collect::<Vec<_>>().join(","), 200),
             })?;
         let mut row = csv::StringRecord::new();
         loop {
-            let more = rd.read_record(&mut row).map_err(|e| {
-                let line = e.position().map(|p| p.line()).unwrap_or(0);
-                anyhow::anyhow!("{}:{line}: {e}", path.display())
-            })?;
+            let more = rd
+                .read_record(&mut row)
+                .map_err(|source| BenchError::ManifestCsv {
+                    path: path.to_path_buf(),
+                    line: source.position().map_or(0, csv::Position::line),
+                    source,
+                })?;
             if !more {
                 break;
             }
@@ -139,14 +148,18 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<Vec<String>> {
     } else {
         use std::io::BufRead;
         for (n, line) in reader.lines().enumerate() {
-            let line = line.with_context(|| format!("{}:{}", path.display(), n + 1))?;
+            let line = line.map_err(|source| BenchError::ManifestLine {
+                path: path.to_path_buf(),
+                line: n + 1,
+                source,
+            })?;
             let line = line.trim();
             if !line.is_empty() && !line.starts_with('#') {
                 ids.push(line);
             }
         }
     }
-    Ok(ids.finish(&path.display().to_string()))
+    Ok(ids.finish(&path.display().to_string(), warnings))
 }
 
 /// Drops a leading UTF-8 byte-order mark (spreadsheets write one).
@@ -192,49 +205,86 @@ impl<R: std::io::BufRead> std::io::BufRead for BomSkipper<R> {
     }
 }
 
-/// How scenarios were chosen.
+/// Which scenarios a bench runs.
+#[derive(Clone, Debug, Default)]
 pub enum Selection {
-    /// Explicit ids.
+    /// Nothing chosen yet (refused with [`BenchError::NoSelection`]).
+    #[default]
+    Unset,
+    /// Explicit ids, in this order.
     Ids(Vec<String>),
-    /// Scopes (layers) with an optional topology filter.
+    /// The ids of a manifest file ([`read_manifest`]).
+    Manifest(std::path::PathBuf),
+    /// Scopes (layers) with an optional topology filter, in the release's order.
+    Scopes(Vec<Scope>, Option<String>),
+    /// One of the paper's experiments ([`experiment_scopes`]: `e1` or `e2`) with an optional
+    /// topology filter; it also sets the default number of passes.
+    Experiment(String, Option<String>),
+}
+
+impl Selection {
+    /// The scopes or ids to pick, and the default passes (3 for e1, 2 for e2, else 1).
+    fn resolve(&self, warnings: &mut Vec<String>) -> Result<(Picked, u32), BenchError> {
+        Ok(match self {
+            Selection::Unset => return Err(BenchError::NoSelection),
+            Selection::Ids(ids) => (Picked::Ids(ids.clone()), 1),
+            Selection::Manifest(m) => (Picked::Ids(read_manifest(m, warnings)?), 1),
+            Selection::Scopes(s, t) => (Picked::Scopes(s.clone(), t.clone()), 1),
+            Selection::Experiment(e, t) => {
+                let (scopes, passes) = experiment_scopes(e)?;
+                (Picked::Scopes(scopes, t.clone()), passes)
+            }
+        })
+    }
+}
+
+enum Picked {
+    Ids(Vec<String>),
     Scopes(Vec<Scope>, Option<String>),
 }
 
-/// Picks the scenarios, in the release's order for scopes and in the given order for ids.
-pub fn select(dataset: &Path, selection: &Selection) -> anyhow::Result<Vec<Arc<ScenarioFile>>> {
-    let ds = Dataset::scan(dataset).with_context(|| {
-        format!(
-            "{}: cannot read the dataset (pass --dataset DIR)",
-            dataset.display()
-        )
+/// Picks the scenarios of `selection` in `dataset` (in the release's order for scopes and in
+/// the given order for ids), with the selection's default number of passes.
+///
+/// # Errors
+/// An unreadable dataset or manifest, a dataset with bad files, an unknown id or experiment,
+/// an empty selection.
+pub fn select(
+    dataset: &Path,
+    selection: &Selection,
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<Arc<ScenarioFile>>, u32), BenchError> {
+    let (picked, passes) = selection.resolve(warnings)?;
+    let ds = Dataset::scan(dataset).map_err(|source| BenchError::DatasetUnreadable {
+        path: dataset.to_path_buf(),
+        source,
     })?;
-    let bad: Vec<String> = ds.errors().map(|e| e.to_string()).collect();
+    let bad: Vec<String> = ds.errors().map(ToString::to_string).collect();
     if !bad.is_empty() {
-        bail!(
-            "the dataset has {} unreadable scenario file(s); fix them first (`faultbench validate {}`):\n  {}",
-            bad.len(),
-            dataset.display(),
-            bad.join("\n  ")
-        );
+        return Err(BenchError::DatasetErrors {
+            path: dataset.to_path_buf(),
+            errors: bad,
+        });
     }
-    let out: Vec<Arc<ScenarioFile>> = match selection {
-        Selection::Ids(ids) => {
+    let out: Vec<Arc<ScenarioFile>> = match &picked {
+        Picked::Ids(ids) => {
             let by_id: BTreeMap<&str, &ScenarioFile> =
                 ds.scenarios().map(|(_, s)| (s.id(), s)).collect();
             let mut v = Vec::new();
-            for id in unique_ids(ids, "the selection") {
+            for id in unique_ids(ids, "the selection", warnings) {
                 match by_id.get(id.as_str()) {
                     Some(s) => v.push(Arc::new((*s).clone())),
-                    None => bail!(
-                        "unknown scenario id `{}` in {}",
-                        cut(&id, 200),
-                        dataset.display()
-                    ),
+                    None => {
+                        return Err(BenchError::UnknownScenario {
+                            id: cut(&id, 200),
+                            dataset: dataset.to_path_buf(),
+                        });
+                    }
                 }
             }
             v
         }
-        Selection::Scopes(scopes, topology) => {
+        Picked::Scopes(scopes, topology) => {
             let mut v = Vec::new();
             for scope in scopes {
                 v.extend(
@@ -247,42 +297,51 @@ pub fn select(dataset: &Path, selection: &Selection) -> anyhow::Result<Vec<Arc<S
         }
     };
     if out.is_empty() {
-        bail!("no scenario matches the selection in {}", dataset.display());
+        return Err(BenchError::NoScenario {
+            dataset: dataset.to_path_buf(),
+        });
     }
-    Ok(out)
+    Ok((out, passes))
 }
 
-/// The scopes of the paper's experiments.
-pub fn experiment_scopes(name: &str) -> anyhow::Result<(Vec<Scope>, u32)> {
+/// The scopes of the paper's experiments and their passes: `e1` (the 200 core scenarios, 3
+/// passes) and `e2` (the five persona layers, 2 passes).
+///
+/// # Errors
+/// Any other name.
+pub fn experiment_scopes(name: &str) -> Result<(Vec<Scope>, u32), BenchError> {
     match name.to_ascii_lowercase().as_str() {
         "e1" => Ok((vec![Scope::All], 3)),
         "e2" => Ok((
             Layer::PERSONAS.iter().map(|l| Scope::Layer(*l)).collect(),
             2,
         )),
-        other => bail!(
-            "unknown experiment `{other}` (expected e1: 200 core scenarios × 3 passes, or e2: the five persona layers × 2 passes)"
-        ),
+        other => Err(BenchError::UnknownExperiment(other.to_string())),
     }
 }
 
 /// Builds the plan: grouped by topology, then pass, then scenario, then agent. Each run key
 /// appears once (a repeated scenario or agent is dropped with a warning: two runs with one key
 /// would share a folder), and plans beyond [`MAX_PLANNED_RUNS`] are refused.
+///
+/// # Errors
+/// [`BenchError::PlanTooLarge`].
 pub fn plan(
     scenarios: &[Arc<ScenarioFile>],
     agents: &[String],
     passes: u32,
-) -> anyhow::Result<Vec<Item>> {
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Item>, BenchError> {
     let size = (scenarios.len() as u64)
         .saturating_mul(agents.len() as u64)
         .saturating_mul(u64::from(passes));
     if size > MAX_PLANNED_RUNS {
-        bail!(
-            "the plan has {size} runs ({} scenarios × {} agents × {passes} passes); at most {MAX_PLANNED_RUNS} per invocation",
-            scenarios.len(),
-            agents.len()
-        );
+        return Err(BenchError::PlanTooLarge {
+            size,
+            scenarios: scenarios.len(),
+            agents: agents.len(),
+            passes,
+        });
     }
     let mut items = Vec::new();
     let mut seen = HashSet::new();
@@ -313,9 +372,9 @@ pub fn plan(
         }
     }
     if dropped > 0 {
-        eprintln!(
+        warnings.push(format!(
             "warning: {dropped} planned run(s) repeat another run's key (same scenario, agent and pass) and were dropped"
-        );
+        ));
     }
     // Stable sort keeps the scenario order within a topology.
     items.sort_by(|a, b| {
@@ -329,7 +388,7 @@ pub fn plan(
 
 /// Splits the plan into chunks that one worker runs in order on one lab: never mixing
 /// topologies, and small enough that `jobs` workers share the work.
-pub fn chunks(items: Vec<Item>, jobs: usize) -> Vec<Vec<Item>> {
+pub(crate) fn chunks(items: Vec<Item>, jobs: usize) -> Vec<Vec<Item>> {
     let size = items.len().div_ceil(jobs.max(1)).max(1);
     let mut out: Vec<Vec<Item>> = Vec::new();
     for item in items {
@@ -341,6 +400,83 @@ pub fn chunks(items: Vec<Item>, jobs: usize) -> Vec<Vec<Item>> {
     // Largest chunks first, so long topologies start early.
     out.sort_by_key(|c| std::cmp::Reverse(c.len()));
     out
+}
+
+/// One part of a plan split for several machines: shard `index` of `count` (`K/N` on the
+/// command line, from 1). Every run of the plan belongs to exactly one shard, whatever order
+/// the plan was made in; each shard gets its share of every topology (the runs of a topology,
+/// in key order, are dealt round-robin, each topology starting where the previous one left
+/// off), so shards differ by at most one run and none gets all the slow labs. The shard is
+/// recorded in the root's run identity (`shard`), so a shard root is resumed only as that
+/// shard, and [`crate::merge()`] knows what it gathers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// Which part (1 ≤ index ≤ count).
+    pub index: u32,
+    /// How many parts.
+    pub count: u32,
+}
+
+/// The identity field that records a shard.
+pub const SHARD_FIELD: &str = "shard";
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = BenchError;
+    fn from_str(s: &str) -> Result<Shard, BenchError> {
+        let bad = || BenchError::BadShard(cut(s, 40));
+        let (k, n) = s.trim().split_once('/').ok_or_else(bad)?;
+        let index: u32 = k.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// The items of the plan that belong to this shard, in plan order.
+    pub fn select(self, items: Vec<Item>) -> Vec<Item> {
+        let count = self.count.max(1) as usize;
+        // Per topology, the runs' folders in order: a deterministic order that does not
+        // depend on how the plan was listed.
+        let mut by_topology: BTreeMap<String, Vec<std::path::PathBuf>> = BTreeMap::new();
+        for i in &items {
+            by_topology
+                .entry(i.key.topology.to_string())
+                .or_default()
+                .push(i.key.dir(Path::new("")));
+        }
+        let mut mine = HashSet::new();
+        let mut next = 0usize;
+        for dirs in by_topology.values_mut() {
+            dirs.sort();
+            for d in dirs.drain(..) {
+                if next % count == (self.index as usize - 1) {
+                    mine.insert(d);
+                }
+                next += 1;
+            }
+        }
+        items
+            .into_iter()
+            .filter(|i| mine.contains(&i.key.dir(Path::new(""))))
+            .collect()
+    }
+
+    /// Records the shard in a run identity.
+    pub fn record(self, identity: &mut faultbench_core::identity::RunIdentity) {
+        identity.extra.insert(
+            SHARD_FIELD.into(),
+            serde_json::Value::String(self.to_string()),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -356,22 +492,31 @@ mod tests {
             "\u{feff}scenario,topology\n# comment\na,Kath1\n\nb,Kath2\n",
         )
         .unwrap();
-        assert_eq!(read_manifest(&csv).unwrap(), vec!["a", "b"]);
+        assert_eq!(
+            read_manifest(&csv, &mut Vec::new()).unwrap(),
+            vec!["a", "b"]
+        );
         let txt = dir.path().join("m.txt");
         std::fs::write(&txt, "# x\nc\n d \n").unwrap();
-        assert_eq!(read_manifest(&txt).unwrap(), vec!["c", "d"]);
+        assert_eq!(
+            read_manifest(&txt, &mut Vec::new()).unwrap(),
+            vec!["c", "d"]
+        );
         // Quoted fields: an embedded comma and newline belong to their cell.
         std::fs::write(
             &csv,
             "note,scenario\n\"a, multi\nline note\",a\n\"x\",\"b\"\na,b\n",
         )
         .unwrap();
-        assert_eq!(read_manifest(&csv).unwrap(), vec!["a", "b"]);
+        assert_eq!(
+            read_manifest(&csv, &mut Vec::new()).unwrap(),
+            vec!["a", "b"]
+        );
         std::fs::write(&csv, "scenario\n\"unterminated\n").unwrap();
-        assert!(read_manifest(&csv).is_ok_and(|v| v.len() == 1));
+        assert!(read_manifest(&csv, &mut Vec::new()).is_ok_and(|v| v.len() == 1));
         std::fs::write(&csv, "id\nx\n").unwrap();
         assert!(
-            read_manifest(&csv)
+            read_manifest(&csv, &mut Vec::new())
                 .unwrap_err()
                 .to_string()
                 .contains("`scenario` column")
@@ -382,7 +527,7 @@ mod tests {
         Arc::new(
             ScenarioFile::load(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/bench/dataset/tri_Q/base/tri-r1-ospfd-down.txt"
+                "/../faultbench-cli/tests/fixtures/bench/dataset/tri_Q/base/tri-r1-ospfd-down.txt"
             ))
             .unwrap(),
         )
@@ -397,18 +542,50 @@ mod tests {
             "external:a b".to_string(),
             "external:a_b".to_string(),
         ];
-        let items = plan(&[s.clone(), s.clone()], &agents, 2).unwrap();
+        let mut warnings = Vec::new();
+        let items = plan(&[s.clone(), s.clone()], &agents, 2, &mut warnings).unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
         // 1 scenario × 2 distinct agent folders × 2 passes.
         assert_eq!(items.len(), 4);
         assert_eq!(
-            unique_ids(&["a".into(), " a ".into(), "b".into()], "x"),
+            unique_ids(&["a".into(), " a ".into(), "b".into()], "x", &mut warnings),
             vec!["a", "b"]
         );
     }
 
     #[test]
+    fn shards_partition_the_plan_evenly_per_topology() {
+        let s = tri();
+        let agents: Vec<String> = (0..7).map(|i| format!("a{i}")).collect();
+        let items = plan(&[s], &agents, 4, &mut Vec::new()).unwrap();
+        assert_eq!(items.len(), 28);
+        let mut all = Vec::new();
+        for k in 1..=3 {
+            let shard: Shard = format!("{k}/3").parse().unwrap();
+            let mine = shard.select(items.clone());
+            assert!((9..=10).contains(&mine.len()), "{}", mine.len());
+            // The same shard of a reversed plan is the same set of runs.
+            let mut rev = items.clone();
+            rev.reverse();
+            let again: HashSet<_> = shard.select(rev).into_iter().map(|i| i.key).collect();
+            assert_eq!(again, mine.iter().map(|i| i.key.clone()).collect());
+            all.extend(mine.into_iter().map(|i| i.key));
+        }
+        let distinct: HashSet<_> = all.iter().cloned().collect();
+        assert_eq!((all.len(), distinct.len()), (28, 28));
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn oversized_plans_are_refused() {
-        let Err(e) = plan(&[tri()], &["baseline".to_string()], 2_000_000) else {
+        let Err(e) = plan(
+            &[tri()],
+            &["baseline".to_string()],
+            2_000_000,
+            &mut Vec::new(),
+        ) else {
             panic!("a plan of 2M runs is refused");
         };
         assert!(e.to_string().contains("at most 1000000"), "{e}");

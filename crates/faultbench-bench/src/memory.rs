@@ -1,19 +1,20 @@
 //! `--prestart` against the machine's memory: labs in flight are jobs × (1 + prestart), each
 //! as large as the largest topology of the plan.
 
-use super::plan::Item;
+use crate::plan::Item;
 use faultbench_core::lab::{LabDir, TopologyResolver};
 use faultbench_core::pipeline::{MemoryBudget, estimate_lab_memory, prestart_limit};
 use std::collections::BTreeSet;
 
-/// The prestart depth to use: `requested`, lowered (with a message on stderr) when the labs
-/// it puts in flight would not fit in memory. Mock labs take no memory worth counting.
-pub fn bounded_prestart(
+/// The prestart depth to use: `requested`, lowered (with a message pushed on `notes`) when the
+/// labs it puts in flight would not fit in memory. Mock labs take no memory worth counting.
+pub(crate) fn bounded_prestart(
     emulator: &str,
     requested: usize,
     jobs: usize,
     items: &[Item],
     topologies: &TopologyResolver,
+    notes: &mut Vec<String>,
 ) -> usize {
     if emulator == "mock" || items.is_empty() {
         return requested;
@@ -30,8 +31,8 @@ pub fn bounded_prestart(
         return requested;
     };
     let limit = prestart_limit(requested, jobs.min(items.len()), lab_bytes, budget);
-    if let Some(m) = &limit.message {
-        eprintln!("{m}");
+    if let Some(m) = limit.message {
+        notes.push(m);
     }
     limit.prestart
 }

@@ -1,7 +1,8 @@
-//! The run identity of a `faultbench bench` invocation, and the check against the runs root's
+//! The run identity of a bench, and the check against the runs root's
 //! stored one ([`faultbench_core::identity`] has the rules).
 
-use super::build::{AgentChoice, JudgeChoice};
+use crate::BenchError;
+use crate::resolve::{AgentChoice, JudgeChoice};
 use faultbench_core::ScenarioFile;
 use faultbench_core::agent::{Budget, TicketHint};
 use faultbench_core::identity::{
@@ -14,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The settings of one invocation that make up its configuration.
-pub struct Settings<'a> {
+pub(crate) struct Settings<'a> {
     pub agents: &'a [AgentChoice],
     pub judge: &'a JudgeChoice,
     pub ticket_hint: TicketHint,
@@ -29,7 +30,7 @@ pub struct Settings<'a> {
 }
 
 /// The configuration of this invocation.
-pub fn build(s: &Settings<'_>) -> RunIdentity {
+pub(crate) fn build(s: &Settings<'_>) -> RunIdentity {
     let agents: BTreeMap<String, AgentIdentity> = s
         .agents
         .iter()
@@ -72,6 +73,7 @@ pub fn build(s: &Settings<'_>) -> RunIdentity {
 }
 
 /// What the runs root says about this configuration.
+#[derive(Clone, Debug)]
 pub struct Verdict {
     /// The identity to store (the stored one, extended; or this one for a new root).
     pub to_store: RunIdentity,
@@ -81,7 +83,7 @@ pub struct Verdict {
 
 /// Compares `new` with the identity stored in `root` without writing anything; an error lists
 /// every differing field.
-pub fn check(root: &Path, new: &RunIdentity, adopt: bool) -> anyhow::Result<Verdict> {
+pub(crate) fn check(root: &Path, new: &RunIdentity, adopt: bool) -> Result<Verdict, BenchError> {
     let stored = RunIdentity::load(root)?;
     let has_runs = holds_runs(root);
     let to_store = reconcile_at(root, stored.as_ref(), has_runs, new, adopt)?;

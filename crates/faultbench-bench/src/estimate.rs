@@ -1,13 +1,21 @@
 //! `--dry-run`: the plan and what it will cost — every agent (external CLIs included) and the
 //! judge — with the assumptions printed beside the numbers.
 
-use super::build::{AgentChoice, JudgeChoice};
-use super::plan::Item;
+use crate::plan::Item;
+use crate::resolve::{AgentChoice, JudgeChoice};
 use faultbench_core::Usage;
 use faultbench_core::lab::TopologyResolver;
 use faultbench_judge::llm::estimate::JudgeEstimate;
 use faultbench_llm::PriceTable;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One line of text on `out` (writing to a `String` cannot fail).
+macro_rules! say {
+    ($out:expr, $($t:tt)*) => {{
+        let _ = writeln!($out, $($t)*);
+    }};
+}
 
 /// The paper's Table 8 effort: tokens per run of each of its agents, the mean over all 1,320
 /// runs of that agent in the public release's registry (`final_results/MANIFEST.csv`).
@@ -87,25 +95,29 @@ impl Line {
         self.per_run.map(|c| c * self.runs as f64)
     }
 
-    fn print(&self) {
+    fn print(&self, out: &mut String) {
         match self.total() {
-            Some(t) => println!(
+            Some(t) => say!(
+                out,
                 "  {:<28} {:>5} run(s) × ~${:.4} = ~${t:.2}  ({})",
                 self.what,
                 self.runs,
                 self.per_run.unwrap_or(0.0),
                 self.note
             ),
-            None => println!(
+            None => say!(
+                out,
                 "  {:<28} {:>5} run(s) × unknown price  ({})",
-                self.what, self.runs, self.note
+                self.what,
+                self.runs,
+                self.note
             ),
         }
     }
 }
 
 /// What the estimate covers.
-pub struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     pub items: &'a [Item],
     pub planned: usize,
     pub agents: &'a [AgentChoice],
@@ -114,11 +126,13 @@ pub struct Plan<'a> {
     pub topologies: &'a TopologyResolver,
 }
 
-/// Prints the plan and the estimated cost of every agent and of the judge. Returns the total
-/// (agents + judge) in USD, without the lines whose price is unknown.
-pub fn print_plan(p: &Plan<'_>) -> f64 {
+/// The plan and the estimated cost of every agent and of the judge, as lines of text, and the
+/// total (agents + judge) in USD, without the lines whose price is unknown.
+pub(crate) fn describe_plan(p: &Plan<'_>) -> (String, f64) {
+    let mut out = String::new();
     let items = p.items;
-    println!(
+    say!(
+        out,
         "plan: {} run(s) to do ({} planned, {} already finished)",
         items.len(),
         p.planned,
@@ -135,12 +149,12 @@ pub fn print_plan(p: &Plan<'_>) -> f64 {
             Ok(top) => format!("lab {}", top.dir.display()),
             Err(_) => "NO LAB FOUND — these runs will fail".to_string(),
         };
-        println!("  {t:<24} {n:>5} run(s)  ({found})");
+        say!(out, "  {t:<24} {n:>5} run(s)  ({found})");
     }
     let layers: Vec<String> = by_layer.iter().map(|(l, n)| format!("{l} {n}")).collect();
-    println!("  by layer: {}", layers.join(", "));
+    say!(out, "  by layer: {}", layers.join(", "));
 
-    println!("estimated cost:");
+    say!(out, "estimated cost:");
     let mut lines = Vec::new();
     for (idx, a) in p.agents.iter().enumerate() {
         let runs = items.iter().filter(|i| i.agent == idx).count();
@@ -212,14 +226,15 @@ pub fn print_plan(p: &Plan<'_>) -> f64 {
     lines.push((true, judge_line));
     let (mut agents_total, mut judge_total, mut unknown) = (0.0, 0.0, Vec::new());
     for (is_judge, l) in &lines {
-        l.print();
+        l.print(&mut out);
         match (l.total(), is_judge) {
             (Some(t), false) => agents_total += t,
             (Some(t), true) => judge_total += t,
             (None, _) => unknown.push(l.what.clone()),
         }
     }
-    println!(
+    say!(
+        out,
         "  total: ~${:.2} (agents ~${agents_total:.2} + judge ~${judge_total:.2}){}",
         agents_total + judge_total,
         if unknown.is_empty() {
@@ -228,23 +243,29 @@ pub fn print_plan(p: &Plan<'_>) -> f64 {
             format!(" + the runs of {} (price unknown)", unknown.join(", "))
         }
     );
-    println!("assumptions:");
-    println!(
+    say!(out, "assumptions:");
+    say!(
+        out,
         "  - agent tokens per run: the paper's Table 8 effort, the mean of each agent's 1,320 runs in the public release: ReAct {}; SADE {}; CC-Baseline {} (used for external:NAME)",
         describe(&REACT.usage),
         describe(&SADE.usage),
         describe(&CC_BASELINE.usage)
     );
-    println!(
+    say!(
+        out,
         "  - prices: the price table (built in, plus --llm-config's), USD per million tokens; an external CLI without --model is priced at its template's default_model"
     );
     if j.model().is_some() {
-        println!(
+        say!(
+            out,
             "  - judge: {}; every planned run is counted as judged (timeouts are not judged, so this is an upper bound); cached verdicts cost nothing",
             estimate.describe()
         );
     } else {
-        println!("  - judge: the rubric judge uses no model and costs nothing");
+        say!(
+            out,
+            "  - judge: the rubric judge uses no model and costs nothing"
+        );
     }
-    agents_total + judge_total
+    (out, agents_total + judge_total)
 }

@@ -1,14 +1,15 @@
 //! Parallel workers: each owns one runner, takes chunks of same-topology runs from a shared
 //! queue, and archives each finished run before the next one. Each run gets a fresh lab: a
 //! worker keeps a [`LabQueue`] with the labs of its next `prestart` runs being deployed and
-//! baseline-checked in the background while the current run works (with `--reuse-labs`, the
-//! runner instead keeps one lab between runs of a topology). Ctrl-C (or SIGTERM) stops the
-//! scheduling, abandons the runs in flight (they were never archived, so `--resume` redoes
+//! baseline-checked in the background while the current run works (with `reuse_labs`, the
+//! runner instead keeps one lab between runs of a topology). A [`Cancel`] stops the
+//! scheduling, abandons the runs in flight (they were never archived, so a resumed bench redoes
 //! them) and tears down every lab, prestarted ones included.
 
-use super::build::AgentChoice;
-use super::plan::{Item, chunks};
-use super::progress::Progress;
+use crate::BenchError;
+use crate::events::{BenchEvent, Cancel, EventSink};
+use crate::plan::{Item, chunks};
+use crate::resolve::AgentChoice;
 use faultbench_core::Scenario;
 use faultbench_core::lab::TopologyResolver;
 use faultbench_core::pipeline::{LabQueue, RunConfig, Runner, ToolboxFactory, TrackingEmulator};
@@ -16,11 +17,11 @@ use faultbench_core::store::RunsRoot;
 use faultbench_core::{Emulator, Judge};
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use tokio::sync::{Mutex, Notify};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::Mutex;
 
 /// Everything the workers need.
-pub struct Setup {
+pub(crate) struct Setup {
     pub items: Vec<Item>,
     pub jobs: usize,
     pub emulator: Arc<dyn Emulator>,
@@ -30,51 +31,60 @@ pub struct Setup {
     pub topologies: TopologyResolver,
     pub config: RunConfig,
     pub store: RunsRoot,
+    pub events: EventSink,
+    pub cancel: Cancel,
 }
 
-/// How the bench ended.
-pub struct Outcome {
+/// How a bench ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BenchOutcome {
+    /// Runs archived by this bench.
     pub finished: usize,
+    /// Whether it was cancelled (the runs not archived are left for a resumed bench).
     pub interrupted: bool,
 }
 
 struct Shared {
     queue: Mutex<VecDeque<Vec<Item>>>,
-    cancel: AtomicBool,
-    cancelled: Notify,
+    /// Thrown by the user's [`Cancel`] or by a fatal error.
+    stop: Cancel,
     finished: AtomicUsize,
-    fatal: Mutex<Option<String>>,
+    total: usize,
+    fatal: Mutex<Option<faultbench_core::store::StoreError>>,
+    events: EventSink,
 }
 
 impl Shared {
     fn stop(&self) {
-        self.cancel.store(true, Ordering::SeqCst);
-        self.cancelled.notify_waiters();
+        self.stop.cancel();
     }
     fn stopped(&self) -> bool {
-        self.cancel.load(Ordering::SeqCst)
+        self.stop.is_cancelled()
+    }
+    fn emit(&self, e: &BenchEvent) {
+        (self.events)(e);
     }
 }
 
-pub async fn run_all(setup: Setup) -> anyhow::Result<Outcome> {
+pub(crate) async fn run_all(setup: Setup) -> Result<BenchOutcome, BenchError> {
     let total = setup.items.len();
     let jobs = setup.jobs.min(total.max(1));
-    let progress = Arc::new(Progress::new(total as u64, jobs));
+    (setup.events)(&BenchEvent::Started { runs: total, jobs });
     let tracking = Arc::new(TrackingEmulator::new(setup.emulator.clone()));
     let shared = Arc::new(Shared {
         queue: Mutex::new(chunks(setup.items, jobs).into()),
-        cancel: AtomicBool::new(false),
-        cancelled: Notify::new(),
+        stop: Cancel::new(),
         finished: AtomicUsize::new(0),
+        total,
         fatal: Mutex::new(None),
+        events: setup.events.clone(),
     });
-
-    let signals = {
+    // The user's switch throws the internal one (which a fatal error may also throw).
+    let forward = {
         let shared = shared.clone();
-        let progress = progress.clone();
+        let user = setup.cancel.clone();
         tokio::spawn(async move {
-            wait_for_signal().await;
-            progress.println("interrupt: stopping; tearing every lab down (runs in flight are not archived and will be redone with --resume)");
+            user.cancelled().await;
             shared.stop();
         })
     };
@@ -93,33 +103,38 @@ pub async fn run_all(setup: Setup) -> anyhow::Result<Outcome> {
             .with_topologies(setup.topologies.clone())
             .with_config(setup.config.clone());
         let shared = shared.clone();
-        let progress = progress.clone();
         let agents = agents.clone();
         let store = setup.store.clone();
         handles.push(tokio::spawn(async move {
-            worker(job, runner, agents, store, shared, progress).await;
+            worker(job, runner, agents, store, shared).await;
         }));
     }
     for h in handles {
         let _ = h.await;
     }
-    signals.abort();
-    let interrupted = shared.stopped();
+    forward.abort();
+    let interrupted = setup.cancel.is_cancelled();
     // Safety net: labs still referenced (runs abandoned on interrupt, telemetry tasks winding
     // down) are torn down here; teardown is idempotent.
     let (torn, errors) = tracking.teardown_all().await;
     if interrupted && torn > 0 {
-        progress.println(&format!("tore down {torn} lab(s) still running"));
+        shared.emit(&BenchEvent::Note(format!(
+            "tore down {torn} lab(s) still running"
+        )));
     }
     for e in errors {
-        progress.println(&format!("teardown error: {e}"));
+        shared.emit(&BenchEvent::Note(format!("teardown error: {e}")));
     }
-    progress.clear();
+    let finished = shared.finished.load(Ordering::SeqCst);
+    shared.emit(&BenchEvent::Finished {
+        finished,
+        interrupted,
+    });
     if let Some(f) = shared.fatal.lock().await.take() {
-        anyhow::bail!("{f}");
+        return Err(BenchError::Archive(f));
     }
-    Ok(Outcome {
-        finished: shared.finished.load(Ordering::SeqCst),
+    Ok(BenchOutcome {
+        finished,
         interrupted,
     })
 }
@@ -130,7 +145,6 @@ async fn worker(
     agents: Arc<Vec<(String, Arc<dyn faultbench_core::Agent>)>>,
     store: RunsRoot,
     shared: Arc<Shared>,
-    progress: Arc<Progress>,
 ) {
     let reuse = runner.config().reuse_labs;
     let prestart = runner.config().prestart;
@@ -158,13 +172,10 @@ async fn worker(
             break;
         };
         let (label, agent) = &agents[item.agent];
-        progress.start(
+        shared.emit(&BenchEvent::RunStarted {
             job,
-            &format!(
-                "{} {} [{}] p{}",
-                item.key.topology, item.key.scenario_id, label, item.pass
-            ),
-        );
+            key: item.key.clone(),
+        });
         let run = async {
             if reuse {
                 return runner
@@ -183,20 +194,25 @@ async fn worker(
         };
         let record = tokio::select! {
             rec = run => rec,
-            _ = shared.cancelled.notified() => break,
+            () = shared.stop.cancelled() => break,
         };
         if let Err(e) = store.archive(&record) {
-            *shared.fatal.lock().await = Some(format!("cannot archive a finished run: {e}"));
+            *shared.fatal.lock().await = Some(e);
             shared.stop();
             break;
         }
-        shared.finished.fetch_add(1, Ordering::SeqCst);
-        progress.finish(&record);
+        let done = shared.finished.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.emit(&BenchEvent::RunFinished {
+            job,
+            done,
+            total: shared.total,
+            record: Box::new(record),
+        });
     }
     // Prestarted labs (and labs still being prepared) are torn down here, on every exit path.
     labs.shutdown().await;
     runner.shutdown().await;
-    progress.idle(job);
+    shared.emit(&BenchEvent::JobDone { job });
 }
 
 /// Moves items from the job's chunk (taking the next chunk from the shared queue when it is
@@ -222,24 +238,5 @@ async fn fill(
             q.push(item.scenario.topology());
         }
         ahead.push_back(item);
-    }
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -2,29 +2,27 @@
 //! not change the network cannot repair it) and, for every injected fault, a `[FIX]` and
 //! `[POST-INJECT-CHECK]` lines (false premises need neither).
 
-use anyhow::bail;
+use crate::BenchError;
 use faultbench_core::ScenarioFile;
 use faultbench_core::repair::check_repairable;
 use faultbench_core::task::Task;
 use std::sync::Arc;
 
 /// Refuses a repair plan the lab could not verify, naming every file at fault.
-pub fn check(
+pub(crate) fn check(
     task: Task,
     policy: &str,
     persist: bool,
     scenarios: &[Arc<ScenarioFile>],
-) -> anyhow::Result<()> {
+) -> Result<(), BenchError> {
     if task != Task::Repair {
         if persist {
-            bail!("--repair-persist belongs to the repair task: add --task repair");
+            return Err(BenchError::PersistWithoutRepair);
         }
         return Ok(());
     }
     if policy.trim() != "full" {
-        bail!(
-            "--task repair needs --policy full: under `{policy}` the tools refuse every change, so no agent could repair anything"
-        );
+        return Err(BenchError::RepairNeedsFullPolicy(policy.to_string()));
     }
     let refused: Vec<String> = scenarios
         .iter()
@@ -32,11 +30,7 @@ pub fn check(
         .map(|e| e.to_string())
         .collect();
     if !refused.is_empty() {
-        bail!(
-            "{} scenario(s) cannot be run with --task repair:\n  {}",
-            refused.len(),
-            refused.join("\n  ")
-        );
+        return Err(BenchError::NotRepairable(refused));
     }
     Ok(())
 }
