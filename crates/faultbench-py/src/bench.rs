@@ -1,55 +1,44 @@
-//! `faultbench.bench(agents={...}, ...)`: the benchmark from Python — scenarios × agents ×
-//! passes on fresh labs, `jobs` runs at a time, every finished run archived at once
-//! (`<runs_root>/<topology>/<layer>/<scenario>/<agent>/pass<N>/result.json` and `MANIFEST.csv`,
-//! the same files as `faultbench bench`), resumable, with progress events and the report.
+//! `faultbench.bench(agents={...}, ...)`: the benchmark from Python, over the library's
+//! [`Bench`] — the same plan, jobs, prestart, resume, run identity, result files
+//! (`result.json` per run, `MANIFEST.csv`, `identity.json`) and cancellation as `faultbench
+//! bench`.
 //!
-//! This drives the library's pipeline directly ([`Runner`] per job over one
-//! [`TrackingEmulator`]): resume skips every key the runs root already holds with a finished
-//! status (infrastructure failures are re-run, as the CLI does); Ctrl-C stops scheduling,
-//! abandons the runs in flight (never archived, so a resume redoes them), tears every lab down
-//! and raises `KeyboardInterrupt`.
+//! Python agents are registered in the bench's agent registry under their labels, a Python
+//! judge under its name, so the bench treats them like its built-in ones. The bench's events
+//! are queued and handed to the `progress` callback on the calling thread between waits (never
+//! from a runtime worker); Ctrl-C throws the bench's [`Cancel`], waits (interpreter released)
+//! until every lab is torn down, then raises `KeyboardInterrupt`.
 
+use crate::agent::PyAgent;
 use crate::errors::{ConfigError, FaultbenchError, chain};
-use crate::lab::{emulator, resolver};
-use crate::run::Settings;
+use crate::judge::PyJudge;
 use crate::runtime;
 use crate::scenario::PyScenario;
-use faultbench_core::agent::Agent;
-use faultbench_core::dataset::{Dataset, Scope};
+use faultbench_bench::{Bench, BenchEvent, BenchSettings, Registries, Selection, Shard};
+use faultbench_core::agent::{Agent, Budget};
+use faultbench_core::dataset::Scope;
 use faultbench_core::judge::Judge;
-use faultbench_core::pipeline::{Runner, TrackingEmulator};
-use faultbench_core::record::{RunKey, RunRecord};
-use faultbench_core::scenario::{Scenario, ScenarioFile};
-use faultbench_core::store::RunsRoot;
+use faultbench_core::record::RunKey;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use std::collections::VecDeque;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio::sync::{Mutex, watch};
-
-/// One planned run.
-struct Item {
-    scenario: Arc<ScenarioFile>,
-    agent: usize,
-    pass: u32,
-    key: RunKey,
-}
+use std::sync::{Arc, Mutex, mpsc};
 
 /// How a bench ended.
 #[pyclass(name = "BenchResult", module = "faultbench", frozen, get_all)]
 pub struct PyBenchResult {
     /// The runs root.
     runs_root: PathBuf,
-    /// Runs planned (scenarios × agents × passes).
+    /// Runs planned (scenarios × agents × passes, this shard's).
     planned: usize,
-    /// Runs already finished in the root and skipped (resume).
+    /// Planned runs already finished in the root and skipped (resume).
     skipped: usize,
-    /// Runs finished by this call.
+    /// Runs finished and archived by this call.
     finished: usize,
     /// Run counts by status, of this call's runs.
-    statuses: std::collections::BTreeMap<String, usize>,
+    statuses: BTreeMap<String, usize>,
     /// The HTML report, when written.
     report_html: Option<PathBuf>,
 }
@@ -64,290 +53,243 @@ impl PyBenchResult {
     }
 }
 
-/// The scenarios to run: the given ones, or a dataset's selection.
-fn scenarios_of(
-    scenarios: Option<Vec<Bound<'_, PyScenario>>>,
-    dataset: Option<PathBuf>,
-    scope: &str,
-    topology: Option<&str>,
-) -> PyResult<Vec<Arc<ScenarioFile>>> {
-    if let Some(list) = scenarios {
-        return Ok(list.iter().map(|s| s.get().inner.clone()).collect());
-    }
-    let root = dataset.unwrap_or_else(|| PathBuf::from("dataset"));
-    let ds = Dataset::scan(&root).map_err(|e| {
-        crate::errors::ScenarioError::new_err(format!(
-            "cannot read the dataset {}: {e}",
-            root.display()
-        ))
-    })?;
-    let scope: Scope = scope
-        .parse()
-        .map_err(|e: faultbench_core::category::UnknownName| ConfigError::new_err(e.to_string()))?;
-    Ok(ds
-        .select(scope, topology)
-        .into_iter()
-        .map(|s| Arc::new(s.clone()))
-        .collect())
+fn key_json(k: &RunKey) -> Value {
+    json!({"topology": k.topology.as_str(), "layer": k.layer.as_str(),
+           "scenario_id": k.scenario_id.as_str(), "agent": k.agent, "pass": k.pass})
 }
 
-/// Scenarios × agents × passes, in scenario order.
-fn plan(scenarios: &[Arc<ScenarioFile>], labels: &[String], passes: u32) -> Vec<Item> {
-    let mut items = Vec::new();
-    for s in scenarios {
-        for (agent, label) in labels.iter().enumerate() {
-            for pass in 1..=passes {
-                items.push(Item {
-                    scenario: s.clone(),
-                    agent,
-                    pass,
-                    key: RunKey {
-                        topology: s.topology_id().clone(),
-                        layer: s.layer(),
-                        scenario_id: s.scenario_id().clone(),
-                        agent: label.clone(),
-                        pass,
-                    },
-                });
-            }
+/// A bench event as the dict the `progress` callback gets (`event` names its kind; `text` is
+/// the line `faultbench bench` prints for it).
+fn event_json(e: &BenchEvent) -> Value {
+    let mut v = match e {
+        BenchEvent::Note(text) => json!({"event": "note"}).tap_text(text),
+        BenchEvent::Started { runs, jobs } => {
+            json!({"event": "started", "runs": runs, "jobs": jobs})
         }
-    }
-    items
-}
-
-/// Calls the progress callback with an event dict (on a blocking thread, attached).
-async fn notify(progress: Option<&Arc<Py<PyAny>>>, event: serde_json::Value) {
-    let Some(cb) = progress.cloned() else {
-        return;
+        BenchEvent::RunStarted { job, key } => {
+            json!({"event": "run_started", "job": job, "run": key_json(key)})
+        }
+        BenchEvent::RunFinished {
+            job,
+            done,
+            total,
+            record,
+        } => json!({
+            "event": "run_finished", "job": job, "done": done, "total": total,
+            "run": key_json(&record.key), "status": record.status.as_str(),
+            "outcome": record.scores.as_ref().map(|s| s.outcome), "error": record.error,
+            "wall_seconds": record.wall_seconds,
+        }),
+        BenchEvent::JobDone { job } => json!({"event": "job_done", "job": job}),
+        BenchEvent::Finished {
+            finished,
+            interrupted,
+        } => json!({"event": "finished", "finished": finished, "interrupted": interrupted}),
+        other => json!({"event": "other"}).tap_text(&other.to_string()),
     };
-    let _ = tokio::task::spawn_blocking(move || {
-        Python::attach(|py| {
-            let call = || -> PyResult<()> {
-                let ev = crate::convert::to_py(py, &event)?;
-                cb.bind(py).call1((ev,))?;
-                Ok(())
-            };
-            if let Err(e) = call() {
-                e.print(py);
-            }
-        });
-    })
-    .await;
-}
-
-/// What the workers share.
-struct Shared {
-    queue: Mutex<VecDeque<Item>>,
-    agents: Vec<(String, Arc<dyn Agent>)>,
-    store: RunsRoot,
-    done: AtomicUsize,
-    total: usize,
-    progress: Option<Arc<Py<PyAny>>>,
-    records: Mutex<Vec<RunRecord>>,
-    fatal: Mutex<Option<String>>,
-}
-
-async fn worker(runner: Runner, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
-    loop {
-        if *stop.borrow() {
-            break;
-        }
-        let Some(item) = shared.queue.lock().await.pop_front() else {
-            break;
-        };
-        let (label, agent) = &shared.agents[item.agent];
-        let key = serde_json::json!({
-            "topology": item.key.topology.as_str(), "scenario_id": item.key.scenario_id.as_str(),
-            "agent": label, "pass": item.pass,
-        });
-        notify(
-            shared.progress.as_ref(),
-            serde_json::json!({"event": "started", "run": key}),
-        )
-        .await;
-        let record = tokio::select! {
-            r = runner.run_with(agent, label, item.scenario.as_ref(), item.pass) => r,
-            _ = stop.wait_for(|s| *s) => break,
-        };
-        if let Err(e) = shared.store.archive(&record) {
-            *shared.fatal.lock().await =
-                Some(format!("cannot archive a finished run: {}", chain(&e)));
-            break;
-        }
-        let done = shared.done.fetch_add(1, Ordering::SeqCst) + 1;
-        notify(
-            shared.progress.as_ref(),
-            serde_json::json!({
-                "event": "finished", "run": key, "status": record.status.as_str(),
-                "outcome": record.scores.as_ref().map(|s| s.outcome),
-                "done": done, "total": shared.total,
-            }),
-        )
-        .await;
-        shared.records.lock().await.push(record);
+    if v.get("text").is_none() {
+        v["text"] = Value::String(e.to_string());
     }
-    runner.shutdown().await;
+    v
 }
 
-/// Runs the benchmark. `agents` maps labels to agents (Python objects with `name` and `run`,
-/// or built-in names such as `"baseline"`). Scenarios are `scenarios=[...]`, or the
-/// `dataset` folder's `scope` (`all` = the 25 core per topology) of `topology`. Each
-/// finished run is archived under `runs_root` at once; `resume=True` skips runs already
-/// finished there. `progress` is called with an event dict per run start and finish.
+/// `json!({...}).tap_text(t)`: the object with `text` set.
+trait TapText {
+    fn tap_text(self, text: &str) -> Value;
+}
+
+impl TapText for Value {
+    fn tap_text(mut self, text: &str) -> Value {
+        self["text"] = Value::String(text.to_string());
+        self
+    }
+}
+
+/// Which scenarios: ids (or `Scenario` objects, by id), an experiment, or a scope.
+fn selection(
+    scenarios: Option<Vec<Bound<'_, PyAny>>>,
+    experiment: Option<String>,
+    scope: &str,
+    topology: Option<String>,
+) -> PyResult<Selection> {
+    if let Some(list) = scenarios {
+        let ids = list
+            .iter()
+            .map(|s| match s.cast::<PyScenario>() {
+                Ok(sc) => Ok(sc.get().inner.spec.id().to_string()),
+                Err(_) => s.extract::<String>(),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(Selection::Ids(ids));
+    }
+    if let Some(e) = experiment {
+        return Ok(Selection::Experiment(e, topology));
+    }
+    let scopes = scope
+        .split(',')
+        .map(|s| s.parse::<Scope>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ConfigError::new_err(e.to_string()))?;
+    Ok(Selection::Scopes(scopes, topology))
+}
+
+/// Runs the benchmark. `agents` maps labels to agents: Python objects with `name` and `run`
+/// (registered under the label), or built-in names (`"baseline"`, `"react"`, …; the label is
+/// then the name). Scenarios are `scenarios=[ids or Scenario objects]`, an `experiment`
+/// (`e1`, `e2`), or a `scope` (`all` = the 25 core per topology, or a layer; comma-separated
+/// for several), optionally of one `topology`, from the `dataset` folder. Each finished run is
+/// archived under `runs_root` at once; `resume=True` skips runs already finished there (a
+/// root holding planned runs is refused without it). `progress(event)` is called on this
+/// thread for every bench event. Ctrl-C tears every lab down and raises `KeyboardInterrupt`.
 #[pyfunction]
-#[pyo3(signature = (agents, *, runs_root, scenarios = None, dataset = None, scope = "all".to_string(), topology = None, passes = 1, jobs = 1, resume = true, judge = None, emulator = "netns".to_string(), topologies = Vec::new(), max_turns = 20, wall_clock_secs = 600, read_only = false, telemetry = None, judge_model = None, llm_config = None, model = None, progress = None, report = true))]
+#[pyo3(signature = (agents, *, runs_root, scenarios = None, dataset = PathBuf::from("dataset"), scope = "all".to_string(), experiment = None, topology = None, passes = None, jobs = 1, resume = true, judge = None, emulator = "netns".to_string(), topologies = None, max_turns = 20, wall_clock_secs = 600, read_only = false, telemetry = None, prestart = 1, shard = None, judge_model = None, llm_config = None, model = None, progress = None, report = true))]
 #[allow(clippy::too_many_arguments)]
 pub fn bench(
     py: Python<'_>,
     agents: &Bound<'_, PyDict>,
     runs_root: PathBuf,
-    scenarios: Option<Vec<Bound<'_, PyScenario>>>,
-    dataset: Option<PathBuf>,
+    scenarios: Option<Vec<Bound<'_, PyAny>>>,
+    dataset: PathBuf,
     scope: String,
+    experiment: Option<String>,
     topology: Option<String>,
-    passes: u32,
+    passes: Option<u32>,
     jobs: usize,
     resume: bool,
     judge: Option<&Bound<'_, PyAny>>,
     emulator: String,
-    topologies: Vec<PathBuf>,
+    topologies: Option<PathBuf>,
     max_turns: u32,
     wall_clock_secs: u64,
     read_only: bool,
     telemetry: Option<bool>,
+    prestart: usize,
+    shard: Option<String>,
     judge_model: Option<String>,
     llm_config: Option<PathBuf>,
     model: Option<String>,
     progress: Option<Bound<'_, PyAny>>,
     report: bool,
 ) -> PyResult<PyBenchResult> {
-    let settings = Settings {
-        emulator,
-        topologies,
-        max_turns,
-        wall_clock_secs,
-        read_only,
-        telemetry,
-        judge_model,
-        llm_config,
-        model,
-    };
     if agents.is_empty() {
         return Err(ConfigError::new_err(
             "agents is empty: give at least one {label: agent}",
         ));
     }
-    let mut labelled = Vec::new();
+    let mut registries = Registries::default();
+    let mut names = Vec::new();
     for (label, agent) in agents.iter() {
         let label: String = label.extract()?;
-        faultbench_core::ids::ScenarioId::new(&label)
-            .map_err(|e| ConfigError::new_err(format!("agent label `{label}`: {e}")))?;
-        labelled.push((label, settings.agent(&agent)?));
-    }
-    let rubric = PyString::new(py, "rubric");
-    let judge: Arc<dyn Judge> = settings.judge(judge.unwrap_or(rubric.as_any()))?;
-    let scenarios = scenarios_of(scenarios, dataset, &scope, topology.as_deref())?;
-    if scenarios.is_empty() {
-        return Err(ConfigError::new_err(format!(
-            "no scenarios selected (scope `{scope}`, topology {topology:?})"
-        )));
-    }
-    let labels: Vec<String> = labelled.iter().map(|(l, _)| l.clone()).collect();
-    let mut items = plan(&scenarios, &labels, passes.max(1));
-    let planned = items.len();
-    let store = RunsRoot::open(&runs_root).map_err(|e| ConfigError::new_err(chain(&e)))?;
-    let existing = store
-        .records()
-        .map_err(|e| FaultbenchError::new_err(chain(&e)))?;
-    let held = items
-        .iter()
-        .filter(|i| existing.contains_key(&i.key))
-        .count();
-    if held > 0 && !resume {
-        return Err(ConfigError::new_err(format!(
-            "{} already holds {held} of these {planned} runs; pass resume=True to continue it, or choose a new runs_root",
-            runs_root.display()
-        )));
-    }
-    if resume {
-        let done = store
-            .prepare_resume()
-            .map_err(|e| FaultbenchError::new_err(chain(&e)))?;
-        items.retain(|i| !done.contains_key(&i.key));
-        if settings.emulator == "netns" {
-            // Labs of a killed earlier call are removed before new ones start.
-            faultbench_emu::netns::gc();
+        if let Ok(builtin) = agent.cast::<PyString>() {
+            names.push(builtin.to_cow()?.into_owned());
+            continue;
         }
+        let agent: Arc<dyn Agent> = Arc::new(PyAgent::new(&agent)?);
+        registries
+            .agents
+            .register(label.clone(), move |_| Ok(agent.clone()));
+        names.push(label);
     }
-    let skipped = planned - items.len();
-    let tracking = Arc::new(TrackingEmulator::new(self::emulator(
-        &settings.emulator,
-        None,
-    )?));
-    let total = items.len();
-    let shared = Arc::new(Shared {
-        queue: Mutex::new(items.into()),
-        agents: labelled,
-        store: store.clone(),
-        done: AtomicUsize::new(0),
-        total,
-        progress: progress.map(|p| Arc::new(p.unbind())),
-        records: Mutex::new(Vec::new()),
-        fatal: Mutex::new(None),
-    });
-    let (stop, stopped) = watch::channel(false);
-    let mut runners = Vec::new();
-    for _ in 0..jobs.clamp(1, total.max(1)) {
-        runners.push(
-            Runner::new(tracking.clone(), shared.agents[0].1.clone(), judge.clone())
-                .with_tools(settings.tools())
-                .with_topologies(resolver(&settings.topologies))
-                .with_config(faultbench_core::pipeline::RunConfig {
-                    prestart: 0,
-                    ..settings.config()
-                }),
-        );
-    }
-    let work = {
-        let shared = shared.clone();
-        async move {
-            let handles: Vec<_> = runners
-                .into_iter()
-                .map(|r| tokio::spawn(worker(r, shared.clone(), stopped.clone())))
-                .collect();
-            for h in handles {
-                let _ = h.await;
-            }
-            tracking.teardown_all().await;
+    let judge_name = match judge {
+        None => "rubric".to_string(),
+        Some(j) if j.is_instance_of::<PyString>() => j.extract::<String>()?,
+        Some(j) if j.is_callable() => {
+            let pj = PyJudge::new(j)?;
+            let name = pj.name().to_string();
+            let pj: Arc<dyn Judge> = Arc::new(pj);
+            registries
+                .judges
+                .register(name.clone(), move |_| Ok(pj.clone()));
+            name
+        }
+        Some(_) => {
+            return Err(ConfigError::new_err(
+                "judge must be a name (`rubric`, `llm`) or a callable (scenario, diagnosis) -> Scores",
+            ));
         }
     };
-    runtime::wait_or_cancel(
-        py,
-        work,
-        || {
-            let _ = stop.send(true);
+    let settings = BenchSettings {
+        dataset,
+        selection: selection(scenarios, experiment, &scope, topology)?,
+        passes,
+        agents: names,
+        model,
+        judge: judge_name,
+        judge_model,
+        telemetry: telemetry.unwrap_or(emulator != "mock"),
+        emulator,
+        jobs,
+        runs_root: runs_root.clone(),
+        resume,
+        budget: Budget {
+            max_turns,
+            wall_clock_secs,
         },
-        |_| {},
-    )?;
-    if let Some(f) = runtime::runtime().block_on(shared.fatal.lock()).take() {
-        return Err(FaultbenchError::new_err(f));
-    }
-    let records = std::mem::take(&mut *runtime::runtime().block_on(shared.records.lock()));
-    let mut statuses = std::collections::BTreeMap::new();
-    for r in &records {
-        *statuses.entry(r.status.as_str().to_string()).or_insert(0) += 1;
-    }
+        policy: if read_only { "read-only" } else { "full" }.to_string(),
+        topologies,
+        prestart,
+        llm_config,
+        shard: shard
+            .map(|s| s.parse::<Shard>())
+            .transpose()
+            .map_err(|e| ConfigError::new_err(chain(&e)))?,
+        ..BenchSettings::default()
+    };
+    let (tx, rx) = mpsc::channel::<Value>();
+    let tx = Mutex::new(tx);
+    let statuses: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+    let to_run: Arc<Mutex<Option<usize>>> = Arc::default();
+    let (st, tr) = (statuses.clone(), to_run.clone());
+    let bench = Bench::new(settings)
+        .with_registries(registries)
+        .on_event(move |e| {
+            match e {
+                BenchEvent::Started { runs, .. } => {
+                    *tr.lock().unwrap_or_else(|p| p.into_inner()) = Some(*runs);
+                }
+                BenchEvent::RunFinished { record, .. } => {
+                    *st.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .entry(record.status.as_str().to_string())
+                        .or_insert(0) += 1;
+                }
+                _ => {}
+            }
+            let _ = tx
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .send(event_json(e));
+        });
+    let prepared = bench
+        .prepare()
+        .map_err(|e| ConfigError::new_err(chain(&e)))?;
+    let planned = prepared.items().len();
+    let cancel = bench.cancel_handle();
+    let deliver = |py: Python<'_>| -> PyResult<()> {
+        for ev in rx.try_iter() {
+            if let Some(cb) = &progress {
+                cb.call1((crate::convert::to_py(py, &ev)?,))?;
+            }
+        }
+        Ok(())
+    };
+    let outcome = runtime::wait_with(py, prepared.run(), deliver, || cancel.cancel())?
+        .map_err(|e| FaultbenchError::new_err(chain(&e)))?;
+    let statuses = std::mem::take(&mut *statuses.lock().unwrap_or_else(|p| p.into_inner()));
+    let to_run = to_run
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .unwrap_or(planned);
     let report_html = if report {
-        Some(crate::report::report(py, runs_root.clone(), None, true)?.html_path_owned())
+        crate::report::report(py, runs_root.clone(), None, true)?.html_path_owned()
     } else {
         None
-    }
-    .flatten();
+    };
     Ok(PyBenchResult {
         runs_root,
         planned,
-        skipped,
-        finished: records.len(),
+        skipped: planned.saturating_sub(to_run),
+        finished: outcome.finished,
         statuses,
         report_html,
     })

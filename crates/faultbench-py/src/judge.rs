@@ -20,6 +20,11 @@ pub struct PyJudge {
 }
 
 impl PyJudge {
+    /// The judge's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Wraps `f`; named by its `name` attribute, else its `__name__`, else `python`.
     pub fn new(f: &Bound<'_, PyAny>) -> PyResult<Self> {
         let name = ["name", "__name__"]

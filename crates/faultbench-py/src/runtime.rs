@@ -45,6 +45,37 @@ where
     wait_or_cancel(py, fut, || {}, |_| {})
 }
 
+/// Like [`wait`], calling `tick` (attached) after every poll and once at the end — a bench
+/// delivers its queued events to Python there. A signal, or an error from `tick`, calls
+/// `cancel`, waits (detached) for the future to wind down, delivers what is left, and returns
+/// that error.
+pub fn wait_with<F, T, C>(py: Python<'_>, fut: F, mut tick: T, cancel: C) -> PyResult<F::Output>
+where
+    F: Future + Send,
+    F::Output: Send,
+    T: FnMut(Python<'_>) -> PyResult<()>,
+    C: FnOnce(),
+{
+    let rt = runtime();
+    let mut fut = Box::pin(fut);
+    loop {
+        let done = py.detach(|| {
+            rt.block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut fut).await.ok() })
+        });
+        let ticked = tick(py);
+        if let Some(out) = done {
+            ticked?;
+            return Ok(out);
+        }
+        if let Err(stop) = ticked.and_then(|()| py.check_signals()) {
+            cancel();
+            let _ = py.detach(|| rt.block_on(&mut fut));
+            let _ = tick(py);
+            return Err(stop);
+        }
+    }
+}
+
 /// Like [`wait`], but on a signal first calls `cancel` (which tells the work to stop) and then
 /// keeps waiting (interpreter released) for the future to wind down, passing its output to
 /// `drained`; the signal's error is returned after that. This is how `run` and `bench` tear

@@ -104,7 +104,7 @@ def concurrency() -> None:
             agent = SlowProber()
             t = time.monotonic()
             fb.bench({"prober": agent}, dataset=tmp / "dataset", scope="all", passes=4, jobs=jobs,
-                     emulator="mock", topologies=[topo], runs_root=tmp / f"runs{jobs}", report=False)
+                     emulator="mock", topologies=topo, runs_root=tmp / f"runs{jobs}", report=False)
             wall = time.monotonic() - t
             overlaps = sum(
                 1 for i, a in enumerate(agent.calls) for b in agent.calls[i + 1:]

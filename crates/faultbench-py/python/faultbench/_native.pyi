@@ -319,26 +319,31 @@ def bench(
     agents: Mapping[str, _AgentLike],
     *,
     runs_root: _Path,
-    scenarios: Optional[Sequence[Scenario]] = None,
-    dataset: Optional[_Path] = None,
+    scenarios: Optional[Sequence[Union[Scenario, str]]] = None,
+    dataset: _Path = "dataset",
     scope: str = "all",
+    experiment: Optional[str] = None,
     topology: Optional[str] = None,
-    passes: int = 1,
+    passes: Optional[int] = None,
     jobs: int = 1,
     resume: bool = True,
     judge: Union[str, _JudgeFn, None] = None,
     emulator: str = "netns",
-    topologies: Sequence[_Path] = ...,
+    topologies: Optional[_Path] = None,
     max_turns: int = 20,
     wall_clock_secs: int = 600,
     read_only: bool = False,
     telemetry: Optional[bool] = None,
+    prestart: int = 1,
+    shard: Optional[str] = None,
     judge_model: Optional[str] = None,
     llm_config: Optional[_Path] = None,
     model: Optional[str] = None,
     progress: Optional[Callable[[dict[str, _Json]], None]] = None,
     report: bool = True,
-) -> BenchResult: ...
+) -> BenchResult:
+    """Runs scenarios x agents x passes through the library's Bench (same files as
+    ``faultbench bench``); ``progress`` gets one dict per event, on the calling thread."""
 
 # ---- reports ----------------------------------------------------------------------------------
 

@@ -50,3 +50,12 @@ def slow_duo(tmp_path: Path) -> Path:
     with open(root / "Duo" / "mock.toml", "a") as f:
         f.write(SLOW_RULE.format(delay=300))
     return root
+
+
+@pytest.fixture
+def duo_dataset(tmp_path: Path) -> Path:
+    """A dataset of one mock topology: the examples' scenario in `duo_Q/base/`."""
+    base = tmp_path / "dataset" / "duo_Q" / "base"
+    base.mkdir(parents=True)
+    shutil.copy(MOCK / "duo-r1-ospfd-down.txt", base)
+    return tmp_path / "dataset"

@@ -37,18 +37,19 @@ def manifest(root: Path):
         return list(csv.DictReader(f))
 
 
-def test_jobs_2_overlaps_tool_calls(slow_duo: Path, tmp_path: Path, duo_scenario):
-    # Four runs of the same scenario as four "scenarios": four passes of one.
+def test_jobs_2_overlaps_tool_calls(slow_duo: Path, tmp_path: Path, duo_dataset: Path):
+    # Four runs: four passes of one scenario.
     agent = SlowProber()
     events = []
     t = time.monotonic()
     res = fb.bench(
         {"prober": agent},
-        scenarios=[duo_scenario],
+        dataset=duo_dataset,
+        scope="all",
         passes=4,
         jobs=2,
         emulator="mock",
-        topologies=[slow_duo],
+        topologies=slow_duo,
         runs_root=tmp_path / "runs",
         progress=events.append,
         report=False,
@@ -67,11 +68,14 @@ def test_jobs_2_overlaps_tool_calls(slow_duo: Path, tmp_path: Path, duo_scenario
     # 12 calls of 300 ms: serial would be >= 3.6 s of calls alone.
     print(f"jobs=2: 4 runs x 3 calls x 300 ms in {wall:.2f} s; {len(overlaps) // 2} overlapping call pairs")
     kinds = [e["event"] for e in events]
-    assert kinds.count("started") == 4 and kinds.count("finished") == 4
-    assert events[-1]["done"] == 4 and events[-1]["total"] == 4
+    assert kinds.count("run_started") == 4 and kinds.count("run_finished") == 4
+    finished = [e for e in events if e["event"] == "run_finished"]
+    assert finished[-1]["done"] == 4 and finished[-1]["total"] == 4
+    assert all(e["status"] == "scored" for e in finished)
+    assert kinds[-1] == "finished" and events[-1]["interrupted"] is False
 
 
-def test_resume_skips_finished_runs(tmp_path: Path, duo_scenario):
+def test_resume_skips_finished_runs(tmp_path: Path, duo_dataset: Path, duo_scenario):
     root = tmp_path / "runs"
     calls = []
 
@@ -82,30 +86,29 @@ def test_resume_skips_finished_runs(tmp_path: Path, duo_scenario):
             calls.append(1)
             return fb.Diagnosis(is_anomaly=True, faulty_devices=["r1"], text="ospfd down on r1")
 
-    kw = dict(scenarios=[duo_scenario], emulator="mock", topologies=[MOCK], runs_root=root, report=False)
+    kw = dict(scenarios=[duo_scenario], dataset=duo_dataset, emulator="mock", topologies=MOCK,
+              runs_root=root, report=False)
     first = fb.bench({"c": Counting()}, passes=2, **kw)
     assert first.finished == 2 and len(calls) == 2
-    before = {r["pass"]: r for r in manifest(root)} if "pass" in manifest(root)[0] else manifest(root)
+    before = sorted(p.read_text() for p in root.rglob("result.json"))
+    assert len(before) == 2
     again = fb.bench({"c": Counting()}, passes=3, **kw)
     assert (again.planned, again.skipped, again.finished) == (3, 2, 1)
     assert len(calls) == 3
     rows = manifest(root)
     assert len(rows) == 3
-    assert before  # the first rows are still there, unchanged in number
+    after = sorted(p.read_text() for p in root.rglob("result.json"))
+    assert len(after) == 3 and all(b in after for b in before)  # finished runs untouched
+    assert (root / "identity.json").is_file()
     try:
         fb.bench({"c": Counting()}, passes=3, resume=False, **kw)
     except fb.ConfigError as e:
-        assert "already holds 3" in str(e)
+        assert "resume" in str(e), str(e)
     else:
         raise AssertionError("a second bench into a used root without resume was accepted")
 
 
-def test_bench_from_the_dataset_by_scope_and_topology(tmp_path: Path):
-    # A dataset of one mock topology: the examples' scenario in <topo>_Q/base.
-    ds = tmp_path / "dataset" / "duo_Q" / "base"
-    ds.mkdir(parents=True)
-    (ds / "duo-r1-ospfd-down.txt").write_text((MOCK / "duo-r1-ospfd-down.txt").read_text())
-
+def test_bench_from_the_dataset_by_scope_and_topology(tmp_path: Path, duo_dataset: Path):
     class Healthy:
         name = "healthy"
 
@@ -114,11 +117,11 @@ def test_bench_from_the_dataset_by_scope_and_topology(tmp_path: Path):
 
     res = fb.bench(
         {"healthy": Healthy(), "baseline": "baseline"},
-        dataset=tmp_path / "dataset",
+        dataset=duo_dataset,
         scope="all",
         topology="Duo",
         emulator="mock",
-        topologies=[MOCK],
+        topologies=MOCK,
         runs_root=tmp_path / "runs",
     )
     assert (res.planned, res.finished) == (2, 2), res

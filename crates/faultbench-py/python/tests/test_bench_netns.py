@@ -50,7 +50,7 @@ BENCH_SCRIPT = textwrap.dedent(
         return out
 
     res = fb.bench({"py": LinkCheck()}, dataset=sys.argv[1], scope="all", passes=2, jobs=1,
-                   judge=py_judge, emulator="netns", topologies=[sys.argv[2]],
+                   judge=py_judge, emulator="netns", topologies=sys.argv[2],
                    runs_root=sys.argv[3], report=False,
                    progress=lambda e: print(json.dumps(e), flush=True))
     print("RESULT", res.planned, res.skipped, res.finished, flush=True)
@@ -146,7 +146,7 @@ CTRL_C_SCRIPT = textwrap.dedent(
             await asyncio.sleep(3600)
     try:
         fb.bench({"hang": Hang()}, dataset=sys.argv[1], scope="all", emulator="netns",
-                 topologies=[sys.argv[2]], runs_root=sys.argv[3], report=False)
+                 topologies=sys.argv[2], runs_root=sys.argv[3], report=False)
     except KeyboardInterrupt:
         print("interrupted", flush=True)
         sys.exit(130)
