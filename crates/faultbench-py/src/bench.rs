@@ -6,7 +6,7 @@
 //! Python agents are registered in the bench's agent registry under their labels, a Python
 //! judge under its name, so the bench treats them like its built-in ones. The bench's events
 //! are queued and handed to the `progress` callback on the calling thread between waits (never
-//! from a runtime worker); Ctrl-C throws the bench's [`Cancel`], waits (interpreter released)
+//! from a runtime worker); Ctrl-C throws the bench's [`faultbench_bench::Cancel`], waits (interpreter released)
 //! until every lab is torn down, then raises `KeyboardInterrupt`.
 
 use crate::agent::PyAgent;

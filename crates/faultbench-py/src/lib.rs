@@ -3,7 +3,7 @@
 //!
 //! The bindings expose the library, not the CLI: scenarios and datasets ([`scenario`]), labs
 //! and their 22 tools ([`lab`], [`tools`]), Python agents and judges plugged into the Rust
-//! pipeline ([`agent`], [`judge`], [`run`]), the benchmark ([`bench`]) and reports
+//! pipeline ([`agent`], [`judge`], [`run`]), the benchmark ([`mod@bench`]) and reports
 //! ([`report`]). All waiting happens in Rust with the interpreter released ([`runtime`]).
 
 pub mod agent;
