@@ -14,15 +14,6 @@ NETNS_DATASET = REPO / "crates" / "faultbench-cli" / "tests" / "fixtures" / "net
 NETNS_LABS = REPO / "crates" / "faultbench-emu" / "tests" / "labs"
 
 
-def is_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
-
-
-needs_root = pytest.mark.skipif(
-    not is_root() and not os.environ.get("CI"),
-    reason="live netns labs need root (CI runs as root, where this never skips)",
-)
-
 # A probe command answered after a delay, to make tool calls take measurable time.
 SLOW_RULE = """
 

@@ -1,5 +1,6 @@
 """A Python agent and a Python judge through `bench` on a live netns topology (real FRR in
-network namespaces; needs root, as in CI): kill -9 mid-benchmark, resume, every planned run
+network namespaces; needs root, as in CI — like every live-lab test, it fails rather than skips
+without it): kill -9 mid-benchmark, resume, every planned run
 archived exactly once, finished runs not redone, no lab of the killed process left; and Ctrl-C
 tearing the running lab down."""
 
@@ -15,9 +16,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from conftest import NETNS_DATASET, NETNS_LABS, REPO, needs_root
-
-pytestmark = needs_root
+from conftest import NETNS_DATASET, NETNS_LABS, REPO
 
 BENCH_SCRIPT = textwrap.dedent(
     """
