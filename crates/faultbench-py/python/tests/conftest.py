@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,25 @@ def duo_dataset(tmp_path: Path) -> Path:
     base.mkdir(parents=True)
     shutil.copy(MOCK / "duo-r1-ospfd-down.txt", base)
     return tmp_path / "dataset"
+
+
+# The start of a script whose agent waits forever once it has said so (Ctrl-C tests).
+HANG_PRELUDE = """
+import asyncio, sys, faultbench as fb
+class Hang:
+    name = "hang"
+    async def run(self, input, tools):
+        print("agent started", flush=True)
+        await asyncio.sleep(3600)
+"""
+
+
+def start_python(script: str, *args) -> subprocess.Popen:
+    """Runs `script` in a new interpreter (the installed faultbench) with `args` as argv[1:]."""
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )

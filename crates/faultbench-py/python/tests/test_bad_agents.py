@@ -8,14 +8,12 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 import threading
 import time
 
 import faultbench as fb
-from conftest import MOCK, REPO
+from conftest import HANG_PRELUDE, MOCK, start_python
 
 KW = dict(emulator="mock", topologies=[MOCK])
 
@@ -145,14 +143,8 @@ def test_agent_without_run_is_a_config_error(duo_scenario):
         raise AssertionError("accepted an agent without run()")
 
 
-CTRL_C_SCRIPT = textwrap.dedent(
+CTRL_C_SCRIPT = HANG_PRELUDE + textwrap.dedent(
     """
-    import asyncio, sys, faultbench as fb
-    class Hang:
-        name = "hang"
-        async def run(self, input, tools):
-            print("agent started", flush=True)
-            await asyncio.sleep(3600)
     s = fb.load_scenario(sys.argv[1])
     try:
         fb.run(s, Hang(), emulator="mock", topologies=[sys.argv[2]], wall_clock_secs=3600)
@@ -164,13 +156,7 @@ CTRL_C_SCRIPT = textwrap.dedent(
 
 
 def test_ctrl_c_stops_the_run():
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CTRL_C_SCRIPT, str(MOCK / "duo-r1-ospfd-down.txt"), str(MOCK)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    proc = start_python(CTRL_C_SCRIPT, MOCK / "duo-r1-ospfd-down.txt", MOCK)
     assert proc.stdout.readline().strip() == "agent started"
     t = time.monotonic()
     os.kill(proc.pid, signal.SIGINT)

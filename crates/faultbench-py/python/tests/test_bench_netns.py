@@ -11,12 +11,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
-from conftest import NETNS_DATASET, NETNS_LABS, REPO
+from conftest import HANG_PRELUDE, NETNS_DATASET, NETNS_LABS, start_python
 
 BENCH_SCRIPT = textwrap.dedent(
     """
@@ -58,13 +57,7 @@ BENCH_SCRIPT = textwrap.dedent(
 
 
 def bench(runs: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", BENCH_SCRIPT, str(NETNS_DATASET), str(NETNS_LABS), str(runs)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    return start_python(BENCH_SCRIPT, NETNS_DATASET, NETNS_LABS, runs)
 
 
 def manifest(runs: Path):
@@ -135,14 +128,8 @@ def test_python_agent_and_judge_bench_kill_and_resume(tmp_path: Path):
     assert labs_owned_by(resumed.pid) == []
 
 
-CTRL_C_SCRIPT = textwrap.dedent(
+CTRL_C_SCRIPT = HANG_PRELUDE + textwrap.dedent(
     """
-    import asyncio, sys, faultbench as fb
-    class Hang:
-        name = "hang"
-        async def run(self, input, tools):
-            print("agent started", flush=True)
-            await asyncio.sleep(3600)
     try:
         fb.bench({"hang": Hang()}, dataset=sys.argv[1], scope="all", emulator="netns",
                  topologies=sys.argv[2], runs_root=sys.argv[3], report=False)
@@ -154,13 +141,7 @@ CTRL_C_SCRIPT = textwrap.dedent(
 
 
 def test_ctrl_c_tears_the_live_lab_down(tmp_path: Path):
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CTRL_C_SCRIPT, str(NETNS_DATASET), str(NETNS_LABS), str(tmp_path / "runs")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    proc = start_python(CTRL_C_SCRIPT, NETNS_DATASET, NETNS_LABS, tmp_path / "runs")
     assert proc.stdout.readline().strip() == "agent started", proc.stderr.read()
     assert labs_owned_by(proc.pid), "a live lab runs under the agent"
     os.kill(proc.pid, signal.SIGINT)
