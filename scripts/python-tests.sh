@@ -14,6 +14,7 @@
 # between runs, so the release build is incremental (only the changed crates recompile). Only the
 # newest three wheels are kept. The test venv is made fresh every time.
 set -euo pipefail
+shopt -s inherit_errexit # a failed build inside $(build_wheel) stops the script
 cd "$(dirname "$0")/.."
 REPO="$PWD"
 HOME_DIR="${FAULTBENCH_PY_HOME:-/opt/faultbench}"
@@ -49,9 +50,11 @@ build_wheel() {
         }
         t0=$(date +%s)
         log "building the wheel for tree $key (maturin build --release; incremental in $HOME_DIR/py-target)" >&2
+        rm -rf "$dir.tmp"
         mkdir -p "$dir.tmp"
         CARGO_TARGET_DIR="$HOME_DIR/py-target" CARGO_INCREMENTAL=0 \
             "$TOOLS_VENV/bin/maturin" build --release --quiet -m crates/faultbench-py/Cargo.toml -o "$dir.tmp" >&2
+        ls "$dir.tmp"/faultbench-*.whl >/dev/null || { echo "error: maturin produced no wheel" >&2; exit 1; }
         rm -rf "$dir"
         mv "$dir.tmp" "$dir"
         log "wheel built in $(($(date +%s) - t0)) s" >&2
