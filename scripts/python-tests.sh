@@ -20,7 +20,7 @@ REPO="$PWD"
 HOME_DIR="${FAULTBENCH_PY_HOME:-/opt/faultbench}"
 TOOLS_VENV="$HOME_DIR/maturin-venv"
 MATURIN_VERSION="1.16.0"
-TEST_PACKAGES=(pytest pytest-asyncio openai anthropic)
+TEST_PACKAGES=(pytest pytest-asyncio openai anthropic pandas)
 mode="${1:-test}"
 [ "$mode" = "--" ] && mode=test
 log() { echo "== python: $*"; }
