@@ -79,6 +79,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== faultbench-emu without its heavy backends (cargo features)"
+cargo check -q -p faultbench-emu --no-default-features --features mock,tools
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace
 echo "== cargo test"
@@ -89,6 +91,13 @@ echo "== examples"
 # The examples that need no root or network run to completion (each fails on a wrong result).
 cargo run -q --example custom_agent
 cargo run -q --example custom_judge
+# A user's agent registered by name over simple_bgp's 25 core scenarios with `Bench` on live
+# netns labs (as root; ≈2 min on 2 cores). Fails unless all 25 runs are scored.
+bench_root=$(mktemp -d)
+cargo run -q --example bench_my_agent -- simple_bgp 25 "$bench_root/runs"
+rm -rf "$bench_root"
+echo "== deploy/k8s (offline schema validation, and proof that a broken manifest fails it)"
+./scripts/check-k8s.sh
 
 # --- Python bindings (issue 15) -----------------------------------------------------------
 # The `faultbench` wheel (maturin, release, abi3; cached under /opt/faultbench keyed by a hash of

@@ -9,7 +9,7 @@
 
 use faultbench::core::dataset::{Dataset, StatsOptions};
 use faultbench::core::emulator::{Command, Emulator, LabRequest};
-use faultbench::core::inject::{InjectionStatus, RetryPolicy, apply_injection, verify_injection};
+use faultbench::core::inject::{InjectionStatus, VerifyRetry, apply_injection, verify_injection};
 use faultbench::core::lab::{Topology, TopologyResolver, verify};
 use faultbench::core::pipeline::revert_commands;
 use faultbench::core::scenario::{Scenario, ScenarioFile};
@@ -273,7 +273,7 @@ async fn inject_and_revert(
         let checked = verify_injection(
             lab.as_ref(),
             s.post_inject_checks(),
-            &RetryPolicy::default(),
+            &VerifyRetry::default(),
         )
         .await;
         if !checked.passed() {

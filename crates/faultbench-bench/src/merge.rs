@@ -136,6 +136,14 @@ fn shard_of(id: &RunIdentity) -> Option<(u32, u32)> {
     Some((shard.index, shard.count))
 }
 
+fn shard_text(id: &RunIdentity) -> String {
+    id.extra
+        .get(SHARD_FIELD)
+        .and_then(|v| v.as_str())
+        .unwrap_or("none")
+        .to_string()
+}
+
 fn same_path(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
@@ -174,8 +182,8 @@ pub fn merge(roots: &[PathBuf], into: &Path) -> Result<MergeReport, MergeError> 
                 0,
                 faultbench_core::identity::Difference {
                     field: SHARD_FIELD.into(),
-                    stored: format!("{}", ids[0].1.extra[SHARD_FIELD]),
-                    new: format!("{}", id.extra[SHARD_FIELD]),
+                    stored: shard_text(&ids[0].1),
+                    new: shard_text(id),
                 },
             );
         }

@@ -11,13 +11,13 @@
 //!    [`InjectionStatus::NothingToInject`].
 //! 2. [`verify_injection`] runs all `[POST-INJECT-CHECK]` lines with the release's
 //!    [`Expectation`] rules, in rounds (all checks of a round run concurrently), until one
-//!    round passes entirely or the [`RetryPolicy`] deadline is reached. A fault "takes" when
+//!    round passes entirely or the [`VerifyRetry`] deadline is reached. A fault "takes" when
 //!    every check holds *at the same time*; per-check verdicts and reasons come from the last
 //!    round.
 //!
 //! ```
 //! use faultbench_core::emulator::{Command, EmuError, ExecOutput, Lab};
-//! use faultbench_core::inject::{apply_injection, verify_injection, InjectionStatus, RetryPolicy};
+//! use faultbench_core::inject::{apply_injection, verify_injection, InjectionStatus, VerifyRetry};
 //! use faultbench_core::scenario::{parse_checks, parse_injection};
 //! use std::sync::Mutex;
 //! use std::time::Duration;
@@ -48,7 +48,7 @@
 //!
 //! let applied = apply_injection(&lab, &injection, Duration::from_secs(5)).await;
 //! assert_eq!(applied.status(), InjectionStatus::Applied);
-//! let verified = verify_injection(&lab, &checks, &RetryPolicy::default()).await;
+//! let verified = verify_injection(&lab, &checks, &VerifyRetry::default()).await;
 //! assert!(verified.passed());
 //! assert_eq!(verified.attempts, 1);
 //! # });
@@ -233,7 +233,7 @@ fn classify(result: Result<ExecOutput, EmuError>) -> (StepStatus, Option<ExecOut
 
 /// How long and how often [`verify_injection`] retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RetryPolicy {
+pub struct VerifyRetry {
     /// Pause between rounds.
     pub interval: Duration,
     /// Give up once this much time has passed since the first round started (a round that
@@ -243,11 +243,11 @@ pub struct RetryPolicy {
     pub command_timeout: Duration,
 }
 
-impl Default for RetryPolicy {
+impl Default for VerifyRetry {
     /// Every 0.25 s for up to 30 s, each command bounded by 15 s. Short rounds matter: the
     /// fault usually shows within a second, and the wait is harness overhead in every run.
     fn default() -> Self {
-        RetryPolicy {
+        VerifyRetry {
             interval: Duration::from_millis(250),
             deadline: Duration::from_secs(30),
             command_timeout: Duration::from_secs(15),
@@ -255,10 +255,10 @@ impl Default for RetryPolicy {
     }
 }
 
-impl RetryPolicy {
+impl VerifyRetry {
     /// A single round, no retry.
     pub fn once(command_timeout: Duration) -> Self {
-        RetryPolicy {
+        VerifyRetry {
             interval: Duration::ZERO,
             deadline: Duration::ZERO,
             command_timeout,
@@ -268,7 +268,7 @@ impl RetryPolicy {
 
 /// The verdict on one check in the last round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckOutcome {
+pub struct CheckVerdict {
     /// The check.
     pub check: PostInjectCheck,
     /// Whether it held.
@@ -286,14 +286,14 @@ pub struct CheckOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerifyReport {
     /// Per-check verdicts of the last round, in check order.
-    pub checks: Vec<CheckOutcome>,
+    pub checks: Vec<CheckVerdict>,
     /// Rounds run (0 when there were no checks).
     pub attempts: u32,
     /// Time from the first round's start to the last round's end.
     pub elapsed: Duration,
 }
 
-impl CheckOutcome {
+impl CheckVerdict {
     /// The check's command could not run or timed out (its device is gone, its init was
     /// killed…): the check says nothing about the fault either way.
     pub fn could_not_run(&self) -> bool {
@@ -311,7 +311,7 @@ impl VerifyReport {
     }
 
     /// The checks that did not hold.
-    pub fn failures(&self) -> impl Iterator<Item = &CheckOutcome> {
+    pub fn failures(&self) -> impl Iterator<Item = &CheckVerdict> {
         self.checks.iter().filter(|c| !c.passed)
     }
 
@@ -334,7 +334,7 @@ impl VerifyReport {
 pub async fn verify_injection(
     lab: &dyn Lab,
     checks: &[PostInjectCheck],
-    policy: &RetryPolicy,
+    policy: &VerifyRetry,
 ) -> VerifyReport {
     let start = Instant::now();
     if checks.is_empty() {
@@ -370,11 +370,11 @@ pub async fn check_round(
     lab: &dyn Lab,
     checks: &[PostInjectCheck],
     timeout: Duration,
-) -> Vec<CheckOutcome> {
+) -> Vec<CheckVerdict> {
     futures::future::join_all(checks.iter().map(|c| run_check(lab, c, timeout))).await
 }
 
-async fn run_check(lab: &dyn Lab, check: &PostInjectCheck, timeout: Duration) -> CheckOutcome {
+async fn run_check(lab: &dyn Lab, check: &PostInjectCheck, timeout: Duration) -> CheckVerdict {
     let out = lab
         .exec(
             &check.device,
@@ -399,7 +399,7 @@ async fn run_check(lab: &dyn Lab, check: &PostInjectCheck, timeout: Duration) ->
             (v.passed, v.advisory, reason, o.stdout)
         }
     };
-    CheckOutcome {
+    CheckVerdict {
         check: check.clone(),
         passed,
         advisory,
@@ -529,8 +529,8 @@ mod tests {
         }
     }
 
-    fn fast(deadline_ms: u64) -> RetryPolicy {
-        RetryPolicy {
+    fn fast(deadline_ms: u64) -> VerifyRetry {
+        VerifyRetry {
             interval: Duration::from_millis(5),
             deadline: Duration::from_millis(deadline_ms),
             command_timeout: Duration::from_secs(1),
@@ -642,10 +642,10 @@ mod tests {
     async fn once_runs_a_single_round_and_no_checks_pass_vacuously() {
         let lab = ScriptLab::default();
         let checks = parse_checks("r1  nope  => expect 0").unwrap();
-        let r = verify_injection(&lab, &checks, &RetryPolicy::once(Duration::from_secs(1))).await;
+        let r = verify_injection(&lab, &checks, &VerifyRetry::once(Duration::from_secs(1))).await;
         assert_eq!(r.attempts, 1);
         assert!(!r.passed());
-        let r = verify_injection(&lab, &[], &RetryPolicy::default()).await;
+        let r = verify_injection(&lab, &[], &VerifyRetry::default()).await;
         assert!(r.passed());
         assert_eq!(r.attempts, 0);
     }

@@ -42,7 +42,7 @@
 
 use crate::emulator::{Command, EmuError, Emulator, Lab, LabRequest};
 use crate::inject::{
-    InjectionReport, InjectionStatus, RetryPolicy, VerifyReport, apply_injection, verify_injection,
+    InjectionReport, InjectionStatus, VerifyReport, VerifyRetry, apply_injection, verify_injection,
 };
 use crate::lab::{Baseline, ProbeResult, Topology, verify};
 use crate::pipeline::revert_commands;
@@ -64,13 +64,13 @@ pub struct PhaseOptions {
     /// Timeout of each injection and revert command.
     pub command_timeout: Duration,
     /// Retry of `[POST-INJECT-CHECK]` after the injection.
-    pub verify: RetryPolicy,
+    pub verify: VerifyRetry,
     /// After the `[FIX]` commands ran, how long the baseline may take to hold again.
     pub revert_wait: Duration,
     /// Retry of the presence watch after the agent (the fault's checks, or the baseline of a
     /// network with nothing injected). The first round that holds ends it, so a fault that is
     /// still there costs one round.
-    pub watch: RetryPolicy,
+    pub watch: VerifyRetry,
 }
 
 impl Default for PhaseOptions {
@@ -84,9 +84,9 @@ impl Default for PhaseOptions {
             baseline_interval: Duration::from_millis(250),
             probe_timeout: Duration::from_secs(15),
             command_timeout: Duration::from_secs(30),
-            verify: RetryPolicy::default(),
+            verify: VerifyRetry::default(),
             revert_wait: Duration::from_secs(8),
-            watch: RetryPolicy {
+            watch: VerifyRetry {
                 interval: Duration::from_millis(500),
                 deadline: Duration::from_secs(5),
                 command_timeout: Duration::from_secs(15),

@@ -7,7 +7,7 @@ use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
 use faultbench_core::emulator::{
     Command, EmuError, Emulator, ExecOutput, Lab, LabRequest, UNSUPPORTED_EXIT,
 };
-use faultbench_core::inject::RetryPolicy;
+use faultbench_core::inject::VerifyRetry;
 use faultbench_core::judge::{Judge, JudgeError, JudgeInput, Scores};
 use faultbench_core::lab::TopologyResolver;
 use faultbench_core::phases::PhaseOptions;
@@ -241,7 +241,7 @@ fn healthy_net(visible_state: bool) -> Arc<Net> {
 }
 
 fn fast_phases() -> PhaseOptions {
-    let fast = RetryPolicy {
+    let fast = VerifyRetry {
         interval: Duration::from_millis(10),
         deadline: Duration::from_millis(50),
         command_timeout: Duration::from_secs(1),

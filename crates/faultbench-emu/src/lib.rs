@@ -9,10 +9,16 @@
 //! - [`kathara`]: the same labs on Kathará (Docker or Kubernetes) through its CLI;
 //! - [`tools`]: NIKA's 22 troubleshooting tools over any [`faultbench_core::Lab`].
 
+#[cfg(feature = "netns")]
 pub mod hostcaps;
+#[cfg(feature = "kathara")]
 pub mod kathara;
+#[cfg(feature = "mock")]
 pub mod mock;
+#[cfg(feature = "netns")]
 pub mod netns;
 pub mod registry;
+#[cfg(feature = "netns")]
 pub mod shims;
+#[cfg(feature = "tools")]
 pub mod tools;

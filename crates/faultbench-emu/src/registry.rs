@@ -1,18 +1,21 @@
 //! The built-in emulators by name (`--emulator netns|kathara|mock`), in a
 //! [`faultbench_core::Registry`] a program can extend with its own.
 //!
+//! Each is registered when its cargo feature is on (all are by default).
+//!
 //! ```
+//! # #[cfg(all(feature = "mock", feature = "netns", feature = "kathara"))] {
 //! use faultbench_emu::registry::{EmulatorOptions, builtin_emulators};
 //! let emulators = builtin_emulators();
 //! assert_eq!(emulators.names(), ["kathara", "mock", "netns"]);
 //! let mock = emulators.build("mock", &EmulatorOptions::default()).unwrap();
 //! assert_eq!(mock.kind(), "mock");
+//! # }
 //! ```
 
 use faultbench_core::emulator::Emulator;
 use faultbench_core::registry::Registry;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// What the built-in emulators are built with.
 #[derive(Debug, Clone, Default)]
@@ -28,19 +31,26 @@ pub type EmulatorRegistry = Registry<dyn Emulator, EmulatorOptions>;
 /// `mock` (declarative mock networks), `netns` (Linux namespaces + FRR; checks the host first,
 /// so a missing program or privilege is an error here, not a failed run) and `kathara`.
 pub fn builtin_emulators() -> EmulatorRegistry {
+    #[cfg_attr(
+        not(any(feature = "mock", feature = "netns", feature = "kathara")),
+        allow(unused_mut)
+    )]
     let mut r = EmulatorRegistry::new("emulator");
+    #[cfg(feature = "mock")]
     r.emulator("mock", crate::mock::MockEmulator::new);
+    #[cfg(feature = "netns")]
     r.register("netns", |_| {
         crate::netns::preflight()?;
-        Ok(Arc::new(crate::netns::NetnsEmulator::new()) as Arc<dyn Emulator>)
+        Ok(std::sync::Arc::new(crate::netns::NetnsEmulator::new()) as std::sync::Arc<dyn Emulator>)
     });
+    #[cfg(feature = "kathara")]
     r.register("kathara", |o: &EmulatorOptions| {
         use crate::kathara::KatharaEmulator;
         let emu = match &o.kathara_config {
             Some(path) => KatharaEmulator::from_config_file(path)?,
             None => KatharaEmulator::new(Default::default())?,
         };
-        Ok(Arc::new(emu) as Arc<dyn Emulator>)
+        Ok(std::sync::Arc::new(emu) as std::sync::Arc<dyn Emulator>)
     });
     r
 }

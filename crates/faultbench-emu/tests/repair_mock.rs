@@ -82,7 +82,7 @@ async fn sh(lab: &dyn Lab, device: &str, cmd: &str) {
 
 fn fast() -> RepairOptions {
     RepairOptions {
-        fault_retry: faultbench_core::inject::RetryPolicy {
+        fault_retry: faultbench_core::inject::VerifyRetry {
             interval: Duration::from_millis(10),
             deadline: Duration::from_millis(50),
             command_timeout: T,

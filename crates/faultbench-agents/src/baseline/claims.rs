@@ -3,7 +3,7 @@
 //! Only the ticket and the topology's device names are read. Symptom words are grouped into
 //! a few kinds that decide which probes run first; they never decide the verdict.
 
-use super::topo::Topology;
+use super::topo::SummaryTopology;
 use regex::Regex;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -327,7 +327,7 @@ const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
 
 impl Claims {
     /// Extracts the claims of `ticket` against the devices of `topo`.
-    pub fn extract(ticket: &str, topo: &Topology) -> Claims {
+    pub fn extract(ticket: &str, topo: &SummaryTopology) -> Claims {
         let mut c = Claims::default();
         let lower = ticket.to_ascii_lowercase();
         for name in topo.devices.keys() {
@@ -400,8 +400,9 @@ mod tests {
 
     #[test]
     fn identifiers_and_symptoms() {
-        let topo =
-            Topology::parse("Devices:\n  pc1: eth0=A\n  pc10: eth0=A\n  r1: eth0=A, eth1=B\n");
+        let topo = SummaryTopology::parse(
+            "Devices:\n  pc1: eth0=A\n  pc10: eth0=A\n  r1: eth0=A, eth1=B\n",
+        );
         let c = Claims::extract(
             "Since this morning PC1 cannot reach 10.0.2.5 or www.campus.lab; r1 eth1 looks down. Network 10.0.2.0/24.",
             &topo,

@@ -5,7 +5,7 @@
 use super::claims::Mechanism;
 use super::rules::paths::expected_reachable;
 use super::rules::{Ctx, Finding};
-use super::topo::Role;
+use super::topo::DeviceKind;
 
 /// Protocol state that is healthy: BGP sessions Established, OSPF adjacencies Full, RIP
 /// neighbours heard, each with the routers involved.
@@ -67,7 +67,7 @@ pub fn device_notes(cx: &Ctx, devices: &[String]) -> Vec<String> {
             .collect();
         let mut parts: Vec<String> = Vec::new();
         match cx.model.role(d) {
-            Role::Host | Role::Server => {
+            DeviceKind::Host | DeviceKind::Server => {
                 if !addrs.is_empty() {
                     parts.push(format!("has {}", addrs.join(", ")));
                 }
@@ -103,7 +103,7 @@ pub fn device_notes(cx: &Ctx, devices: &[String]) -> Vec<String> {
                     });
                 }
             }
-            Role::Router => {
+            DeviceKind::Router => {
                 let daemons = f.routing_daemons();
                 if !daemons.is_empty() {
                     parts.push(format!("runs {}", daemons.join(", ")));
@@ -145,7 +145,7 @@ pub fn device_notes(cx: &Ctx, devices: &[String]) -> Vec<String> {
                     parts.push(format!("interfaces {} up", up_ifaces.join(", ")));
                 }
             }
-            Role::Switch => {
+            DeviceKind::Switch => {
                 let ports: Vec<&str> = f
                     .ifaces
                     .values()

@@ -14,7 +14,7 @@
 
 use super::ip4::Net;
 use super::probe::Facts;
-use super::topo::{Role, Topology};
+use super::topo::{DeviceKind, SummaryTopology};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
@@ -37,7 +37,7 @@ pub struct Node {
     /// Name.
     pub name: String,
     /// Role from evidence (or the summary / the name when there is none).
-    pub role: Role,
+    pub role: DeviceKind,
     /// Why that role, in a few words.
     pub why: String,
     /// What the probe found (`None`: not probed or not understood).
@@ -101,7 +101,7 @@ impl Uf {
 }
 
 /// The role a device's evidence shows.
-pub fn infer_role(hint: Role, given: bool, facts: Option<&Facts>) -> (Role, String) {
+pub fn infer_role(hint: DeviceKind, given: bool, facts: Option<&Facts>) -> (DeviceKind, String) {
     let Some(f) = facts.filter(|f| f.understood) else {
         let why = if given {
             "as the summary says"
@@ -134,26 +134,29 @@ pub fn infer_role(hint: Role, given: bool, facts: Option<&Facts>) -> (Role, Stri
             format!("addresses on {} interfaces", addressed.len())
         };
         // A summary that calls it a server (a DNS server on two LANs) keeps that role.
-        if given && hint == Role::Server && daemons.is_empty() {
-            return (Role::Server, why);
+        if given && hint == DeviceKind::Server && daemons.is_empty() {
+            return (DeviceKind::Server, why);
         }
-        return (Role::Router, why);
+        return (DeviceKind::Router, why);
     }
     if addressed.is_empty() && (bridged > 0 || f.ifaces.len() >= 2) {
-        return (Role::Switch, "bridges its ports, no address".into());
+        return (DeviceKind::Switch, "bridges its ports, no address".into());
     }
-    if bridged > 0 && hint == Role::Switch {
+    if bridged > 0 && hint == DeviceKind::Switch {
         return (
-            Role::Switch,
+            DeviceKind::Switch,
             "bridges its ports (management address only)".into(),
         );
     }
     if !service.is_empty() {
-        return (Role::Server, format!("listens for {}", service.join(", ")));
-    }
-    if given && hint == Role::Server {
         return (
-            Role::Server,
+            DeviceKind::Server,
+            format!("listens for {}", service.join(", ")),
+        );
+    }
+    if given && hint == DeviceKind::Server {
+        return (
+            DeviceKind::Server,
             "as the summary says (no service port open)".into(),
         );
     }
@@ -161,14 +164,14 @@ pub fn infer_role(hint: Role, given: bool, facts: Option<&Facts>) -> (Role, Stri
         return (hint, "as the summary says (no address)".into());
     }
     (
-        Role::Host,
+        DeviceKind::Host,
         "one addressed interface, no routing daemon".into(),
     )
 }
 
 impl Model {
     /// Builds the model from the summary and the probes.
-    pub fn build(topo: &Topology, facts: &BTreeMap<String, Facts>) -> Model {
+    pub fn build(topo: &SummaryTopology, facts: &BTreeMap<String, Facts>) -> Model {
         let mut m = Model::default();
         for (name, dev) in &topo.devices {
             let f = facts.get(name).filter(|f| f.understood);
@@ -198,7 +201,7 @@ impl Model {
                         id
                     })
                     .collect();
-                if node.role == Role::Switch {
+                if node.role == DeviceKind::Switch {
                     for w in ids.windows(2) {
                         uf.union(w[0], w[1]);
                     }
@@ -242,11 +245,11 @@ impl Model {
     /// One line for the report: who is what, and why for the routers.
     pub fn roles_summary(&self) -> String {
         let routers: Vec<String> = self
-            .with_role(Role::Router)
+            .with_role(DeviceKind::Router)
             .iter()
             .map(|n| format!("{} ({})", n.name, n.why))
             .collect();
-        let count = |r: Role| self.with_role(r).len();
+        let count = |r: DeviceKind| self.with_role(r).len();
         format!(
             "device roles from the probes: routers {}; {} switches, {} servers, {} hosts",
             if routers.is_empty() {
@@ -254,25 +257,28 @@ impl Model {
             } else {
                 routers.join(", ")
             },
-            count(Role::Switch),
-            count(Role::Server),
-            count(Role::Host)
+            count(DeviceKind::Switch),
+            count(DeviceKind::Server),
+            count(DeviceKind::Host)
         )
     }
 
     /// Devices with a role, sorted by name.
-    pub fn with_role(&self, role: Role) -> Vec<&Node> {
+    pub fn with_role(&self, role: DeviceKind) -> Vec<&Node> {
         self.nodes.values().filter(|n| n.role == role).collect()
     }
 
     /// The role of a device (host when unknown).
-    pub fn role(&self, device: &str) -> Role {
-        self.nodes.get(device).map(|n| n.role).unwrap_or(Role::Host)
+    pub fn role(&self, device: &str) -> DeviceKind {
+        self.nodes
+            .get(device)
+            .map(|n| n.role)
+            .unwrap_or(DeviceKind::Host)
     }
 
     /// Whether a device is an end system (host or server).
     pub fn is_end(&self, device: &str) -> bool {
-        matches!(self.role(device), Role::Host | Role::Server)
+        matches!(self.role(device), DeviceKind::Host | DeviceKind::Server)
     }
 
     /// The facts of a device.
@@ -444,7 +450,7 @@ mod tests {
 
     #[test]
     fn roles_and_domains_through_a_switch_and_vlans() {
-        let topo = Topology::parse(
+        let topo = SummaryTopology::parse(
             "Devices:\n  cs_lab1: eth0=lan\n  sw: eth0=up, eth1=lan\n  r: eth0=up, eth1=wan\n  r2: eth0=wan\n\n\
              Collision domains (shared L2 segments):\n  lan: cs_lab1.eth0, sw.eth1\n  up: r.eth0, sw.eth0\n  wan: r.eth1, r2.eth0",
         );
@@ -479,14 +485,14 @@ mod tests {
         let m = Model::build(&topo, &fs);
         assert_eq!(
             m.role("cs_lab1"),
-            Role::Host,
+            DeviceKind::Host,
             "a lab PC is a host whatever its name"
         );
-        assert_eq!(m.role("sw"), Role::Switch);
-        assert_eq!(m.role("r"), Role::Router);
+        assert_eq!(m.role("sw"), DeviceKind::Switch);
+        assert_eq!(m.role("r"), DeviceKind::Router);
         assert_eq!(m.nodes["r"].why, "runs zebra, ripd");
         // r2 was not probed: its name decides.
-        assert_eq!(m.role("r2"), Role::Router);
+        assert_eq!(m.role("r2"), DeviceKind::Router);
         // The host's untagged segment is bridged (through eth1.10) to the router's uplink only
         // in VLAN 10: the host and the router's untagged eth0 are NOT in one domain here.
         let host_d = m.domain("cs_lab1", "eth0");
@@ -504,7 +510,7 @@ mod tests {
     /// A host on an access port (PVID 40) of a VLAN-aware bridge, a trunk to a distribution
     /// switch whose SVI `br0.40` holds the gateway as a /32 (a VRRP address).
     fn vlan_aware(filtering: bool) -> Model {
-        let topo = Topology::parse(
+        let topo = SummaryTopology::parse(
             "Devices:\n  pc: eth0=acc\n  asw: eth0=mgmt, eth1=acc, eth2=trunk\n  dsw: eth0=trunk\n  other: eth0=mgmt\n",
         );
         let up = "<BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500";

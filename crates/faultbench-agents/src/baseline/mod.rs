@@ -52,7 +52,7 @@ mod verdict;
 
 pub use claims::{Claims, Mechanism, Symptom};
 pub use rules::Finding;
-pub use topo::{Role, Topology};
+pub use topo::{DeviceKind, SummaryTopology};
 
 use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
 use faultbench_core::task::Task;
@@ -123,7 +123,7 @@ impl Agent for BaselineAgent {
     }
 
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
-        let topo = Topology::parse(&input.topology_summary);
+        let topo = SummaryTopology::parse(&input.topology_summary);
         let claims = Claims::extract(&input.ticket, &topo);
         let deadline = Instant::now() + input.budget.wall_clock();
         let mut p = Prober::new(tools, self.max_tool_calls, deadline);

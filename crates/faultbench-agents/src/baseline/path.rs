@@ -218,7 +218,7 @@ pub fn source_for(m: &Model, from: &str, dst: Ipv4Addr) -> Option<Ipv4Addr> {
 mod tests {
     use super::*;
     use crate::baseline::probe;
-    use crate::baseline::topo::Topology;
+    use crate::baseline::topo::SummaryTopology;
     use std::collections::BTreeMap;
 
     const UP: &str = "<BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500";
@@ -236,7 +236,7 @@ mod tests {
     }
 
     fn lab(r1_routes: &str, r1_ipt: &str, r1_fwd: u8) -> Model {
-        let topo = Topology::parse(
+        let topo = SummaryTopology::parse(
             "Devices:\n  pc1: eth0=A\n  r1: eth0=A, eth1=B\n  r2: eth0=B, eth1=C\n  pc2: eth0=C\n",
         );
         let mut fs = BTreeMap::new();

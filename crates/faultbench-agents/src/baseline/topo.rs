@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// What a device probably is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
+pub enum DeviceKind {
     /// Runs a routing stack (or may).
     Router,
     /// A layer-2 switch.
@@ -29,7 +29,7 @@ pub struct Device {
     /// Name.
     pub name: String,
     /// Role (given or guessed).
-    pub role: Role,
+    pub role: DeviceKind,
     /// Cabled interfaces (`eth0`, …).
     pub interfaces: BTreeSet<String>,
     /// Cabled interface → the segment (collision domain or link) it is plugged into.
@@ -38,7 +38,7 @@ pub struct Device {
 
 /// The parsed summary.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Topology {
+pub struct SummaryTopology {
     /// Devices by name.
     pub devices: BTreeMap<String, Device>,
     /// Devices whose role the summary states (NIKA role lines), not guessed from the name.
@@ -48,7 +48,7 @@ pub struct Topology {
 }
 
 /// Guesses a role from a device name.
-pub fn guess_role(name: &str) -> Role {
+pub fn guess_role(name: &str) -> DeviceKind {
     let n = name.to_ascii_lowercase();
     let has = |ps: &[&str]| ps.iter().any(|p| n.contains(p));
     if has(&[
@@ -68,27 +68,27 @@ pub fn guess_role(name: &str) -> Role {
         "ntp",
         "lb",
     ]) {
-        Role::Server
+        DeviceKind::Server
     } else if has(&[
         "pc", "host", "client", "laptop", "ws", "phone", "printer", "user", "student", "staff",
         "admin", "hod",
     ]) {
-        Role::Host
+        DeviceKind::Host
     } else if n.starts_with("asw")
         || n.starts_with("sw")
         || n.contains("switch")
         || n.starts_with("bridge")
     {
-        Role::Switch
+        DeviceKind::Switch
     } else {
-        Role::Router
+        DeviceKind::Router
     }
 }
 
-impl Topology {
+impl SummaryTopology {
     /// Parses a summary; unknown lines are ignored.
-    pub fn parse(summary: &str) -> Topology {
-        let mut t = Topology::default();
+    pub fn parse(summary: &str) -> SummaryTopology {
+        let mut t = SummaryTopology::default();
         #[derive(PartialEq)]
         enum Sec {
             None,
@@ -97,7 +97,7 @@ impl Topology {
             Links,
         }
         let mut sec = Sec::None;
-        let mut given: BTreeMap<String, Role> = BTreeMap::new();
+        let mut given: BTreeMap<String, DeviceKind> = BTreeMap::new();
         for raw in summary.lines() {
             let line = raw.trim();
             if line.is_empty() {
@@ -127,13 +127,13 @@ impl Topology {
                     let role_line = if !listing {
                         None
                     } else if lower.starts_with("router") {
-                        Some(Role::Router)
+                        Some(DeviceKind::Router)
                     } else if lower.starts_with("switch") {
-                        Some(Role::Switch)
+                        Some(DeviceKind::Switch)
                     } else if lower.starts_with("host") {
-                        Some(Role::Host)
+                        Some(DeviceKind::Host)
                     } else if lower.contains("server") {
-                        Some(Role::Server)
+                        Some(DeviceKind::Server)
                     } else {
                         None
                     };
@@ -211,7 +211,7 @@ impl Topology {
     }
 
     /// Devices with `role`, sorted.
-    pub fn with_role(&self, role: Role) -> Vec<&Device> {
+    pub fn with_role(&self, role: DeviceKind) -> Vec<&Device> {
         self.devices.values().filter(|d| d.role == role).collect()
     }
 
@@ -232,20 +232,20 @@ mod tests {
 
     #[test]
     fn kathara_layout() {
-        let t = Topology::parse(
+        let t = SummaryTopology::parse(
             "Topology: Demo\n\nDevices:\n  pc1: eth0=A\n  r1: eth0=A, eth1=B\n  r2: eth0=B\n  router0: eth0=B\n  hosts9: eth0=A\n  dns: (no link assignments in lab.conf)\n\n\
              Collision domains (shared L2 segments):\n  A: pc1.eth0, r1.eth0\n  B: r1.eth1, r2.eth0",
         );
         assert_eq!(t.devices.len(), 6, "{:?}", t.devices.keys());
-        assert_eq!(t.devices["router0"].role, Role::Router);
+        assert_eq!(t.devices["router0"].role, DeviceKind::Router);
         assert!(t.given_roles.is_empty());
-        assert_eq!(t.devices["pc1"].role, Role::Host);
-        assert_eq!(t.devices["r1"].role, Role::Router);
-        assert_eq!(t.devices["dns"].role, Role::Server);
+        assert_eq!(t.devices["pc1"].role, DeviceKind::Host);
+        assert_eq!(t.devices["r1"].role, DeviceKind::Router);
+        assert_eq!(t.devices["dns"].role, DeviceKind::Server);
         assert!(t.devices["r1"].interfaces.contains("eth1"));
         assert_eq!(t.devices["r1"].links["eth1"], "B");
         assert!(t.given_roles.is_empty());
-        let quoted = Topology::parse(
+        let quoted = SummaryTopology::parse(
             "Devices:\n  pc0: eth0='E'\n  r1: eth4=E\n\nCollision domains (shared L2 segments):\n  'E': pc0.eth0\n  E: r1.eth4",
         );
         assert_eq!(
@@ -261,14 +261,14 @@ mod tests {
 
     #[test]
     fn nika_layout() {
-        let t = Topology::parse(
+        let t = SummaryTopology::parse(
             "Devices:\n  Routers (FRR): leaf_0, spine_0\n  Switches: s1\n  Hosts: pc_0_0\n  DNS servers: dns_0\n\
              Links (device:iface <-> device:iface):\n  leaf_0:eth0 <-> spine_0:eth0\n  pc_0_0:eth0 <-> leaf_0:eth1",
         );
-        assert_eq!(t.devices["leaf_0"].role, Role::Router);
-        assert_eq!(t.devices["s1"].role, Role::Switch);
-        assert_eq!(t.devices["dns_0"].role, Role::Server);
-        assert_eq!(t.devices["pc_0_0"].role, Role::Host);
+        assert_eq!(t.devices["leaf_0"].role, DeviceKind::Router);
+        assert_eq!(t.devices["s1"].role, DeviceKind::Switch);
+        assert_eq!(t.devices["dns_0"].role, DeviceKind::Server);
+        assert_eq!(t.devices["pc_0_0"].role, DeviceKind::Host);
         assert!(t.neighbours("leaf_0").contains("spine_0"));
         assert!(t.devices["leaf_0"].interfaces.contains("eth1"));
         assert!(t.given_roles.contains("leaf_0") && t.given_roles.contains("pc_0_0"));

@@ -11,7 +11,7 @@
 use super::claims::{Claims, Symptom};
 use super::rules::paths::{Report, expected_reachable};
 use super::rules::{Ctx, Finding};
-use super::topo::Role;
+use super::topo::DeviceKind;
 use faultbench_core::Diagnosis;
 use std::net::Ipv4Addr;
 
@@ -138,7 +138,7 @@ fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
     }
     let routers: Vec<&str> = cx
         .model
-        .with_role(Role::Router)
+        .with_role(DeviceKind::Router)
         .iter()
         .map(|n| n.name.as_str())
         .collect();

@@ -15,7 +15,7 @@ use faultbench_core::check::{
     CheckOptions, CheckOutcome, ScenarioCheck, SharedLab, check_scenario, check_sharing,
 };
 use faultbench_core::emulator::Emulator;
-use faultbench_core::inject::RetryPolicy;
+use faultbench_core::inject::VerifyRetry;
 use faultbench_core::lab::TopologyResolver;
 use faultbench_core::phases::PhaseOptions;
 use faultbench_core::pipeline::TrackingEmulator;
@@ -105,7 +105,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             baseline_wait,
             // A check wants to know whether the [FIX] restores the baseline at all.
             revert_wait: baseline_wait,
-            verify: RetryPolicy {
+            verify: VerifyRetry {
                 deadline: Duration::from_secs(args.verify_timeout),
                 ..defaults.phases.verify
             },

@@ -410,7 +410,7 @@ async fn revert(
 mod tests {
     use super::*;
     use crate::emulator::{Command, ExecOutput, LabRequest, UNSUPPORTED_EXIT};
-    use crate::inject::RetryPolicy;
+    use crate::inject::VerifyRetry;
     use crate::scenario::ScenarioSpec;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -515,7 +515,7 @@ mod tests {
             phases: PhaseOptions {
                 baseline_wait: Duration::from_millis(500),
                 baseline_interval: Duration::from_millis(5),
-                verify: RetryPolicy {
+                verify: VerifyRetry {
                     interval: Duration::from_millis(5),
                     deadline: Duration::from_millis(100),
                     command_timeout: Duration::from_secs(1),

@@ -82,7 +82,7 @@ pub use scope::{DeviceScope, FaultScope, is_derived};
 pub use verdict::{RepairVerdict, decide};
 
 use crate::emulator::Lab;
-use crate::inject::{CheckOutcome, RetryPolicy, check_round};
+use crate::inject::{CheckVerdict, VerifyRetry, check_round};
 use crate::lab::{Baseline, ProbeResult};
 use crate::phases::wait_for_baseline;
 use crate::scenario::{PostInjectCheck, Scenario};
@@ -149,7 +149,7 @@ fn ms(d: Duration) -> u64 {
 pub struct RepairOptions {
     /// Re-checks of a fault that still holds after an agent that changed something (the
     /// presence watch's bounded retry: the network may still be re-converging).
-    pub fault_retry: RetryPolicy,
+    pub fault_retry: VerifyRetry,
     /// Once the fault is gone, how long the baseline may take to hold.
     pub baseline_wait: Duration,
     /// Pause between baseline rounds.
@@ -173,7 +173,7 @@ impl Default for RepairOptions {
     /// settle when asked).
     fn default() -> Self {
         RepairOptions {
-            fault_retry: RetryPolicy {
+            fault_retry: VerifyRetry {
                 interval: Duration::from_millis(500),
                 deadline: Duration::from_secs(5),
                 command_timeout: Duration::from_secs(15),
@@ -197,7 +197,7 @@ pub struct FaultCheck {
     /// Checks that could not run (device gone or unresponsive), one line each.
     pub unverifiable: Vec<String>,
     /// Every check's outcome in the last round.
-    pub checks: Vec<CheckOutcome>,
+    pub checks: Vec<CheckVerdict>,
     /// Rounds run.
     pub attempts: u32,
     /// Time spent, in milliseconds.
@@ -438,7 +438,7 @@ pub fn partition(
 pub async fn fault_gone(
     lab: &dyn Lab,
     checks: &[PostInjectCheck],
-    policy: &RetryPolicy,
+    policy: &VerifyRetry,
     retry: bool,
 ) -> FaultCheck {
     let start = Instant::now();

@@ -8,10 +8,10 @@
 //!   orphans). Inside, the host's `/usr` is read-only, `/etc` and `/var` are writable overlays
 //!   (the device's files over the host's), `/tmp`, `/run`, `/root`… are its own tmpfs, and `/proc`
 //!   and `/sys` show only the device. `ps` lists the device's processes; `kill -9 -1` reaches
-//!   nothing else. See [`layout`] for the exact file system and [`init`] for how it is built.
+//!   nothing else. See `layout` for the exact file system and `init` for how it is built.
 //! - **A collision domain** with two members is a veth pair; otherwise it is a bridge in a
 //!   switch namespace of its own. Interfaces are `eth0`, `eth1`, … in lab.conf order. Nothing is
-//!   created in the host's network namespace. See [`topo`].
+//!   created in the host's network namespace. See `topo`.
 //! - **Kathará's runtime** is mimicked: IPv4 forwarding on, `rp_filter` off, IPv6 off (unless
 //!   `ipv6=true`), `/proc/sys` read-only (unless `privileged=true`), the device tree copied over
 //!   `/` (`r1/etc/frr/frr.conf` is `/etc/frr/frr.conf`), `/etc/frr` owned by `frr`, then
@@ -30,23 +30,23 @@
 //!   folder. [`gc`] collects what killed processes left behind.
 //!
 //! Exec: [`faultbench_core::Lab::exec`] enters the device's namespaces (as `nsenter`
-//! would) under the device's system-call filter ([`seccomp`]), with a timeout that kills the
+//! would) under the device's system-call filter (`seccomp`), with a timeout that kills the
 //! command's whole process group and a 1 MiB cap per output stream.
 
 mod emulator;
 mod exec;
 pub mod fast_timers;
 mod gc;
-pub mod init;
+pub(crate) mod init;
 mod lab;
 pub mod labgen;
-pub mod layout;
+pub(crate) mod layout;
 mod prepare;
 pub mod ready;
 pub mod requirements;
-pub mod seccomp;
+pub(crate) mod seccomp;
 mod state;
-pub mod topo;
+pub(crate) mod topo;
 
 pub use emulator::{DEVICE_PATH, NetnsEmulator, preflight, which};
 pub use exec::DEFAULT_OUTPUT_CAP;

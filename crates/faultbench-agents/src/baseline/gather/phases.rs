@@ -8,7 +8,7 @@ use crate::baseline::frr::{self, Config};
 use crate::baseline::lan::Model;
 use crate::baseline::probe::{self, Facts};
 use crate::baseline::read;
-use crate::baseline::topo::{Role, Topology};
+use crate::baseline::topo::{DeviceKind, SummaryTopology};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
@@ -54,7 +54,7 @@ fn ip_map(text: &str) -> BTreeMap<String, Ipv4Addr> {
 /// Step 2: one inventory probe per device (the script, else the read-only fallback). The
 /// first device is asked alone, to learn whether the shell runs the script at all; the rest
 /// in parallel.
-pub async fn inventory(p: &mut Prober, obs: &mut Observations, topo: &Topology) {
+pub async fn inventory(p: &mut Prober, obs: &mut Observations, topo: &SummaryTopology) {
     let names: Vec<String> = topo.devices.keys().cloned().collect();
     let mut answers: Vec<Option<Answer>> = Vec::new();
     for (i, chunk) in [&names[..names.len().min(1)], &names[names.len().min(1)..]]
@@ -104,7 +104,7 @@ pub async fn inventory(p: &mut Prober, obs: &mut Observations, topo: &Topology) 
             let router_hint = topo
                 .devices
                 .get(name)
-                .is_some_and(|d| d.role == Role::Router);
+                .is_some_and(|d| d.role == DeviceKind::Router);
             facts = fallback(p, name, router_hint).await;
         }
         match facts {
@@ -156,7 +156,7 @@ async fn fallback(p: &mut Prober, name: &str, router_hint: bool) -> Option<Facts
 /// configurations first, then the state of each protocol found, all routers in parallel.
 pub async fn control_plane(p: &mut Prober, obs: &mut Observations, model: &Model) {
     let mut asked: Vec<String> = Vec::new();
-    for node in model.with_role(Role::Router) {
+    for node in model.with_role(DeviceKind::Router) {
         let f = node.facts.as_ref();
         let frr_expected =
             f.is_none_or(|f| f.runs("zebra") || !f.enabled_daemons.is_empty() || f.has_frr_conf);
@@ -397,7 +397,7 @@ pub fn sweep_targets(model: &Model, claims: &Claims) -> Vec<Ipv4Addr> {
     for atts in model.domains.values() {
         let has_end = atts.iter().any(|a| model.is_end(&a.device));
         for a in atts {
-            if model.is_end(&a.device) || (has_end && model.role(&a.device) == Role::Router) {
+            if model.is_end(&a.device) || (has_end && model.role(&a.device) == DeviceKind::Router) {
                 out.insert(a.net.addr);
             }
         }
@@ -540,11 +540,11 @@ pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, cla
     let client = claims
         .devices
         .iter()
-        .find(|d| model.role(d) == Role::Host && model.facts(d).is_some())
+        .find(|d| model.role(d) == DeviceKind::Host && model.facts(d).is_some())
         .cloned()
         .or_else(|| {
             model
-                .with_role(Role::Host)
+                .with_role(DeviceKind::Host)
                 .into_iter()
                 .find(|n| n.facts.is_some())
                 .map(|n| n.name.clone())
@@ -560,7 +560,7 @@ pub async fn services(p: &mut Prober, obs: &mut Observations, model: &Model, cla
         let serves_web = model
             .facts(d)
             .is_some_and(|f| f.listens(80) || f.runs("apache2") || f.runs("nginx"));
-        if model.role(d) == Role::Server
+        if model.role(d) == DeviceKind::Server
             && serves_web
             && let Some(a) = model.primary_addr(d)
         {
@@ -687,7 +687,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_cut_inventory_gets_its_routes_asked_again() {
-        let topo = Topology::parse("Devices:\n  r1: eth0=A\n");
+        let topo = SummaryTopology::parse("Devices:\n  r1: eth0=A\n");
         let mut p = Prober::new(
             Arc::new(CutRouter),
             20,

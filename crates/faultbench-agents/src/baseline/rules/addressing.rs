@@ -7,7 +7,7 @@ use super::{Ctx, Finding};
 use crate::baseline::ip4::Net;
 use crate::baseline::lan::Attachment;
 use crate::baseline::probe::RouteKind;
-use crate::baseline::topo::Role;
+use crate::baseline::topo::DeviceKind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
@@ -99,7 +99,7 @@ fn consensus(cx: &Ctx, refs: &BTreeMap<Ipv4Addr, BTreeSet<String>>) -> Vec<Findi
             let referenced = g.iter().filter(|a| refs.contains_key(&a.net.addr)).count();
             let routers = g
                 .iter()
-                .filter(|a| cx.model.role(&a.device) == Role::Router)
+                .filter(|a| cx.model.role(&a.device) == DeviceKind::Router)
                 .count();
             (g.len(), referenced, routers)
         };
@@ -114,7 +114,7 @@ fn consensus(cx: &Ctx, refs: &BTreeMap<Ipv4Addr, BTreeSet<String>>) -> Vec<Findi
             .expect("a best group exists");
         let gw: Option<&Attachment> = members
             .iter()
-            .find(|a| cx.model.role(&a.device) == Role::Router)
+            .find(|a| cx.model.role(&a.device) == DeviceKind::Router)
             .copied()
             .or(members.first().copied());
         for (net, g) in &groups {
@@ -122,10 +122,10 @@ fn consensus(cx: &Ctx, refs: &BTreeMap<Ipv4Addr, BTreeSet<String>>) -> Vec<Findi
                 continue;
             }
             for a in g {
-                let both_routers = cx.model.role(&a.device) == Role::Router
+                let both_routers = cx.model.role(&a.device) == DeviceKind::Router
                     && members
                         .iter()
-                        .all(|m| cx.model.role(&m.device) == Role::Router)
+                        .all(|m| cx.model.role(&m.device) == DeviceKind::Router)
                     && members.len() == 1;
                 let weight = if both_routers { 1 } else { 2 };
                 let reference = gw
@@ -169,7 +169,7 @@ fn access_switch(cx: &Ctx, host: &str, iface: &str) -> Option<(String, String)> 
     cx.topo
         .devices
         .values()
-        .filter(|d| d.name != host && cx.model.role(&d.name) == Role::Switch)
+        .filter(|d| d.name != host && cx.model.role(&d.name) == DeviceKind::Switch)
         .find_map(|d| {
             d.links
                 .iter()
@@ -245,7 +245,7 @@ fn gateways(cx: &Ctx) -> Vec<Finding> {
             .and_then(|d| cx.model.domains.get(&d))
             .map(|atts| {
                 atts.iter()
-                    .filter(|a| cx.model.role(&a.device) == Role::Router)
+                    .filter(|a| cx.model.role(&a.device) == DeviceKind::Router)
                     .collect()
             })
             .unwrap_or_default();

@@ -2,7 +2,7 @@
 //! MTU mismatches on a segment, traffic shaping (netem loss/delay, rate limits).
 
 use super::{Ctx, Finding};
-use crate::baseline::topo::Role;
+use crate::baseline::topo::DeviceKind;
 use std::collections::BTreeMap;
 
 /// The other ends of a cabled interface: (device, interface) on the same segment.
@@ -112,7 +112,7 @@ pub fn findings(cx: &Ctx) -> Vec<Finding> {
             .keys()
             .filter(|i| f.ifaces.get(*i).is_some_and(|x| x.master.is_some()))
             .collect();
-        if !bridged.is_empty() && cx.model.role(name) != Role::Host {
+        if !bridged.is_empty() && cx.model.role(name) != DeviceKind::Host {
             for iface in dev.links.keys() {
                 let Some(i) = f.ifaces.get(iface) else {
                     continue;

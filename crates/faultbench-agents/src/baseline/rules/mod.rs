@@ -25,7 +25,7 @@ pub mod services;
 use super::claims::Claims;
 use super::gather::Observations;
 use super::lan::Model;
-use super::topo::Topology;
+use super::topo::SummaryTopology;
 use std::collections::BTreeSet;
 
 /// A piece of evidence.
@@ -77,7 +77,7 @@ impl Finding {
 /// What every rule reads.
 pub struct Ctx<'a> {
     /// The summary.
-    pub topo: &'a Topology,
+    pub topo: &'a SummaryTopology,
     /// Roles, domains, addresses.
     pub model: &'a Model,
     /// Tool outputs.

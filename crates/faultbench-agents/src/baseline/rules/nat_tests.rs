@@ -8,7 +8,7 @@ use crate::baseline::gather::{Observations, Ping};
 use crate::baseline::lan::Model;
 use crate::baseline::outside;
 use crate::baseline::probe;
-use crate::baseline::topo::Topology;
+use crate::baseline::topo::SummaryTopology;
 use std::collections::BTreeMap;
 
 const UP: &str = "<BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP";
@@ -28,8 +28,8 @@ fn facts(links: &[&str], addrs: &str, routes: &str, ipt: &str) -> probe::Facts {
     ))
 }
 
-fn model(r1_nat: &str) -> (Topology, Model) {
-    let topo = Topology::parse(
+fn model(r1_nat: &str) -> (SummaryTopology, Model) {
+    let topo = SummaryTopology::parse(
         "Devices:\n  pc: eth0=LAN\n  pc2: eth0=LAN2\n  r1: eth0=LAN, eth1=WAN, eth2=LAN2\n  isp: eth0=WAN\n",
     );
     let mut fs = BTreeMap::new();

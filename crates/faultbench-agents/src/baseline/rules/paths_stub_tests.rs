@@ -6,7 +6,7 @@ use crate::baseline::claims::Claims;
 use crate::baseline::gather::Observations;
 use crate::baseline::lan::Model;
 use crate::baseline::probe;
-use crate::baseline::topo::Topology;
+use crate::baseline::topo::SummaryTopology;
 
 const UP: &str = "<BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500";
 
@@ -18,8 +18,9 @@ fn facts(addrs: &str, procs: &str, routes: &str) -> crate::baseline::probe::Fact
 
 /// pc - r1 - (transit T) - r2 - stub LAN S with nobody else on it.
 fn reachable(stub_learnt: bool) -> (bool, bool) {
-    let topo =
-        Topology::parse("Devices:\n  pc: eth0=L\n  r1: eth0=L, eth1=T\n  r2: eth0=T, eth1=S\n");
+    let topo = SummaryTopology::parse(
+        "Devices:\n  pc: eth0=L\n  r1: eth0=L, eth1=T\n  r2: eth0=T, eth1=S\n",
+    );
     let learnt = if stub_learnt {
         "\n10.0.9.0/24 via 10.0.12.2 dev eth1 proto ospf metric 20"
     } else {

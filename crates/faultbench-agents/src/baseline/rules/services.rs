@@ -4,7 +4,7 @@
 
 use super::{Ctx, Finding};
 use crate::baseline::filter::{self, Packet, Verdict};
-use crate::baseline::topo::Role;
+use crate::baseline::topo::DeviceKind;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
@@ -34,7 +34,7 @@ pub fn findings(cx: &Ctx) -> Vec<Finding> {
 fn closed_ports(cx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for node in cx.model.nodes.values() {
-        if !matches!(node.role, Role::Server | Role::Host) {
+        if !matches!(node.role, DeviceKind::Server | DeviceKind::Host) {
             continue;
         }
         let Some(f) = node.facts.as_ref().filter(|f| f.sockets_known) else {

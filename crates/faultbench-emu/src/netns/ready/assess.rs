@@ -1,7 +1,7 @@
 //! From one poll of every device to one verdict on the lab.
 
 use super::model::{Assessment, ProtocolItem};
-use super::net::DeviceNet;
+use super::net::NetView;
 use super::snapshot::Snapshot;
 use super::{bgp, eigrp, isis, linkstate, rip};
 use std::time::Duration;
@@ -41,7 +41,7 @@ pub(super) fn assess(snaps: &[Snapshot], base_quiet: Duration) -> Assessment {
         a.need_quiet(EIGRP_QUIET);
         eigrp::assess(&eigrp_routers, &mut a);
     }
-    let nets: Vec<DeviceNet> = snaps.iter().map(|s| s.net.clone()).collect();
+    let nets: Vec<NetView> = snaps.iter().map(|s| s.net.clone()).collect();
     let speakers: Vec<&str> = snaps
         .iter()
         .filter(|s| s.daemons.contains(&"bgpd"))
@@ -55,7 +55,7 @@ pub(super) fn assess(snaps: &[Snapshot], base_quiet: Duration) -> Assessment {
 fn pairs<'a, T>(
     snaps: &'a [Snapshot],
     f: impl Fn(&'a Snapshot) -> Option<&'a T>,
-) -> Vec<(&'a DeviceNet, &'a T)> {
+) -> Vec<(&'a NetView, &'a T)> {
     snaps
         .iter()
         .filter_map(|s| f(s).map(|x| (&s.net, x)))

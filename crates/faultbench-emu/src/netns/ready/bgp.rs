@@ -22,7 +22,7 @@
 //! `show work-queues` (items waiting per queue; the route-processing one is `process_queue`).
 
 use super::model::{Assessment, ProtocolItem};
-use super::net::DeviceNet;
+use super::net::NetView;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -180,8 +180,8 @@ pub(super) fn parse_work_queues(text: &str) -> u64 {
 }
 
 pub(super) fn assess(
-    routers: &[(&DeviceNet, &BgpState)],
-    nets: &[DeviceNet],
+    routers: &[(&NetView, &BgpState)],
+    nets: &[NetView],
     speakers: &[&str],
     a: &mut Assessment,
 ) {
@@ -252,7 +252,7 @@ pub(super) fn assess(
 }
 
 /// Why a neighbour that is not up can never come up, if that is provable.
-fn why_unable(p: &BgpPeer, nets: &[DeviceNet], speakers: &[&str]) -> Option<String> {
+fn why_unable(p: &BgpPeer, nets: &[NetView], speakers: &[&str]) -> Option<String> {
     let addr = p.addr()?;
     if p.routed == Some(false) {
         return Some("no route to its address".into());
@@ -292,11 +292,11 @@ mod tests {
     }
 
     /// The readiness test lab `bgp_unreachable_peer`, seen from r3.
-    fn nets() -> Vec<DeviceNet> {
-        let d = |name: &str, addrs: &[&str]| DeviceNet {
+    fn nets() -> Vec<NetView> {
+        let d = |name: &str, addrs: &[&str]| NetView {
             device: name.into(),
             local: addrs.iter().map(|a| a.parse().unwrap()).collect(),
-            ..DeviceNet::default()
+            ..NetView::default()
         };
         vec![
             d("r2", &["10.0.12.2", "10.0.23.1"]),

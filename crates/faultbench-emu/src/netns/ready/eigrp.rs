@@ -10,7 +10,7 @@
 //! the interfaces EIGRP runs on (`network` statements, `passive-interface`).
 
 use super::model::{Assessment, ProtocolItem};
-use super::net::{DeviceNet, IpNet, same_segment};
+use super::net::{IpNet, NetView, same_segment};
 use std::net::IpAddr;
 
 /// The configuration of `router eigrp` that decides where EIGRP runs.
@@ -84,7 +84,7 @@ pub(super) fn parse_topology(text: &str) -> Vec<(String, String)> {
 }
 
 /// The interfaces of `net` EIGRP runs on and speaks from, with their address.
-fn speaking(net: &DeviceNet, c: &EigrpConfig) -> Vec<(String, IpNet)> {
+fn speaking(net: &NetView, c: &EigrpConfig) -> Vec<(String, IpNet)> {
     let mut out = Vec::new();
     for (name, addrs) in &net.ifaces {
         if c.passive.contains(name) {
@@ -102,7 +102,7 @@ fn speaking(net: &DeviceNet, c: &EigrpConfig) -> Vec<(String, IpNet)> {
 }
 
 /// Judges every eigrpd of the lab.
-pub(super) fn assess(routers: &[(&DeviceNet, &EigrpState)], a: &mut Assessment) {
+pub(super) fn assess(routers: &[(&NetView, &EigrpState)], a: &mut Assessment) {
     for (i, (net, st)) in routers.iter().enumerate() {
         let dev = net.device.as_str();
         for (name, addr) in speaking(net, &st.config) {
@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn a_missing_neighbour_on_a_shared_segment_blocks() {
         // Kath5's r11 and r12 on collision domain between them (112.0.0.0/8).
-        let net = |d: &str, a: &str| DeviceNet {
+        let net = |d: &str, a: &str| NetView {
             device: d.into(),
             domains: [("eth0".to_string(), "K".to_string())]
                 .into_iter()
@@ -206,7 +206,7 @@ mod tests {
             ifaces: [("eth0".to_string(), vec![IpNet::parse(a).unwrap()])]
                 .into_iter()
                 .collect(),
-            ..DeviceNet::default()
+            ..NetView::default()
         };
         let (n11, n12) = (net("r11", "112.1.1.1/8"), net("r12", "112.1.1.2/8"));
         let config = parse_config("router eigrp 100\n network 112.0.0.0/8\n").unwrap();

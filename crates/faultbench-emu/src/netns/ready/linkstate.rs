@@ -23,7 +23,7 @@
 //! forbid an adjacency (different area, hello or dead interval) are reported, not waited for.
 
 use super::model::{Assessment, ProtocolItem};
-use super::net::{DeviceNet, IpNet, same_segment};
+use super::net::{IpNet, NetView, same_segment};
 use std::collections::{BTreeMap, HashMap};
 
 /// One interface the protocol runs on.
@@ -111,7 +111,7 @@ pub(super) fn digest(headers: &mut [String]) -> u64 {
 }
 
 /// Judges one link-state protocol (`daemon` is `ospfd` or `ospf6d`) over the routers running it.
-pub(super) fn assess(daemon: &str, routers: &[(&DeviceNet, &LinkState)], a: &mut Assessment) {
+pub(super) fn assess(daemon: &str, routers: &[(&NetView, &LinkState)], a: &mut Assessment) {
     let by_rid: HashMap<&str, usize> = routers
         .iter()
         .enumerate()
@@ -180,7 +180,7 @@ pub(super) fn assess(daemon: &str, routers: &[(&DeviceNet, &LinkState)], a: &mut
 /// One interface of router `i`: its state, and the neighbours its segment promises.
 fn interface(
     daemon: &str,
-    routers: &[(&DeviceNet, &LinkState)],
+    routers: &[(&NetView, &LinkState)],
     i: usize,
     iface: &LsIface,
     a: &mut Assessment,

@@ -75,7 +75,7 @@ impl std::fmt::Display for IpNet {
 /// One device's view of the network: its interfaces (as zebra reports them), the collision
 /// domain of each lab.conf interface, and every address it owns.
 #[derive(Debug, Clone, Default)]
-pub(super) struct DeviceNet {
+pub(super) struct NetView {
     pub device: String,
     /// `ethN` → collision domain, from lab.conf.
     pub domains: HashMap<String, String>,
@@ -87,11 +87,11 @@ pub(super) struct DeviceNet {
     pub link_local: Vec<(Ipv6Addr, String)>,
 }
 
-impl DeviceNet {
+impl NetView {
     /// A device of a test lab from `(interface, collision domain, address/prefix)` triples.
     #[cfg(test)]
-    pub fn for_test(device: &str, ifs: &[(&str, &str, &str)]) -> DeviceNet {
-        DeviceNet {
+    pub fn for_test(device: &str, ifs: &[(&str, &str, &str)]) -> NetView {
+        NetView {
             device: device.into(),
             domains: ifs
                 .iter()
@@ -101,7 +101,7 @@ impl DeviceNet {
                 .iter()
                 .map(|(i, _, a)| (i.to_string(), vec![IpNet::parse(a).unwrap()]))
                 .collect(),
-            ..DeviceNet::default()
+            ..NetView::default()
         }
     }
 
@@ -150,10 +150,10 @@ impl DeviceNet {
 /// Known collision domains must be equal; subnets, when both are known, too. Interfaces
 /// lab.conf does not know are matched on their subnets alone.
 pub(super) fn same_segment(
-    a: &DeviceNet,
+    a: &NetView,
     a_if: &str,
     a_addr: Option<&IpNet>,
-    b: &DeviceNet,
+    b: &NetView,
     b_if: &str,
     b_addr: Option<&IpNet>,
 ) -> bool {
@@ -241,8 +241,8 @@ pub(super) fn parse_local_addrs(
 mod tests {
     use super::*;
 
-    fn dev(name: &str, domains: &[(&str, &str)], ifaces: &[(&str, &str)]) -> DeviceNet {
-        DeviceNet {
+    fn dev(name: &str, domains: &[(&str, &str)], ifaces: &[(&str, &str)]) -> NetView {
+        NetView {
             device: name.into(),
             domains: domains
                 .iter()
@@ -285,7 +285,7 @@ mod tests {
         );
         let r3 = dev("r3", &[("eth4", "N")], &[("eth4", "30.1.1.1/8")]);
         let r2 = dev("r2", &[("eth0", "A")], &[("eth0", "12.1.1.2/8")]);
-        let a = |d: &DeviceNet, i: &str| d.addrs(i, true).first().copied();
+        let a = |d: &NetView, i: &str| d.addrs(i, true).first().copied();
         assert!(!same_segment(
             &r1,
             "eth5",

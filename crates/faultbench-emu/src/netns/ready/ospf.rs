@@ -99,7 +99,7 @@ fn counters_digest(v: &Value, prefix: &str) -> u64 {
 mod tests {
     use super::super::linkstate::assess;
     use super::super::model::Assessment;
-    use super::super::net::DeviceNet;
+    use super::super::net::NetView;
     use super::*;
 
     fn load(tag: &str, r: &str) -> LinkState {
@@ -114,8 +114,8 @@ mod tests {
     }
 
     /// The readiness test lab `ospf_broadcast`: r1, r2, r3 in a triangle of /30 veths.
-    fn nets() -> Vec<DeviceNet> {
-        let d = DeviceNet::for_test;
+    fn nets() -> Vec<NetView> {
+        let d = NetView::for_test;
         vec![
             d(
                 "r1",
@@ -146,7 +146,7 @@ mod tests {
     fn judge(tag: &str) -> Assessment {
         let nets = nets();
         let states: Vec<LinkState> = ["r1", "r2", "r3"].iter().map(|r| load(tag, r)).collect();
-        let pairs: Vec<(&DeviceNet, &LinkState)> = nets.iter().zip(states.iter()).collect();
+        let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
         let mut a = Assessment::default();
         assess("ospfd", &pairs, &mut a);
         a
@@ -271,9 +271,9 @@ mod tests {
             .unwrap();
         assert_eq!((n.state.as_str(), n.role.as_str()), ("Full", "-"));
         let mut a = Assessment::default();
-        let net = DeviceNet {
+        let net = NetView {
             device: "r4".into(),
-            ..DeviceNet::default()
+            ..NetView::default()
         };
         assess("ospfd", &[(&net, &st)], &mut a);
         assert!(a.blockers.is_empty(), "{:#?}", blockers(&a));
@@ -297,7 +297,7 @@ mod tests {
             .area = "0.0.0.1".into();
         r1.neighbours.retain(|n| n.router_id != "2.2.2.2");
         let states = [r1, r2, r3];
-        let pairs: Vec<(&DeviceNet, &LinkState)> = nets.iter().zip(states.iter()).collect();
+        let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
         let mut a = Assessment::default();
         assess("ospfd", &pairs, &mut a);
         assert_eq!(a.unable.len(), 1, "{:?}", a.unable);

@@ -154,7 +154,7 @@ fn lsa_digest(list: &Value) -> u64 {
 mod tests {
     use super::super::linkstate::assess;
     use super::super::model::Assessment;
-    use super::super::net::DeviceNet;
+    use super::super::net::NetView;
     use super::*;
 
     fn load(r: &str) -> LinkState {
@@ -175,13 +175,13 @@ mod tests {
         .unwrap()
     }
 
-    fn net(r: &str) -> DeviceNet {
-        DeviceNet {
+    fn net(r: &str) -> NetView {
+        NetView {
             device: r.into(),
             domains: [("eth0".to_string(), "A".to_string())]
                 .into_iter()
                 .collect(),
-            ..DeviceNet::default()
+            ..NetView::default()
         }
     }
 

@@ -19,7 +19,7 @@
 //! interfaces, the routing information sources).
 
 use super::model::{Assessment, ProtocolItem};
-use super::net::{DeviceNet, IpNet, same_segment};
+use super::net::{IpNet, NetView, same_segment};
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -223,7 +223,7 @@ fn parse_status(text: &str) -> (Vec<RipIface>, Vec<IpAddr>, Vec<String>) {
 }
 
 /// Judges every ripd (`daemon` = `ripd`) or ripngd (`ripngd`) of the lab.
-pub(super) fn assess(daemon: &str, routers: &[(&DeviceNet, &RipState)], a: &mut Assessment) {
+pub(super) fn assess(daemon: &str, routers: &[(&NetView, &RipState)], a: &mut Assessment) {
     let v4 = daemon == "ripd";
     for (i, (net, st)) in routers.iter().enumerate() {
         let dev = net.device.as_str();
@@ -291,7 +291,7 @@ pub(super) fn assess(daemon: &str, routers: &[(&DeviceNet, &RipState)], a: &mut 
 }
 
 /// The address `device`'s interface speaks from, if `listener` has heard from it.
-fn speaker(device: &DeviceNet, ifname: &str, v4: bool, listener: &RipState) -> Option<IpAddr> {
+fn speaker(device: &NetView, ifname: &str, v4: bool, listener: &RipState) -> Option<IpAddr> {
     listener.sources.iter().copied().find(|s| match s {
         IpAddr::V4(_) if v4 => device.addrs(ifname, true).iter().any(|n| n.addr == *s),
         IpAddr::V6(l) if !v4 => device.link_local_iface(*l) == Some(ifname),
@@ -303,8 +303,8 @@ fn speaker(device: &DeviceNet, ifname: &str, v4: bool, listener: &RipState) -> O
 /// address `from`.
 fn table_against(
     daemon: &str,
-    (rnet, r): (&DeviceNet, &RipState),
-    (nnet, n): (&DeviceNet, &RipState),
+    (rnet, r): (&NetView, &RipState),
+    (nnet, n): (&NetView, &RipState),
     n_if: &str,
     from: IpAddr,
     a: &mut Assessment,
@@ -382,8 +382,8 @@ mod tests {
     }
 
     /// The readiness test lab `rip`: h1 - r1 - r2 - r3 - h2 (r1's LAN passive).
-    fn nets() -> Vec<DeviceNet> {
-        let d = DeviceNet::for_test;
+    fn nets() -> Vec<NetView> {
+        let d = NetView::for_test;
         vec![
             d(
                 "r1",
@@ -415,7 +415,7 @@ mod tests {
             .iter()
             .map(|r| state(&format!("rip_{tag}_{r}")))
             .collect();
-        let pairs: Vec<(&DeviceNet, &RipState)> = nets.iter().zip(states.iter()).collect();
+        let pairs: Vec<(&NetView, &RipState)> = nets.iter().zip(states.iter()).collect();
         let mut a = Assessment::default();
         assess("ripd", &pairs, &mut a);
         a
@@ -469,7 +469,7 @@ mod tests {
         let mut r1 = state("rip_t09_r1");
         r1.ifaces.iter_mut().for_each(|i| i.send = vec!["1".into()]);
         let states = [r1, r2, state("rip_t09_r3")];
-        let pairs: Vec<(&DeviceNet, &RipState)> = nets.iter().zip(states.iter()).collect();
+        let pairs: Vec<(&NetView, &RipState)> = nets.iter().zip(states.iter()).collect();
         let mut a = Assessment::default();
         assess("ripd", &pairs, &mut a);
         let b: Vec<String> = a.blockers.iter().map(|b| b.item.to_string()).collect();
@@ -500,7 +500,7 @@ mod tests {
         states[1] = parse("", &early);
         assert!(states[1].configured() && states[1].ifaces.is_empty());
         let nets = nets();
-        let pairs: Vec<(&DeviceNet, &RipState)> = nets.iter().zip(states.iter()).collect();
+        let pairs: Vec<(&NetView, &RipState)> = nets.iter().zip(states.iter()).collect();
         let mut a = Assessment::default();
         assess("ripd", &pairs, &mut a);
         let b: Vec<String> = a.blockers.iter().map(|b| b.item.to_string()).collect();
@@ -542,7 +542,7 @@ mod tests {
                 super::super::net::parse_local_addrs("", &data(&format!("ripng_{r}_if_inet6.txt")));
             let v: serde_json::Value =
                 serde_json::from_str(&data(&format!("ripng_{r}_interfaces.json"))).unwrap();
-            let net = DeviceNet {
+            let net = NetView {
                 device: r.into(),
                 domains: [("eth0", "A"), ("eth1", "B"), ("eth2", "C")]
                     .iter()

@@ -5,7 +5,7 @@ use super::eigrp::{self, EigrpState};
 use super::isis::{self, Adjacency};
 use super::linkstate::LinkState;
 use super::model::ProtocolItem;
-use super::net::{self, DeviceNet, IpNet};
+use super::net::{self, IpNet, NetView};
 use super::rip::{self, RipState};
 use super::vty::{vty_command, vty_enable_command};
 use super::{ospf, ospf6};
@@ -103,7 +103,7 @@ pub(super) fn vrrp_takeover(conf: &std::path::Path) -> Duration {
 /// What one poll of one device found.
 #[derive(Debug, Default)]
 pub(super) struct Snapshot {
-    pub net: DeviceNet,
+    pub net: NetView,
     /// Digest of the kernel's routes (and, with keepalived, local addresses).
     pub fib: u64,
     pub daemons: Vec<&'static str>,
@@ -130,12 +130,12 @@ pub(super) async fn take(w: &Watched) -> Snapshot {
     let trie = proc_net("fib_trie");
     let (local, link_local) = net::parse_local_addrs(&trie, &proc_net("if_inet6"));
     let mut s = Snapshot {
-        net: DeviceNet {
+        net: NetView {
             device: w.device.clone(),
             domains: w.domains.clone(),
             local,
             link_local,
-            ..DeviceNet::default()
+            ..NetView::default()
         },
         vrrp_wait: w.vrrp_wait,
         ..Snapshot::default()

@@ -77,14 +77,13 @@ pub(super) fn bgp(cx: &Ctx) -> Vec<Finding> {
                 .and_then(|f| f.addresses().into_iter().find(|(_, a)| a.contains(ip)));
             let Some(owner) = cx.model.owners.get(&ip).and_then(|o| o.first()) else {
                 // Nobody holds the neighbour address: a typo here, or the peer was re-addressed.
-                let across: Option<&Attachment> = my_att.as_ref().and_then(|(i, _)| {
-                    let d = cx.model.domain(r, i)?;
-                    cx.model
-                        .domains
-                        .get(&d)?
-                        .iter()
-                        .find(|a| a.device != *r && cx.model.role(&a.device) == Role::Router)
-                });
+                let across: Option<&Attachment> =
+                    my_att.as_ref().and_then(|(i, _)| {
+                        let d = cx.model.domain(r, i)?;
+                        cx.model.domains.get(&d)?.iter().find(|a| {
+                            a.device != *r && cx.model.role(&a.device) == DeviceKind::Router
+                        })
+                    });
                 match across {
                     Some(p) if !p.net.contains(ip) => {
                         out.push(Finding::on(

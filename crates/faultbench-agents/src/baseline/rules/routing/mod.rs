@@ -11,7 +11,7 @@ use crate::baseline::frr::Config;
 use crate::baseline::ip4::Net;
 use crate::baseline::lan::Attachment;
 use crate::baseline::probe::RouteKind;
-use crate::baseline::topo::Role;
+use crate::baseline::topo::DeviceKind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
@@ -109,7 +109,7 @@ fn router_links<'a>(cx: &'a Ctx) -> Vec<(&'a Attachment, &'a Attachment)> {
     for atts in cx.model.domains.values() {
         let routers: Vec<&Attachment> = atts
             .iter()
-            .filter(|a| cx.model.role(&a.device) == Role::Router && a.net.len < 32)
+            .filter(|a| cx.model.role(&a.device) == DeviceKind::Router && a.net.len < 32)
             .collect();
         for (i, a) in routers.iter().enumerate() {
             for b in routers.iter().skip(i + 1) {
@@ -129,7 +129,7 @@ fn daemons(cx: &Ctx) -> Vec<Finding> {
         .nodes
         .values()
         .any(|n| n.facts.as_ref().is_some_and(|f| f.runs("zebra")));
-    for node in cx.model.with_role(Role::Router) {
+    for node in cx.model.with_role(DeviceKind::Router) {
         let r = node.name.as_str();
         let Some(f) = &node.facts else { continue };
         if f.forwarding == Some(false) {
@@ -397,7 +397,7 @@ fn null_routes(cx: &Ctx) -> Vec<Finding> {
         .filter(|a| cx.model.is_end(&a.device))
         .map(|a| (a.net.addr, a.device.as_str()))
         .collect();
-    for node in cx.model.with_role(Role::Router) {
+    for node in cx.model.with_role(DeviceKind::Router) {
         let Some(f) = &node.facts else { continue };
         let mut seen = BTreeSet::new();
         for (ip, host) in &lan_addrs {

@@ -7,7 +7,7 @@ use crate::baseline::frr::Config;
 use crate::baseline::gather::{Observations, RouterState};
 use crate::baseline::lan::Model;
 use crate::baseline::probe;
-use crate::baseline::topo::Topology;
+use crate::baseline::topo::SummaryTopology;
 
 const UP: &str = "<BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500";
 
@@ -21,7 +21,7 @@ fn facts(addrs: &str, routes: &str) -> crate::baseline::probe::Facts {
 /// `core_ospf_on_link`: core runs OSPF on its eth0 too; `core_learns_lan`: each has a route
 /// to the other's subnets over another path.
 fn passive_findings(core_ospf_on_link: bool, core_learns_lan: bool) -> Vec<Finding> {
-    let topo = Topology::parse("Devices:\n  core: eth0=A, eth1=C\n  edge: eth0=A, eth1=B\n");
+    let topo = SummaryTopology::parse("Devices:\n  core: eth0=A, eth1=C\n  edge: eth0=A, eth1=B\n");
     // Routes over another path, both ways, when the design has one.
     let (learned, learned_back) = if core_learns_lan {
         (
