@@ -99,6 +99,14 @@ rm -rf "$bench_root"
 echo "== deploy/k8s (offline schema validation, and proof that a broken manifest fails it)"
 ./scripts/check-k8s.sh
 
+# --- Python bindings (issue 15) -----------------------------------------------------------
+# The `faultbench` wheel (maturin, release, abi3; cached under /opt/faultbench keyed by a hash of
+# the sources, rebuilt incrementally), installed in a clean venv with pytest, pytest-asyncio and
+# the OpenAI and Anthropic SDKs; the pytest suite includes live netns labs (root).
+echo "== python bindings"
+./scripts/python-tests.sh
+# --- end of the Python bindings stage ------------------------------------------------------
+
 # --- real-model stage (issue 20) ---------------------------------------------------------
 # A real local model (Gemma 3 270M) behind llama.cpp's OpenAI-compatible server drives react,
 # sade and the LLM judge on a live lab. Builds and caches the server and the model under

@@ -1,0 +1,76 @@
+"""Shared fixtures: paths into the repository (examples, test labs) and a slow mock network."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(os.environ.get("FAULTBENCH_REPO", Path(__file__).resolve().parents[4]))
+MOCK = REPO / "examples" / "mock"
+NETNS_DATASET = REPO / "crates" / "faultbench-cli" / "tests" / "fixtures" / "netns" / "dataset"
+NETNS_LABS = REPO / "crates" / "faultbench-emu" / "tests" / "labs"
+
+
+# A probe command answered after a delay, to make tool calls take measurable time.
+SLOW_RULE = """
+
+[[rule]]
+device = "*"
+command = "slow-probe"
+delay_ms = {delay}
+stdout = "probed {{device}}\\n"
+"""
+
+
+@pytest.fixture
+def duo_scenario():
+    import faultbench as fb
+
+    return fb.load_scenario(MOCK / "duo-r1-ospfd-down.txt")
+
+
+@pytest.fixture
+def slow_duo(tmp_path: Path) -> Path:
+    """A copy of the examples' Duo network whose `slow-probe` command answers after 300 ms;
+    returns the topology root holding it (`Duo/`)."""
+    root = tmp_path / "topologies"
+    shutil.copytree(MOCK / "Duo", root / "Duo")
+    with open(root / "Duo" / "mock.toml", "a") as f:
+        f.write(SLOW_RULE.format(delay=300))
+    return root
+
+
+@pytest.fixture
+def duo_dataset(tmp_path: Path) -> Path:
+    """A dataset of one mock topology: the examples' scenario in `duo_Q/base/`."""
+    base = tmp_path / "dataset" / "duo_Q" / "base"
+    base.mkdir(parents=True)
+    shutil.copy(MOCK / "duo-r1-ospfd-down.txt", base)
+    return tmp_path / "dataset"
+
+
+# The start of a script whose agent waits forever once it has said so (Ctrl-C tests).
+HANG_PRELUDE = """
+import asyncio, sys, faultbench as fb
+class Hang:
+    name = "hang"
+    async def run(self, input, tools):
+        print("agent started", flush=True)
+        await asyncio.sleep(3600)
+"""
+
+
+def start_python(script: str, *args) -> subprocess.Popen:
+    """Runs `script` in a new interpreter (the installed faultbench) with `args` as argv[1:]."""
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
