@@ -381,8 +381,13 @@ async fn react_and_sade_on_a_live_lab_then_the_llm_judge_on_the_saved_runs() {
     }
 }
 
-/// A long answer from the real server, cut at a deadline by `chat_until`: the text streamed so
-/// far is kept with its usage.
+/// An answer from the real server, cut at a deadline by `chat_until`: the text streamed so far
+/// is kept with its usage.
+///
+/// The model decides how long its answer is (Gemma 3 270M mostly echoes this prompt, ~28
+/// tokens, in under a second on an idle machine), so a fixed deadline can come after its
+/// natural end. An answer that ended on its own sets the next deadline at 60% of the time it
+/// took (the prompt is then cached: the time is generation), until one is cut mid-stream.
 #[tokio::test]
 #[ignore = "needs a local model server: scripts/real-llm.sh sets FAULTBENCH_REAL_LLM_URL"]
 async fn a_long_answer_from_the_real_server_is_cut_at_the_deadline_and_kept() {
@@ -394,7 +399,7 @@ async fn a_long_answer_from_the_real_server_is_cut_at_the_deadline_and_kept() {
         model(),
         "Write the numbers from 1 to 3000 in words, one per line, without stopping.",
     );
-    // First token within 60 s even on a loaded machine; then 3 s of streaming.
+    // First token within 60 s even on a loaded machine.
     let t = Instant::now();
     let probe = chat_until(
         &client,
@@ -408,19 +413,37 @@ async fn a_long_answer_from_the_real_server_is_cut_at_the_deadline_and_kept() {
     .unwrap();
     assert!(!probe.is_cut(), "the server gave no token in 60 s");
     let first_token = t.elapsed();
-    let deadline = tokio::time::Instant::now() + first_token + Duration::from_secs(3);
-    let t = Instant::now();
-    let r = chat_until(&client, &req, deadline).await.unwrap();
+    let mut allowed = first_token + Duration::from_secs(3);
+    let mut tries = Vec::new();
+    let r = loop {
+        let t = Instant::now();
+        let r = chat_until(&client, &req, tokio::time::Instant::now() + allowed)
+            .await
+            .unwrap();
+        let took = t.elapsed();
+        tries.push(format!(
+            "{allowed:?} allowed: {:?} after {took:?}, {} chars",
+            r.stop,
+            r.text.len()
+        ));
+        if r.stop == StopReason::Deadline {
+            // Cut promptly at the deadline.
+            assert!(took < allowed + Duration::from_secs(2), "{tries:?}");
+            if !r.text.is_empty() {
+                break r;
+            }
+            // Cut before the first token: allow more, short of the last natural end.
+            allowed = allowed.mul_f64(1.5);
+        } else {
+            allowed = took.mul_f64(0.6);
+        }
+        assert!(tries.len() < 6, "never cut mid-answer: {tries:?}");
+    };
     eprintln!(
-        "cut after {:?} (first token {first_token:?}): {:?}, {} chars: {:?}",
-        t.elapsed(),
+        "first token {first_token:?}; tries {tries:?}; {:?}: {:?}",
         r.usage,
-        r.text.len(),
         r.text.chars().take(80).collect::<String>()
     );
-    assert_eq!(r.stop, StopReason::Deadline, "{:?}", r.text);
-    assert!(t.elapsed() < first_token + Duration::from_secs(5));
-    assert!(!r.text.is_empty(), "the streamed text is kept");
     assert!(
         r.usage.output_tokens > 0 && r.usage.input_tokens > 0,
         "{:?}",
