@@ -15,18 +15,6 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench")
 }
 
-fn python() -> PathBuf {
-    let p = std::env::var_os("FAULTBENCH_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/opt/faultbench/mcp-venv/bin/python"));
-    assert!(
-        p.exists(),
-        "{} not found: run scripts/install-deps.sh (it installs the `mcp` package in a venv) or set FAULTBENCH_MCP_PYTHON",
-        p.display()
-    );
-    p
-}
-
 /// A templates file declaring the stand-in as `mine`.
 fn templates(dir: &Path) -> PathBuf {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -36,7 +24,7 @@ fn templates(dir: &Path) -> PathBuf {
         "# my team's CLI agent\n[agents.mine]\nprogram = {:?}\n\
          args = [{:?}, \"--mcp-config\", \"{{mcp_config}}\", \"--max-turns\", \"{{max_turns}}\", \"{{prompt}}\"]\n\
          output = \"claude-json\"\n",
-        python().display().to_string(),
+        faultbench_testkit::mcp_python().display().to_string(),
         script.display().to_string(),
     );
     std::fs::write(&path, text).unwrap();

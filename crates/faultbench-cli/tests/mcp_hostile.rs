@@ -12,18 +12,6 @@ use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_faultbench");
 
-fn python() -> PathBuf {
-    let p = std::env::var_os("FAULTBENCH_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/opt/faultbench/mcp-venv/bin/python"));
-    assert!(
-        p.exists(),
-        "{} not found: run scripts/install-deps.sh or set FAULTBENCH_MCP_PYTHON",
-        p.display()
-    );
-    p
-}
-
 fn mock() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../faultbench-emu/tests/data/mock/triangle.toml")
 }
@@ -110,7 +98,7 @@ fn huge_names_and_arguments_are_not_echoed_and_records_are_capped() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("calls.jsonl");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_hostile.py");
-    let out = Command::new(python())
+    let out = Command::new(faultbench_testkit::mcp_python())
         .arg(script)
         .arg(BIN)
         .args(["--", "--sample-every", "0", "--mock"])

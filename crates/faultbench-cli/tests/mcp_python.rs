@@ -8,25 +8,13 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_faultbench");
 
-fn python() -> PathBuf {
-    let p = std::env::var_os("FAULTBENCH_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/opt/faultbench/mcp-venv/bin/python"));
-    assert!(
-        p.exists(),
-        "{} not found: run scripts/install-deps.sh (it installs the `mcp` package in a venv) or set FAULTBENCH_MCP_PYTHON",
-        p.display()
-    );
-    p
-}
-
 fn emu_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../faultbench-emu/tests")
 }
 
 /// Runs the client script; returns its JSON report.
 fn run_client(marker: &Path, hosts: [&str; 3], server_args: &[&str]) -> serde_json::Value {
-    let out = Command::new(python())
+    let out = Command::new(faultbench_testkit::mcp_python())
         .arg(emu_dir().join("mcp_client.py"))
         .arg(BIN)
         .arg(marker)

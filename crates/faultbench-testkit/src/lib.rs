@@ -32,6 +32,7 @@
 //! before building anything, so CI fails fast).
 
 mod locate;
+mod mcp;
 pub mod measure;
 mod not_run;
 mod release;
@@ -39,6 +40,7 @@ mod release;
 pub use locate::{
     BESIDE_WORKSPACE, LocateError, Origin, RELEASE_ENV, locate, locate_from, workspace_root,
 };
+pub use mcp::{DEFAULT_MCP_PYTHON, MCP_PYTHON_ENV, mcp_python};
 pub use not_run::{CI_ENV, NOT_RUN_DIR_ENV, record_not_run, release_for_test};
 pub use release::{Completeness, Release, full};
 
