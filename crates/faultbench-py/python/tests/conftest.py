@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -74,3 +77,26 @@ def start_python(script: str, *args) -> subprocess.Popen:
         text=True,
         cwd=REPO,
     )
+
+
+def serve_chat_completions(reply) -> ThreadingHTTPServer:
+    """A local server speaking the Chat Completions wire format on 127.0.0.1 (a free port):
+    every POST's JSON body is passed to `reply(path, body)`, whose dict is the response.
+    Call `.shutdown()` when done."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            out = json.dumps(reply(self.path, body)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import faultbench as fb
+from conftest import serve_chat_completions
 
 
 def verdict(body: dict) -> str:
@@ -28,29 +27,16 @@ def verdict(body: dict) -> str:
 def test_llm_judge_over_the_openai_wire(duo_scenario, tmp_path: Path):
     seen = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append(body)
-            reply = json.dumps(
-                {
-                    "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": verdict(body)}}],
-                    "usage": {"prompt_tokens": 500, "completion_tokens": 50, "total_tokens": 550},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+    def reply(_path: str, body: dict) -> dict:
+        seen.append(body)
+        return {
+            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": verdict(body)}}],
+            "usage": {"prompt_tokens": 500, "completion_tokens": 50, "total_tokens": 550},
+        }
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve_chat_completions(reply)
     config = tmp_path / "llm.toml"
     config.write_text(
         f"""

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import faultbench as fb
-from conftest import MOCK, REPO
+from conftest import MOCK, REPO, serve_chat_completions
 
 FINAL = (
     "ospfd is not running on r1, so r1 no longer advertises pc1's LAN.\n"
@@ -58,23 +56,11 @@ def serve(requests: list):
         completion({"role": "assistant", "content": FINAL}, 150, 40),
     ]
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's name
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            requests.append((self.path, body))
-            reply = json.dumps(replies[min(len(requests), len(replies)) - 1]).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+    def reply(path: str, body: dict) -> dict:
+        requests.append((path, body))
+        return replies[min(len(requests), len(replies)) - 1]
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return serve_chat_completions(reply)
 
 
 def test_readme_openai_agent_on_a_local_openai_server(duo_scenario):
