@@ -109,11 +109,8 @@ impl Repairing {
             changed: agent_changed,
             duration_ms: agent_ms,
         } = end;
-        let clock = match (self.timed, self.clock) {
-            (Some(t), _) => Some(t),
-            (None, Some(c)) => Some(c.stop().await),
-            (None, None) => None,
-        };
+        // The clock was stopped (and read) by `agent_ends`.
+        let clock = self.timed;
         let pre = self.pre_injection.as_ref().unwrap_or(before);
         let mut report = verify_repair(
             lab,
