@@ -479,6 +479,18 @@ fn snapshots_of_a_quiet_network_are_equal() {
                 "{topology}: {:?}",
                 before.failures()
             );
+            // netns reads FRR's configuration from the daemons' vty sockets: the same items
+            // as `vtysh -c 'show running-config'` (the generic reading) on every device.
+            for (device, state) in &before.devices {
+                let via_vtysh =
+                    faultbench::core::snapshot::read_device(lab.as_ref(), device, opts.timeout)
+                        .await;
+                assert_eq!(
+                    state.aspects.get(&Aspect::FrrConfig),
+                    via_vtysh.aspects.get(&Aspect::FrrConfig),
+                    "{topology} {device}"
+                );
+            }
             let changes = before.diff(&after);
             lab.teardown().await.unwrap();
             assert!(

@@ -4,6 +4,7 @@
 
 use faultbench_core::emulator::{Command, Lab, LabRequest};
 use faultbench_core::lab::{Baseline, ProbeKind, verify};
+use faultbench_core::snapshot::{Aspect, AspectState};
 use faultbench_emu::netns::{self, NetnsEmulator, NetnsLab};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -12,6 +13,12 @@ const T: Duration = Duration::from_secs(10);
 
 fn lab_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/labs/ospf_bgp")
+}
+
+/// Runs `script` on `device` and asserts it succeeded.
+async fn sh_ok(lab: &NetnsLab, device: &str, script: &str) {
+    let out = lab.exec(device, &Command::shell(script), T).await.unwrap();
+    assert!(out.success(), "{device}: {script}: {out:?}");
 }
 
 async fn sh(lab: &NetnsLab, device: &str, script: &str) -> String {
@@ -135,6 +142,50 @@ async fn ospf_bgp_lab_converges_serves_breaks_heals_and_leaves_nothing() {
         .await
         .unwrap();
     assert!(conf.contains("router bgp"), "{conf}");
+
+    // Snapshots read FRR's configuration from the daemons' vty sockets; the items are the
+    // ones `vtysh -c 'show running-config'` gives, on every device.
+    for device in lab.devices() {
+        let direct = lab.device_state(&device, T).await;
+        let via_vtysh = faultbench_core::snapshot::read_device(&lab, &device, T).await;
+        assert_eq!(
+            direct.aspects.get(&Aspect::FrrConfig),
+            via_vtysh.aspects.get(&Aspect::FrrConfig),
+            "{device}"
+        );
+    }
+    assert!(
+        lab.device_state("r2", T)
+            .await
+            .items(Aspect::FrrConfig)
+            .is_some_and(|i| i.contains_key("router bgp 65001")),
+        "r2's configuration was read"
+    );
+    // A link an agent put in place of a vty socket is resolved inside the device, never on
+    // the host: a host socket of the linked name gets no connection.
+    let host_sock = PathBuf::from(format!("/tmp/fb-vty-escape-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&host_sock);
+    let listener = std::os::unix::net::UnixListener::bind(&host_sock).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let swap = format!(
+        "mv /run/frr/bgpd.vty /run/frr/bgpd.vty.real && ln -s {} /run/frr/bgpd.vty",
+        host_sock.display()
+    );
+    sh_ok(&lab, "r2", &swap).await;
+    let state = lab.device_state("r2", T).await;
+    let accepted = listener.accept();
+    sh_ok(
+        &lab,
+        "r2",
+        "rm /run/frr/bgpd.vty && mv /run/frr/bgpd.vty.real /run/frr/bgpd.vty",
+    )
+    .await;
+    let _ = std::fs::remove_file(&host_sock);
+    assert!(accepted.is_err(), "the snapshot connected to a host socket");
+    match state.aspects.get(&Aspect::FrrConfig) {
+        Some(AspectState::Failed(why)) => assert!(why.starts_with("bgpd: vty socket"), "{why}"),
+        other => panic!("a replaced socket must fail the aspect: {other:?}"),
+    }
     let r3 = sh(&lab, "r3", "ip route").await;
     assert!(
         r3.lines()

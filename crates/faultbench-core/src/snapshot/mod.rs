@@ -57,7 +57,10 @@ mod diff;
 mod parse;
 
 pub use diff::{ChangeKind, StateChange};
-pub use parse::{SNAPSHOT_SCRIPT, parse_device};
+pub use parse::{
+    FRR_DAEMONS, SNAPSHOT_SCRIPT, SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG, frr_config_from_daemons,
+    parse_device,
+};
 
 use crate::emulator::{Command, Lab};
 use futures::StreamExt;
@@ -82,7 +85,8 @@ pub enum Aspect {
     Services,
     /// Packet-filter and NAT rules (`nft list ruleset`, else `iptables-save`).
     PacketFilter,
-    /// FRR's running configuration (`vtysh -c 'show running-config'`).
+    /// FRR's running configuration, as `vtysh -c 'show running-config'` shows it (merged over
+    /// the daemons).
     FrrConfig,
     /// The named states of a modelled network that are on (mock networks, which answer
     /// snapshots from their model rather than by running commands).
@@ -160,6 +164,23 @@ impl DeviceState {
                 .map(|a| (a, AspectState::Failed(reason.clone())))
                 .collect(),
         }
+    }
+
+    /// FRR runs on the device and its configuration is still to be read by the backend (the
+    /// device was read with [`SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG`]).
+    pub fn frr_config_pending(&self) -> bool {
+        matches!(self.aspects.get(&Aspect::FrrConfig),
+            Some(AspectState::Failed(why)) if why == parse::FRR_CONFIG_PENDING)
+    }
+
+    /// The FRR daemons running on the device, among [`FRR_DAEMONS`] (empty when the services
+    /// could not be read).
+    pub fn frr_daemons(&self) -> Vec<&'static str> {
+        let running = self.items(Aspect::Services);
+        FRR_DAEMONS
+            .into_iter()
+            .filter(|d| running.is_some_and(|r| r.contains_key(*d)))
+            .collect()
     }
 
     /// The items of an aspect, when it was read.
@@ -248,10 +269,18 @@ impl Snapshot {
 /// Reads one device's state by running [`SNAPSHOT_SCRIPT`] on it: the default of
 /// [`Lab::device_state`].
 pub async fn read_device<L: Lab + ?Sized>(lab: &L, device: &str, timeout: Duration) -> DeviceState {
-    match lab
-        .exec(device, &Command::shell(SNAPSHOT_SCRIPT), timeout)
-        .await
-    {
+    read_device_with(lab, device, SNAPSHOT_SCRIPT, timeout).await
+}
+
+/// Reads one device's state by running `script` ([`SNAPSHOT_SCRIPT`] or
+/// [`SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG`]) on it and parsing its output.
+pub async fn read_device_with<L: Lab + ?Sized>(
+    lab: &L,
+    device: &str,
+    script: &str,
+    timeout: Duration,
+) -> DeviceState {
+    match lab.exec(device, &Command::shell(script), timeout).await {
         Err(e) => DeviceState::failed(format!("could not run: {e}")),
         Ok(o)
             if !o.timed_out

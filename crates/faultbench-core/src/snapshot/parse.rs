@@ -2,26 +2,101 @@
 //!
 //! One shell script per device prints each part followed by a marker line `@@<part> <exit
 //! code>`. Only shell builtins read `/proc` (sysctls, process names), so a snapshot starts
-//! four or five programs per device (`ip` twice, `nft` or `iptables-save`, and `vtysh` where
-//! FRR runs).
+//! three or four programs per device (`ip`, `nft` or `iptables-save`, and `vtysh` where FRR
+//! runs). A backend that can reach the FRR daemons' vty sockets (netns) runs the script
+//! without `vtysh`, by far its most expensive program, and merges the daemons' own answers
+//! with [`frr_config_from_daemons`].
 
 use super::{Aspect, AspectState, DeviceState};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The script run (with `sh -c`, inside the device) for a snapshot: one `ip` in batch mode
-/// for links, addresses and routes, builtins for sysctls and process names, `nft` (else
-/// `iptables-save`), and `vtysh` only where zebra runs.
-pub const SNAPSHOT_SCRIPT: &str = r#"printf 'addr show\nroute show table all\n' | ip -j -batch - 2>&1; echo "@@ip $?"
+/// Every part of the snapshot script but FRR's configuration (shared by both scripts below).
+macro_rules! script_without_frr_config {
+    () => {
+        r#"printf 'addr show\nroute show table all\n' | ip -j -batch - 2>&1; echo "@@ip $?"
 for f in /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv4/icmp_echo_ignore_all /proc/sys/net/ipv4/conf/*/forwarding /proc/sys/net/ipv4/conf/*/rp_filter /proc/sys/net/ipv4/conf/*/proxy_arp /proc/sys/net/ipv6/conf/all/forwarding; do v=; read -r v < "$f" 2>/dev/null; [ -n "$v" ] && echo "${f#/proc/sys/}=$v"; done; echo "@@sysctls 0"
 frr=0; for f in /proc/[0-9]*/comm; do c=; read -r c < "$f" 2>/dev/null; [ -n "$c" ] || continue; echo "$c"; [ "$c" = zebra ] && frr=1; done; echo "@@services 0"
 if command -v nft >/dev/null 2>&1; then nft list ruleset 2>&1; else iptables-save 2>&1; fi; echo "@@packet_filter $?"
-if [ $frr = 1 ]; then vtysh -c 'show running-config' 2>&1; echo "@@frr_config $?"; else echo "@@frr_config absent"; fi"#;
+"#
+    };
+}
+
+/// The script run (with `sh -c`, inside the device) for a snapshot: one `ip` in batch mode
+/// for links, addresses and routes, builtins for sysctls and process names, `nft` (else
+/// `iptables-save`), and `vtysh` only where zebra runs.
+pub const SNAPSHOT_SCRIPT: &str = concat!(
+    script_without_frr_config!(),
+    r#"if [ $frr = 1 ]; then vtysh -c 'show running-config' 2>&1; echo "@@frr_config $?"; else echo "@@frr_config absent"; fi"#
+);
+
+/// [`SNAPSHOT_SCRIPT`] without starting `vtysh`: its `frr_config` part only says whether
+/// zebra runs, and [`DeviceState::frr_config_pending`] is then true. For a backend that reads
+/// each FRR daemon's running configuration itself (over the daemons' vty sockets, a fraction
+/// of a millisecond each, where starting `vtysh` costs 60–100 ms of CPU per device) and
+/// merges the answers with [`frr_config_from_daemons`].
+pub const SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG: &str = concat!(
+    script_without_frr_config!(),
+    r#"if [ $frr = 1 ]; then echo "@@frr_config pending"; else echo "@@frr_config absent"; fi"#
+);
+
+/// The placeholder reason of an FRR configuration left to the backend
+/// ([`SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG`]); if the backend never fills it, it is recorded
+/// as an aspect that could not be read, with this reason.
+pub(crate) const FRR_CONFIG_PENDING: &str =
+    "not read: the backend was to read FRR's configuration from the daemons";
+
+/// The FRR daemons whose running configuration `vtysh -c 'show running-config'` merges, by
+/// process name (`watchfrr` has none).
+pub const FRR_DAEMONS: [&str; 19] = [
+    "zebra", "mgmtd", "staticd", "bgpd", "ospfd", "ospf6d", "ripd", "ripngd", "isisd", "eigrpd",
+    "babeld", "pimd", "ldpd", "nhrpd", "bfdd", "fabricd", "vrrpd", "pbrd", "pathd",
+];
+
+/// FRR's configuration from each running daemon's own `show running-config` (in any order),
+/// merged as `vtysh` merges them: a stanza several daemons print (`interface eth0` from zebra
+/// and ospfd) is one stanza with the lines of each, and the lines every daemon repeats
+/// (`frr version`, `hostname`) count once. A daemon that could not be read makes the whole
+/// aspect [`AspectState::Failed`], naming it.
+pub fn frr_config_from_daemons(answers: &[(String, Result<String, String>)]) -> AspectState {
+    if answers.is_empty() {
+        return AspectState::Failed("no FRR daemon to read the configuration from".into());
+    }
+    let mut merged = Items::new();
+    for (daemon, answer) in answers {
+        let text = match answer {
+            Ok(text) if text.contains("% Unknown command") || text.trim().is_empty() => {
+                return AspectState::Failed(format!(
+                    "{daemon}: unexpected answer to show running-config: {}",
+                    cut(text.trim(), 200)
+                ));
+            }
+            Ok(text) => text,
+            Err(why) => return AspectState::Failed(format!("{daemon}: {why}")),
+        };
+        for (key, count) in parse_frr(text) {
+            let keep = match merged.get(&key) {
+                None => true,
+                Some(have) => repeats(&count) > repeats(have),
+            };
+            if keep {
+                merged.insert(key, count);
+            }
+        }
+    }
+    AspectState::Items(merged)
+}
+
+/// How many times an item counted by [`add_counted`] occurs.
+fn repeats(count: &str) -> u32 {
+    count.trim_start_matches('×').parse().unwrap_or(1)
+}
 
 /// Routing daemons and services whose running state is part of a snapshot (other processes,
 /// such as the commands of a concurrent probe, come and go and are ignored).
-const SERVICES: [&str; 45] = [
+const SERVICES: [&str; 46] = [
     "zebra",
+    "mgmtd",
     "staticd",
     "bgpd",
     "ospfd",
@@ -133,6 +208,7 @@ pub fn parse_device(output: &str) -> DeviceState {
     }
     let frr = match parts.get("frr_config") {
         Some((_, "absent")) => AspectState::Absent("FRR is not running".into()),
+        Some((_, "pending")) => AspectState::Failed(FRR_CONFIG_PENDING.into()),
         _ => read("frr_config")
             .map(parse_frr)
             .map_or_else(failed, AspectState::Items),
@@ -396,6 +472,8 @@ fn parse_frr(text: &str) -> Items {
             || body.starts_with("exit")
             || body.starts_with("Building configuration")
             || body.starts_with("Current configuration")
+            // vtysh's own setting (its vtysh.conf), not the routing daemons' configuration.
+            || body.ends_with("service integrated-vtysh-config")
         {
             continue;
         }
@@ -526,5 +604,57 @@ mod tests {
             absent.aspects[&Aspect::FrrConfig],
             AspectState::Absent("FRR is not running".into())
         );
+    }
+
+    #[test]
+    fn daemon_configs_merge_as_vtysh_merges_them() {
+        let zebra =
+            "frr version 8.4.4\nhostname r1\n!\ninterface eth0\n ip address 10.0.0.1/24\nexit\n!\n";
+        let ospfd = "frr version 8.4.4\nhostname r1\n!\ninterface eth0\n ip ospf cost 10\nexit\n!\nrouter ospf\n network 10.0.0.0/24 area 0\nexit\n";
+        let vtysh = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\nhostname r1\nno service integrated-vtysh-config\n!\ninterface eth0\n ip address 10.0.0.1/24\n ip ospf cost 10\nexit\n!\nrouter ospf\n network 10.0.0.0/24 area 0\nexit\n!\nend\n";
+        let answers = vec![
+            ("zebra".to_string(), Ok(zebra.to_string())),
+            ("ospfd".to_string(), Ok(ospfd.to_string())),
+        ];
+        assert_eq!(
+            frr_config_from_daemons(&answers),
+            AspectState::Items(parse_frr(vtysh))
+        );
+        let AspectState::Items(items) = frr_config_from_daemons(&answers) else {
+            unreachable!()
+        };
+        assert_eq!(
+            items["hostname r1"], "",
+            "counted once, not once per daemon"
+        );
+        assert!(items.contains_key("interface eth0 › ip ospf cost 10"));
+    }
+
+    #[test]
+    fn a_daemon_that_cannot_be_read_fails_the_aspect_and_is_named() {
+        let ok = ("zebra".to_string(), Ok("hostname r1\n".to_string()));
+        let down = ("bgpd".to_string(), Err("connection refused".to_string()));
+        let AspectState::Failed(why) = frr_config_from_daemons(&[ok.clone(), down]) else {
+            panic!("a daemon down must fail the aspect")
+        };
+        assert_eq!(why, "bgpd: connection refused");
+        let view = (
+            "ospfd".to_string(),
+            Ok("% Unknown command: show running-config\n".into()),
+        );
+        let AspectState::Failed(why) = frr_config_from_daemons(&[ok, view]) else {
+            panic!("a view-mode answer is not a configuration")
+        };
+        assert!(why.starts_with("ospfd: unexpected answer"), "{why}");
+    }
+
+    #[test]
+    fn the_script_without_frr_config_leaves_it_pending_only_where_zebra_runs() {
+        assert!(!SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG.contains("vtysh"));
+        assert!(SNAPSHOT_SCRIPT.starts_with(&SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG[..200]));
+        let pending = parse_device("zebra\nbgpd\nwatchfrr\n@@services 0\n@@frr_config pending\n");
+        assert!(pending.frr_config_pending());
+        assert_eq!(pending.frr_daemons(), vec!["zebra", "bgpd"]);
+        assert!(!parse_device("@@frr_config absent\n").frr_config_pending());
     }
 }

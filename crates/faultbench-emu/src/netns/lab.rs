@@ -4,6 +4,7 @@ use super::exec::{self, DEFAULT_OUTPUT_CAP};
 use super::ready::Readiness;
 use super::state::{LabState, Phase, ProcId};
 use faultbench_core::emulator::{Command, EmuError, ExecOutput, Lab};
+use faultbench_core::snapshot::DeviceState;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -259,6 +260,10 @@ impl Lab for NetnsLab {
                 }
                 _ => EmuError::Other(format!("cannot run a command in {device}: {e}")),
             })
+    }
+
+    async fn device_state(&self, device: &str, timeout: Duration) -> DeviceState {
+        super::device_state::read(self, device, timeout).await
     }
 
     async fn teardown(&self) -> Result<(), EmuError> {

@@ -33,6 +33,7 @@
 //! would) under the device's system-call filter (`seccomp`), with a timeout that kills the
 //! command's whole process group and a 1 MiB cap per output stream.
 
+mod device_state;
 mod emulator;
 mod exec;
 pub mod fast_timers;
@@ -52,7 +53,7 @@ pub use emulator::{DEVICE_PATH, NetnsEmulator, preflight, which};
 pub use exec::DEFAULT_OUTPUT_CAP;
 pub use gc::{GcReport, gc};
 pub use lab::NetnsLab;
-pub use ready::{ProtocolItem, Readiness, vty_command, vty_enable_command};
+pub use ready::{DeviceSocket, ProtocolItem, Readiness, vty_command, vty_enable_command};
 pub use requirements::{Requirement, has_overlayfs, install_command, requirements};
 pub use state::{LABS_DIR, LabState, NodeState, Phase, ProcId, check_name};
 

@@ -45,7 +45,7 @@ mod vty;
 
 pub use model::ProtocolItem;
 pub(crate) use snapshot::Watched;
-pub use vty::{vty_command, vty_enable_command};
+pub use vty::{DeviceSocket, vty_command, vty_enable_command};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@ use super::linkstate::LinkState;
 use super::model::ProtocolItem;
 use super::net::{self, IpNet, NetView};
 use super::rip::{self, RipState};
-use super::vty::{vty_command, vty_enable_command};
+use super::vty::{DeviceSocket, vty_command, vty_enable_command};
 use super::{ospf, ospf6};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -57,8 +57,9 @@ impl Watched {
         }
     }
 
-    fn socket(&self, daemon: &str) -> PathBuf {
-        PathBuf::from(format!("/proc/{}/root/run/frr/{daemon}.vty", self.pid))
+    /// `daemon`'s vty socket, found inside the device (an agent may have put a link there).
+    fn socket(&self, daemon: &str) -> std::io::Result<DeviceSocket> {
+        DeviceSocket::open(self.pid, daemon)
     }
 
     /// The device runs FRR or keepalived (something that converges).
@@ -76,9 +77,12 @@ impl Watched {
         if let Some(c) = cell.get() {
             return c.clone();
         }
-        let text = vty_enable_command(&self.socket(daemon), "show running-config", QUERY_TIMEOUT)
-            .await
-            .ok();
+        let text = match self.socket(daemon) {
+            Ok(socket) => vty_enable_command(&socket.path(), "show running-config", QUERY_TIMEOUT)
+                .await
+                .ok(),
+            Err(_) => None,
+        };
         let _ = cell.set(text.clone());
         text
     }
@@ -142,7 +146,7 @@ pub(super) async fn take(w: &Watched) -> Snapshot {
     };
     s.daemons = DAEMONS
         .into_iter()
-        .filter(|d| w.socket(d).exists())
+        .filter(|d| w.socket(d).is_ok())
         .collect();
     if !s.daemons.is_empty() {
         daemons(w, &mut s).await;
@@ -312,7 +316,11 @@ struct Querier<'a> {
 
 impl Querier<'_> {
     async fn text(&mut self, daemon: &'static str, cmd: &str) -> Option<String> {
-        match vty_command(&self.w.socket(daemon), cmd, QUERY_TIMEOUT).await {
+        let answer = match self.w.socket(daemon) {
+            Ok(socket) => vty_command(&socket.path(), cmd, QUERY_TIMEOUT).await,
+            Err(e) => Err(e),
+        };
+        match answer {
             Ok(t) => Some(t),
             Err(e) => {
                 let item = ProtocolItem::new(
