@@ -104,7 +104,7 @@ impl NetnsEmulator {
         timing("gc");
         let name = match &request.name {
             Some(n) => {
-                state::check_name(n).map_err(EmuError::InvalidLab)?;
+                state::check_name(n).map_err(|e| EmuError::InvalidLab(e.to_string()))?;
                 n.clone()
             }
             None => generate_name(&lab.name()),
