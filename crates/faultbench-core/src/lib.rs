@@ -26,29 +26,41 @@
 
 pub mod agent;
 pub mod category;
-pub mod check;
 pub mod dataset;
 mod dataset_stats;
 pub mod diagnosis;
 pub mod emulator;
 pub mod fsutil;
 pub mod identifiers;
-pub mod identity;
 pub mod ids;
-pub mod inject;
 pub mod judge;
 pub mod lab;
-pub mod phases;
-pub mod pipeline;
-pub mod record;
 pub mod registry;
-pub mod repair;
 pub mod scenario;
 pub mod snapshot;
 pub mod status;
-pub mod store;
 pub mod task;
 pub mod toolbox;
+
+// The run pipeline and what it reads and writes (cargo feature `pipeline`, on by default): a
+// crate that only implements the vocabulary — an emulator, a toolbox — builds without it.
+#[cfg(feature = "pipeline")]
+pub mod check;
+#[cfg(feature = "pipeline")]
+pub mod identity;
+#[cfg(feature = "pipeline")]
+pub mod inject;
+#[cfg(feature = "pipeline")]
+pub mod phases;
+#[cfg(feature = "pipeline")]
+pub mod pipeline;
+#[cfg(feature = "pipeline")]
+pub mod record;
+#[cfg(feature = "pipeline")]
+pub mod repair;
+#[cfg(feature = "pipeline")]
+pub mod store;
+#[cfg(feature = "pipeline")]
 pub mod trace;
 
 pub use agent::{Agent, AgentInput, AgentOutcome, Budget, Usage};

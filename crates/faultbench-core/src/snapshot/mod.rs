@@ -206,7 +206,9 @@ pub struct Snapshot {
 impl Snapshot {
     /// Reads every device of `lab` (through [`Lab::device_state`], in parallel).
     pub async fn take(lab: &dyn Lab, opts: &SnapshotOptions) -> Snapshot {
-        let taken_unix_ms = crate::phases::unix_ms();
+        let taken_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
         let t = Instant::now();
         let devices: BTreeMap<String, DeviceState> = futures::stream::iter(lab.devices())
             .map(|d| async move {
