@@ -10,6 +10,12 @@
 //! - [`RunStatus`] and [`Scores`]: how a run ended and what it earned;
 //! - [`Registry`]: names → agents, judges, emulators (how the CLI and user programs pick them).
 //!
+//! and, with the cargo feature `pipeline` (on by default), the pipeline that runs scenarios and
+//! what it reads and writes: the `pipeline` module (`Runner`), `inject`, `phases`, `repair`,
+//! `check` (`scenario check`), `record`, `store`, `identity` and `trace`. A crate that only
+//! implements the vocabulary (an emulator or a toolbox, such as `faultbench-emu`) depends on
+//! this crate with `default-features = false` and compiles about half of it.
+//!
 //! ```
 //! use faultbench_core::{Category, Diagnosis, ScenarioSpec, Scenario};
 //!
@@ -26,6 +32,7 @@
 
 pub mod agent;
 pub mod category;
+pub mod concurrent;
 pub mod dataset;
 mod dataset_stats;
 pub mod diagnosis;

@@ -59,8 +59,8 @@ mod parse;
 pub use diff::{ChangeKind, StateChange};
 pub use parse::{SNAPSHOT_SCRIPT, parse_device};
 
+use crate::concurrent::map_concurrent;
 use crate::emulator::{Command, Lab};
-use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -210,14 +210,14 @@ impl Snapshot {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let t = Instant::now();
-        let devices: BTreeMap<String, DeviceState> = futures::stream::iter(lab.devices())
-            .map(|d| async move {
+        let devices: BTreeMap<String, DeviceState> =
+            map_concurrent(lab.devices(), opts.parallelism, |d| async move {
                 let state = lab.device_state(&d, opts.timeout).await;
                 (d, state)
             })
-            .buffer_unordered(opts.parallelism.max(1))
-            .collect()
-            .await;
+            .await
+            .into_iter()
+            .collect();
         Snapshot {
             lab: lab.name().to_string(),
             taken_unix_ms,

@@ -585,7 +585,7 @@ async fn run_startups(
                 Ok((dev.name.clone(), out))
             }
         });
-        for r in futures::future::join_all(runs).await {
+        for r in faultbench_core::concurrent::join_all(runs).await {
             let (n, out) = r?;
             match out.exit_code {
                 Some(0) => {}
