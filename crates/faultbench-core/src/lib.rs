@@ -41,6 +41,9 @@ pub mod fsutil;
 pub mod identifiers;
 pub mod ids;
 pub mod judge;
+// Kathará lab directories (lab.conf, lab.dep, startup files, baselines, topology summaries):
+// what an emulator that deploys real labs reads (cargo feature `lab`; `pipeline` includes it).
+#[cfg(feature = "lab")]
 pub mod lab;
 pub mod registry;
 pub mod scenario;
