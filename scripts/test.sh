@@ -80,7 +80,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== faultbench-emu without its heavy backends (cargo features)"
-cargo check -q -p faultbench-emu --no-default-features --features mock,tools
+# Also builds faultbench-core without its `pipeline` feature; clippy, so that code unused in
+# this configuration is caught too.
+cargo clippy -q -p faultbench-emu --no-default-features --features mock,tools -- -D warnings
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace
 echo "== cargo test"

@@ -13,7 +13,7 @@
 //! | [`judge`] (`faultbench-judge`) | the rubric judge and the LLM judge |
 //! | [`llm`] (`faultbench-llm`) | chat-model clients (OpenAI-compatible, Anthropic, scripted), retries, prices |
 //! | [`agents`] (`faultbench-agents`) | chat-model clients and agents (baseline, ReAct, SADE-style, external MCP agents) |
-//! | [`report`] (`faultbench-report`) | the paper's tables and charts from run registries: Markdown, CSV, JSON, SVG, one HTML file; comparisons and intervals |
+//! | [`report`] (`faultbench-report`) | the paper's tables and charts from a `RunIndex` (a run registry `MANIFEST.csv`, or a runs root's records): Markdown, CSV, JSON, SVG, one HTML file; comparisons and intervals |
 //! | [`bench`](mod@bench) (`faultbench-bench`) | the benchmark at scale: `Bench` (plan, parallel fresh labs, resume, progress events, cancellation), shards and `merge` |
 
 pub use faultbench_agents as agents;

@@ -2,7 +2,7 @@
 //! read is finite, and the whole report (tables, CSV, Markdown, JSON, charts) renders.
 #![no_main]
 
-use faultbench_core::report::{Registry, Report};
+use faultbench_report::{Report, RunIndex};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     input.push(b'\n');
     input.extend_from_slice(data);
     for bytes in [data, &input[..]] {
-        let Ok(reg) = Registry::from_csv_bytes(bytes, Path::new("MANIFEST.csv")) else {
+        let Ok(reg) = RunIndex::from_csv_bytes(bytes, Path::new("MANIFEST.csv")) else {
             continue;
         };
         for r in &reg.rows {

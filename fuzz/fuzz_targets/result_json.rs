@@ -3,7 +3,7 @@
 #![no_main]
 
 use faultbench_core::record::{RunRecord, digest_of};
-use faultbench_core::report::parse_row;
+use faultbench_report::parse_row;
 use faultbench_core::scenario::ScenarioSpec;
 use libfuzzer_sys::fuzz_target;
 use std::path::{Component, Path};

@@ -159,9 +159,9 @@ pub enum BenchError {
         /// Planned runs.
         total: usize,
     },
-    /// The registry cannot be read back for the report.
-    #[error("reading the registry back")]
-    ReadRegistry(#[source] faultbench_report::RegistryError),
+    /// The run registry cannot be read back for the report.
+    #[error("reading the run registry back")]
+    ReadRunIndex(#[source] faultbench_report::RunIndexError),
     /// The report cannot be written.
     #[error("writing the report")]
     WriteReport(#[source] std::io::Error),

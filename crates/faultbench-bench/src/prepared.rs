@@ -268,9 +268,9 @@ impl Prepared {
         })
         .await?;
         if s.report {
-            let registry =
-                faultbench_report::Registry::load(&root).map_err(BenchError::ReadRegistry)?;
-            let report = faultbench_report::Report::new(&registry, None);
+            let index =
+                faultbench_report::RunIndex::load(&root).map_err(BenchError::ReadRunIndex)?;
+            let report = faultbench_report::Report::new(&index, None);
             let html = report
                 .write_all(&root.join("report"))
                 .map_err(BenchError::WriteReport)?;

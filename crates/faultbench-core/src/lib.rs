@@ -10,6 +10,12 @@
 //! - [`RunStatus`] and [`Scores`]: how a run ended and what it earned;
 //! - [`Registry`]: names → agents, judges, emulators (how the CLI and user programs pick them).
 //!
+//! and, with the cargo feature `pipeline` (on by default), the pipeline that runs scenarios and
+//! what it reads and writes: the `pipeline` module (`Runner`), `inject`, `phases`, `repair`,
+//! `check` (`scenario check`), `record`, `store`, `identity` and `trace`. A crate that only
+//! implements the vocabulary (an emulator or a toolbox, such as `faultbench-emu`) depends on
+//! this crate with `default-features = false` and compiles about half of it.
+//!
 //! ```
 //! use faultbench_core::{Category, Diagnosis, ScenarioSpec, Scenario};
 //!
@@ -26,29 +32,45 @@
 
 pub mod agent;
 pub mod category;
-pub mod check;
+pub mod concurrent;
 pub mod dataset;
 mod dataset_stats;
 pub mod diagnosis;
 pub mod emulator;
 pub mod fsutil;
 pub mod identifiers;
-pub mod identity;
 pub mod ids;
-pub mod inject;
 pub mod judge;
+// Kathará lab directories (lab.conf, lab.dep, startup files, baselines, topology summaries):
+// what an emulator that deploys real labs reads (cargo feature `lab`; `pipeline` includes it).
+#[cfg(feature = "lab")]
 pub mod lab;
-pub mod phases;
-pub mod pipeline;
-pub mod record;
 pub mod registry;
-pub mod repair;
 pub mod scenario;
 pub mod snapshot;
 pub mod status;
-pub mod store;
 pub mod task;
 pub mod toolbox;
+
+// The run pipeline and what it reads and writes (cargo feature `pipeline`, on by default): a
+// crate that only implements the vocabulary — an emulator, a toolbox — builds without it.
+#[cfg(feature = "pipeline")]
+pub mod check;
+#[cfg(feature = "pipeline")]
+pub mod identity;
+#[cfg(feature = "pipeline")]
+pub mod inject;
+#[cfg(feature = "pipeline")]
+pub mod phases;
+#[cfg(feature = "pipeline")]
+pub mod pipeline;
+#[cfg(feature = "pipeline")]
+pub mod record;
+#[cfg(feature = "pipeline")]
+pub mod repair;
+#[cfg(feature = "pipeline")]
+pub mod store;
+#[cfg(feature = "pipeline")]
 pub mod trace;
 
 pub use agent::{Agent, AgentInput, AgentOutcome, Budget, Usage};

@@ -34,6 +34,7 @@
 //! # });
 //! ```
 
+use crate::emulator::Lab;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
@@ -294,5 +295,44 @@ impl<T: Toolbox> Toolbox for RecordingToolbox<T> {
 
     fn mutates(&self, name: &str, args: &Value) -> bool {
         self.inner.mutates(name, args)
+    }
+}
+
+/// Settings a toolbox is built with, from the run's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolboxSettings {
+    /// Collect telemetry for the telemetry tools (off: they answer as the release's labs
+    /// without a collector did).
+    pub telemetry: bool,
+}
+
+impl Default for ToolboxSettings {
+    fn default() -> Self {
+        ToolboxSettings { telemetry: true }
+    }
+}
+
+/// Builds the toolbox agents use on a lab (e.g. the 22 NIKA tools). Called once per deployed
+/// lab (so that per-lab state such as telemetry starts at deploy time); each run wraps the result
+/// in a recording toolbox.
+pub trait ToolboxFactory: Send + Sync {
+    /// The toolbox for a freshly deployed lab.
+    fn toolbox(&self, lab: Arc<dyn Lab>) -> Arc<dyn Toolbox>;
+
+    /// The toolbox for a freshly deployed lab under the run's settings. The default ignores
+    /// them (right for toolboxes without telemetry); a factory with telemetry honours
+    /// [`ToolboxSettings::telemetry`].
+    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxSettings) -> Arc<dyn Toolbox> {
+        let _ = settings;
+        self.toolbox(lab)
+    }
+}
+
+impl<F> ToolboxFactory for F
+where
+    F: Fn(Arc<dyn Lab>) -> Arc<dyn Toolbox> + Send + Sync,
+{
+    fn toolbox(&self, lab: Arc<dyn Lab>) -> Arc<dyn Toolbox> {
+        self(lab)
     }
 }

@@ -6,7 +6,7 @@
 //! venv that `scripts/install-deps.sh` creates at /opt/faultbench/kathara-venv. Without it this
 //! test fails and says how to install it (CI installs it).
 
-use faultbench_emu::kathara::KatharaCli;
+use faultbench_emu::kathara::{KatharaCli, KatharaCliError};
 use std::path::{Path, PathBuf};
 
 fn labs_under(root: &Path, out: &mut Vec<PathBuf>) {
@@ -81,11 +81,16 @@ async fn dry_mode_catches_what_kathara_rejects() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("lab.conf"), "r1[0]=\"A.1\"\npc1[0]=A\n").unwrap();
     let e = cli.dry_run(dir.path()).await.unwrap_err();
+    assert!(matches!(e, KatharaCliError::Rejected { .. }), "{e}");
+    let e = e.to_string();
     assert!(
         e.contains("non-alphanumeric") && e.contains("SyntaxError"),
         "{e}"
     );
     std::fs::write(dir.path().join("lab.conf"), "r1[0]=A\nr1[2]=B\n").unwrap();
     let e = cli.dry_run(dir.path()).await.unwrap_err();
-    assert!(e.contains("NonSequentialMachineInterfaceError"), "{e}");
+    assert!(
+        e.to_string().contains("NonSequentialMachineInterfaceError"),
+        "{e}"
+    );
 }

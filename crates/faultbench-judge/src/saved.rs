@@ -6,12 +6,12 @@
 //! run the scenario, the diagnosis, the trace digest (from `trace.jsonl`, the release's
 //! `trace.log`, or the record's own agent phase) and the scores already recorded.
 
-use crate::release::{ReleaseRun, find_result_files, is_release_record};
+use crate::release::{ReleaseError, ReleaseRun, find_result_files, is_release_record};
 use faultbench_core::judge::Scores;
-use faultbench_core::record::{RunRecord, digest_of};
-use faultbench_core::scenario::ScenarioSpec;
+use faultbench_core::record::{RecordError, RunRecord, digest_of};
+use faultbench_core::scenario::{ScenarioError, ScenarioSpec};
 use faultbench_core::status::RunStatus;
-use faultbench_core::trace;
+use faultbench_core::trace::{self, TraceError};
 use faultbench_core::{Category, Diagnosis};
 use std::path::{Path, PathBuf};
 
@@ -65,12 +65,56 @@ impl SavedRun {
 }
 
 /// A `result.json` that could not be used.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct LoadError {
     /// The file.
     pub path: PathBuf,
     /// Why.
-    pub message: String,
+    pub error: LoadRunError,
+}
+
+/// Why a `result.json` could not be read as a saved run (the file is named by the caller:
+/// [`LoadError::path`], or the path given to [`load_one`]).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadRunError {
+    /// The file could not be read.
+    #[error("cannot read: {0}")]
+    Read(#[source] std::io::Error),
+    /// The file is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// It looks like a release record but is not one of the release's shape.
+    #[error(transparent)]
+    Release(#[from] ReleaseError),
+    /// Neither of the two formats.
+    #[error("neither a faultbench run record nor a release result.json: {0}")]
+    Unknown(#[source] serde_json::Error),
+    /// A faultbench record whose scenario text does not parse.
+    #[error("the recorded scenario text does not parse: {0}")]
+    Scenario(#[source] ScenarioError),
+    /// The run's `trace.jsonl` cannot be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+/// A re-judged verdict that could not be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreVerdictError {
+    /// The faultbench record could not be rewritten.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The sidecar file could not be encoded.
+    #[error("cannot encode the verdict: {0}")]
+    Encode(#[source] serde_json::Error),
+    /// The sidecar file could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The sidecar file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Reads every run under `root`. Unreadable records are returned as errors, never skipped
@@ -81,7 +125,7 @@ pub fn load_runs(root: &Path) -> std::io::Result<(Vec<SavedRun>, Vec<LoadError>)
     for path in find_result_files(root)? {
         match load_one(root, &path) {
             Ok(r) => runs.push(r),
-            Err(message) => errors.push(LoadError { path, message }),
+            Err(error) => errors.push(LoadError { path, error }),
         }
     }
     Ok((runs, errors))
@@ -96,14 +140,13 @@ fn label_of(root: &Path, path: &Path) -> String {
 }
 
 /// Reads one run.
-pub fn load_one(root: &Path, path: &Path) -> Result<SavedRun, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+pub fn load_one(root: &Path, path: &Path) -> Result<SavedRun, LoadRunError> {
+    let text = std::fs::read_to_string(path).map_err(LoadRunError::Read)?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(LoadRunError::NotJson)?;
     let label = label_of(root, path);
     let dir = path.parent().unwrap_or(Path::new("."));
     if is_release_record(&value) {
-        let run = ReleaseRun::from_json(&text, path).map_err(|e| e.to_string())?;
+        let run = ReleaseRun::from_json(&text, path)?;
         let group = label.split('/').next().unwrap_or("").to_string();
         let digest = std::fs::read_to_string(dir.join("trace.log"))
             .map(|log| trace::digest(&trace::parse_release_log(&log)))
@@ -121,13 +164,11 @@ pub fn load_one(root: &Path, path: &Path) -> Result<SavedRun, String> {
             origin: Origin::Release,
         });
     }
-    let record: RunRecord = serde_json::from_value(value)
-        .map_err(|e| format!("neither a faultbench run record nor a release result.json: {e}"))?;
-    let scenario = ScenarioSpec::parse(&record.scenario.text)
-        .map_err(|e| format!("the recorded scenario text does not parse: {e}"))?;
+    let record: RunRecord = serde_json::from_value(value).map_err(LoadRunError::Unknown)?;
+    let scenario = ScenarioSpec::parse(&record.scenario.text).map_err(LoadRunError::Scenario)?;
     let trace_file = dir.join("trace.jsonl");
     let digest = if trace_file.is_file() {
-        let events = trace::read_jsonl(&trace_file).map_err(|e| e.to_string())?;
+        let events = trace::read_jsonl(&trace_file)?;
         trace::digest(&events)
     } else {
         digest_of(&record)
@@ -197,7 +238,7 @@ pub fn store_verdict(
     run: &SavedRun,
     judge: &str,
     verdict: Result<&Scores, &str>,
-) -> Result<Stored, String> {
+) -> Result<Stored, StoreVerdictError> {
     match &run.origin {
         Origin::Faultbench(record) => {
             let mut rec = (**record).clone();
@@ -225,7 +266,7 @@ pub fn store_verdict(
             // location when `root` is a sub-folder of a runs root. The registry is rebuilt once
             // by the caller after all updates (`RunsRoot::rebuild_manifest`), not once per run.
             let dir = run.path.parent().unwrap_or(Path::new("."));
-            let written = rec.write(dir).map_err(|e| e.to_string())?;
+            let written = rec.write(dir)?;
             Ok(Stored::Record(written))
         }
         Origin::Release => {
@@ -235,8 +276,10 @@ pub fn store_verdict(
                 Ok(s) => serde_json::json!({"status": "scored", "judge": judge, "scores": s}),
                 Err(e) => serde_json::json!({"status": "judge_failed", "judge": judge, "error": e}),
             };
-            let text = serde_json::to_string_pretty(&body).map_err(|e| e.to_string())?;
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let text = serde_json::to_string_pretty(&body).map_err(StoreVerdictError::Encode)?;
+            if let Err(source) = std::fs::write(&path, text) {
+                return Err(StoreVerdictError::Write { path, source });
+            }
             Ok(Stored::Sidecar(path))
         }
     }

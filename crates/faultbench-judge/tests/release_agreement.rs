@@ -15,7 +15,7 @@ use faultbench_judge::RubricJudge;
 use faultbench_judge::agree::Agreement;
 use faultbench_judge::rubric::PolicyBook;
 use faultbench_judge::saved::load_runs;
-use faultbench_report::Registry;
+use faultbench_report::RunIndex;
 use faultbench_testkit::{full, release_for_test};
 use std::collections::HashMap;
 
@@ -30,7 +30,7 @@ fn every_run_record_loads_and_matches_its_manifest_row() {
         "unreadable records: {:?}",
         errors
             .iter()
-            .map(|e| format!("{}: {}", e.path.display(), e.message))
+            .map(|e| format!("{}: {}", e.path.display(), e.error))
             .collect::<Vec<_>>()
     );
     assert_eq!(runs.len(), release.run_records().len());
@@ -38,7 +38,7 @@ fn every_run_record_loads_and_matches_its_manifest_row() {
     if release.is_full() {
         assert_eq!(runs.len(), full::RUN_RECORDS);
     }
-    let registry = Registry::load(&release.manifest()).unwrap();
+    let registry = RunIndex::load(&release.manifest()).unwrap();
     let rows: HashMap<String, &ManifestRow> = registry
         .rows
         .iter()

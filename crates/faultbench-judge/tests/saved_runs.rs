@@ -9,7 +9,7 @@ use faultbench_core::store::RunsRoot;
 use faultbench_core::toolbox::ToolCallRecord;
 use faultbench_core::{Layer, RunStatus};
 use faultbench_judge::RubricJudge;
-use faultbench_judge::saved::{Origin, Stored, load_runs, store_verdict};
+use faultbench_judge::saved::{LoadRunError, Origin, Stored, load_runs, store_verdict};
 use faultbench_testkit::release_for_test;
 use serde_json::json;
 
@@ -152,11 +152,17 @@ fn release_records_get_a_sidecar_and_bad_files_are_reported() {
     assert_eq!(runs.len(), 1);
     assert_eq!(errors.len(), 1);
     assert!(
+        matches!(errors[0].error, LoadRunError::Unknown(_)),
+        "{}",
+        errors[0].error
+    );
+    assert!(
         errors[0]
-            .message
+            .error
+            .to_string()
             .contains("neither a faultbench run record"),
         "{}",
-        errors[0].message
+        errors[0].error
     );
     let run = &runs[0];
     assert!(matches!(run.origin, Origin::Release));

@@ -8,13 +8,13 @@
 //! event is reported. Blocks stream one at a time, so a delta belongs to the block started
 //! last.
 
-use crate::partial::Partial;
+use crate::partial::{Partial, StreamError};
 use crate::types::StopReason;
 use serde_json::Value;
 
 /// Applies one event to `p`. `Ok(true)`: the reply is complete (or too large to keep
-/// reading); `Err`: the server reported an error inside the stream (its message).
-pub fn apply_event(p: &mut Partial, kind: &str, data: &Value) -> Result<bool, String> {
+/// reading); `Err`: the server reported an error inside the stream.
+pub fn apply_event(p: &mut Partial, kind: &str, data: &Value) -> Result<bool, StreamError> {
     match kind {
         "message_start" => {
             let msg = data.get("message").unwrap_or(data);
@@ -79,12 +79,12 @@ pub fn apply_event(p: &mut Partial, kind: &str, data: &Value) -> Result<bool, St
         }
         "message_stop" => return Ok(true),
         "error" => {
-            let msg = data
+            let message = data
                 .pointer("/error/message")
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| data.to_string());
-            return Err(format!("error inside the stream: {msg}"));
+            return Err(StreamError { message });
         }
         _ => {}
     }
@@ -216,6 +216,8 @@ mod tests {
             "error",
             &json!({"error": {"type": "overloaded_error", "message": "Overloaded"}}),
         );
-        assert_eq!(e, Err("error inside the stream: Overloaded".into()));
+        let e = e.unwrap_err();
+        assert_eq!(e.message, "Overloaded");
+        assert_eq!(e.to_string(), "error inside the stream: Overloaded");
     }
 }

@@ -57,7 +57,7 @@ pub use config::{LlmConfig, ModelRoute, ProviderConfig, ProviderKind, Resolved};
 pub use faultbench_core::Usage;
 pub use model::ChatModel;
 pub use openai::{MaxTokensField, OpenAiClient};
-pub use partial::{Partial, Progress, chat_until};
+pub use partial::{Partial, Progress, StreamError, chat_until};
 pub use price::{Price, PriceTable};
 pub use retry::RetryPolicy;
 pub use scripted::ScriptedModel;

@@ -9,20 +9,20 @@
 //! each is read as well as it can be, and missing usage is estimated by
 //! [`Partial::to_response`].
 
-use crate::partial::Partial;
+use crate::partial::{Partial, StreamError};
 use crate::types::StopReason;
 use serde_json::Value;
 
 /// Applies one chunk to `p`. `Ok(false)`: the reply is too large to keep reading; `Err`: the
-/// server reported an error inside the stream (its message).
-pub fn apply_chunk(p: &mut Partial, chunk: &Value) -> Result<bool, String> {
+/// server reported an error inside the stream.
+pub fn apply_chunk(p: &mut Partial, chunk: &Value) -> Result<bool, StreamError> {
     if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
-        let msg = err
+        let message = err
             .get("message")
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| err.to_string());
-        return Err(format!("error inside the stream: {msg}"));
+        return Err(StreamError { message });
     }
     if p.model.is_none() {
         p.model = chunk
@@ -185,6 +185,7 @@ mod tests {
         let mut p = Partial::default();
         let e =
             apply_chunk(&mut p, &json!({"error": {"message": "context overflow"}})).unwrap_err();
-        assert!(e.contains("context overflow"), "{e}");
+        assert_eq!(e.message, "context overflow");
+        assert_eq!(e.to_string(), "error inside the stream: context overflow");
     }
 }

@@ -55,6 +55,15 @@ pub fn request_chars(req: &ChatRequest) -> usize {
     n
 }
 
+/// An error the server reported inside a streamed reply (an `error` chunk or event), after the
+/// HTTP status said the call succeeded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("error inside the stream: {message}")]
+pub struct StreamError {
+    /// The server's message (or the whole error object when it has none).
+    pub message: String,
+}
+
 /// A tool call being streamed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PartialCall {

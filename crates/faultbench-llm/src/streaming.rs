@@ -6,7 +6,7 @@
 //! that carried nothing of a reply is malformed; one that closed before its end keeps what came,
 //! with the stop reason `incomplete_stream`.
 
-use crate::partial::{Partial, Progress};
+use crate::partial::{Partial, Progress, StreamError};
 use crate::retry::{
     Attempt, RetryPolicy, excerpt, is_event_stream, read_events, read_json, send, with_retries,
 };
@@ -44,7 +44,7 @@ pub(crate) async fn call<J, E>(
 ) -> Result<ChatResponse, LlmError>
 where
     J: Fn(&Value) -> Result<Partial, LlmError>,
-    E: Fn(Option<&str>, &Value, &mut Partial) -> Result<Applied, String>,
+    E: Fn(Option<&str>, &Value, &mut Partial) -> Result<Applied, StreamError>,
 {
     let provider = c.provider;
     let (mut reply, elapsed) = with_retries(provider, c.policy, || async {
@@ -68,7 +68,10 @@ where
             })?;
             let a = progress
                 .update(|p| apply(ev.event.as_deref(), &data, p))
-                .map_err(|why| Attempt::Retry { why, wait: None })?;
+                .map_err(|e| Attempt::Retry {
+                    why: e.to_string(),
+                    wait: None,
+                })?;
             answered |= a.answered;
             Ok(a.done)
         })

@@ -4,7 +4,7 @@
 
 use crate::convert;
 use crate::errors::{FaultbenchError, chain};
-use faultbench_report::{Registry, Report};
+use faultbench_report::{Report, RunIndex};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
@@ -102,9 +102,8 @@ pub fn report(
     write: bool,
 ) -> PyResult<PyReport> {
     py.detach(|| {
-        let registry =
-            Registry::load(&runs_root).map_err(|e| FaultbenchError::new_err(chain(&e)))?;
-        let report = Report::new(&registry, None);
+        let index = RunIndex::load(&runs_root).map_err(|e| FaultbenchError::new_err(chain(&e)))?;
+        let report = Report::new(&index, None);
         let html_path = if write {
             let dir = out_dir.unwrap_or_else(|| {
                 let root = if runs_root.is_dir() {

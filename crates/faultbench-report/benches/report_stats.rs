@@ -14,7 +14,7 @@
 
 use faultbench_core::record::ManifestRow;
 use faultbench_report::stats::{Bootstrap, Rng};
-use faultbench_report::{Registry, Report, ReportOptions};
+use faultbench_report::{Report, ReportOptions, RunIndex};
 use faultbench_testkit::measure::{cpu_seconds, load_average};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -100,7 +100,7 @@ enum Mode {
     Smoke,
 }
 
-fn measure(name: &str, reg: &Registry, mode: Mode) -> f64 {
+fn measure(name: &str, reg: &RunIndex, mode: Mode) -> f64 {
     let (resamples, reps) = match mode {
         Mode::Bench => (10_000, 3),
         Mode::Smoke => (200, 1),
@@ -151,12 +151,12 @@ fn main() -> ExitCode {
         Mode::Smoke
     };
     let mut worst: f64 = 0.0;
-    match faultbench_testkit::locate().map(|r| Registry::load(&r.manifest())) {
+    match faultbench_testkit::locate().map(|r| RunIndex::load(&r.manifest())) {
         Ok(Ok(reg)) => worst = worst.max(measure("release MANIFEST.csv", &reg, mode)),
         Ok(Err(e)) => println!("release registry not measured: {e}"),
         Err(e) => println!("release registry not measured: {e}"),
     }
-    let reg = Registry {
+    let reg = RunIndex {
         source: "synthetic".into(),
         rows: synthetic(),
         warnings: Vec::new(),

@@ -13,10 +13,10 @@
 //! is said too; so is an agent run with several models inside one source.
 
 use super::cells::{CellSpec, Families, Group, Measure, Plan, Stat, Subset};
-use super::details::RunDetails;
+use super::details::{JsonFileError, RunDetails, read_bounded_json};
 use super::intervals::{category_groups, fix_groups, style_groups, timeout_groups};
 use super::metrics::ALL;
-use super::registry::Registry;
+use super::run_index::RunIndex;
 use super::stats::{Bootstrap, Design, Interval};
 use faultbench_core::record::ManifestRow;
 use serde::{Deserialize, Serialize};
@@ -24,13 +24,13 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-/// One registry to compare.
+/// One set of runs to compare.
 #[derive(Debug, Clone)]
 pub struct Source {
     /// Short label (`A`, `B`, …).
     pub label: String,
-    /// The registry.
-    pub registry: Registry,
+    /// Its runs.
+    pub index: RunIndex,
     /// Its runs root's `identity.json`, if any.
     pub identity: Option<Value>,
 }
@@ -38,28 +38,33 @@ pub struct Source {
 /// Largest `identity.json` read.
 const MAX_IDENTITY_BYTES: u64 = 1024 * 1024;
 
+/// An `identity.json` that exists but cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {problem}", path.display())]
+pub struct IdentityFileError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong.
+    #[source]
+    pub problem: JsonFileError,
+}
+
 /// The `identity.json` of a runs root (or of the folder holding a `MANIFEST.csv`): `Ok(None)`
 /// when there is none, `Err` when it exists but cannot be used.
-pub fn read_identity(source: &Path) -> Result<Option<Value>, String> {
+pub fn read_identity(source: &Path) -> Result<Option<Value>, IdentityFileError> {
     let dir = if source.is_dir() {
         source.to_path_buf()
     } else {
         source.parent().map(Path::to_path_buf).unwrap_or_default()
     };
     let path = dir.join("identity.json");
-    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+    if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
-    };
-    if !meta.is_file() || meta.len() > MAX_IDENTITY_BYTES {
-        return Err(format!(
-            "{}: not a regular file of at most 1 MiB",
-            path.display()
-        ));
     }
-    let text = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_slice(&text)
-        .map(Some)
-        .map_err(|e| format!("{}: not JSON: {e}", path.display()))
+    match read_bounded_json(&path, MAX_IDENTITY_BYTES, "an identity.json") {
+        Ok(v) => Ok(Some(v)),
+        Err(problem) => Err(IdentityFileError { path, problem }),
+    }
 }
 
 /// Dotted paths and values of a JSON document's leaves.
@@ -265,7 +270,7 @@ fn notes(sources: &[Source]) -> Vec<String> {
     let mut out = Vec::new();
     let first = &sources[0];
     for s in sources {
-        for (agent, models) in models_by_agent(&s.registry.rows) {
+        for (agent, models) in models_by_agent(&s.index.rows) {
             if models.len() > 1 {
                 out.push(format!(
                     "{}: agent {agent} ran with several models ({}): one root should hold one configuration",
@@ -315,8 +320,8 @@ fn notes(sources: &[Source]) -> Vec<String> {
             }
         }
         let (ma, mb) = (
-            models_by_agent(&first.registry.rows),
-            models_by_agent(&s.registry.rows),
+            models_by_agent(&first.index.rows),
+            models_by_agent(&s.index.rows),
         );
         for (agent, models) in &ma {
             if let Some(other) = mb.get(agent)
@@ -339,7 +344,7 @@ fn notes(sources: &[Source]) -> Vec<String> {
 pub fn compare(sources: &[Source], boot: Bootstrap) -> Comparison {
     let mut agents: BTreeSet<String> = BTreeSet::new();
     for s in sources {
-        agents.extend(s.registry.rows.iter().map(|r| r.agent.clone()));
+        agents.extend(s.index.rows.iter().map(|r| r.agent.clone()));
     }
     let mut cols: Vec<String> = agents.into_iter().collect();
     cols.push(ALL.to_string());
@@ -348,9 +353,9 @@ pub fn compare(sources: &[Source], boot: Bootstrap) -> Comparison {
     let values: Vec<Vec<Vec<Vec<Option<f64>>>>> = sources
         .iter()
         .map(|s| {
-            let fam = Families::of(&s.registry.rows);
+            let fam = Families::of(&s.index.rows);
             let details = RunDetails::default();
-            let mut plan = Plan::new(&s.registry.rows, &details, &fam);
+            let mut plan = Plan::new(&s.index.rows, &details, &fam);
             let stats: Vec<Vec<Vec<Stat>>> = cat
                 .iter()
                 .map(|(_, _, rows)| {
@@ -380,15 +385,7 @@ pub fn compare(sources: &[Source], boot: Bootstrap) -> Comparison {
     // Paired differences, source k vs source 0.
     let diffs: Vec<Vec<Vec<Vec<DiffCell>>>> = sources[1..]
         .iter()
-        .map(|s| {
-            paired(
-                &sources[0].registry.rows,
-                &s.registry.rows,
-                &cat,
-                &cols,
-                boot,
-            )
-        })
+        .map(|s| paired(&sources[0].index.rows, &s.index.rows, &cat, &cols, boot))
         .collect();
     let tables = cat
         .iter()
@@ -420,8 +417,8 @@ pub fn compare(sources: &[Source], boot: Bootstrap) -> Comparison {
             .iter()
             .map(|s| SourceInfo {
                 label: s.label.clone(),
-                path: s.registry.source.clone(),
-                runs: s.registry.rows.len(),
+                path: s.index.source.clone(),
+                runs: s.index.rows.len(),
                 identity: s.identity.clone(),
             })
             .collect(),

@@ -170,18 +170,55 @@ pub fn find_records(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Reads a record as JSON, bounded in size.
-pub fn read_json(path: &Path) -> Result<Value, String> {
-    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read: {e}"))?;
-    if meta.len() > MAX_RECORD_BYTES {
-        return Err(format!(
-            "{} bytes, more than the {} MiB a record may have",
-            meta.len(),
-            MAX_RECORD_BYTES / (1024 * 1024)
-        ));
+/// A JSON file that could not be read (the caller names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum JsonFileError {
+    /// Reading failed.
+    #[error("cannot read: {0}")]
+    Read(#[source] std::io::Error),
+    /// A link, folder or device where a file was expected (links are not followed).
+    #[error("not a regular file")]
+    NotAFile,
+    /// Larger than such a file may be.
+    #[error("{size} bytes, more than the {} MiB {what} may have", limit / (1024 * 1024))]
+    TooLarge {
+        /// Its size.
+        size: u64,
+        /// The bound, in bytes.
+        limit: u64,
+        /// What the file is (`a record`).
+        what: &'static str,
+    },
+    /// Not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+}
+
+/// Reads a regular file (not through a link) of at most `limit` bytes as JSON; `what` names
+/// the kind of file in the size error.
+pub(crate) fn read_bounded_json(
+    path: &Path,
+    limit: u64,
+    what: &'static str,
+) -> Result<Value, JsonFileError> {
+    let meta = std::fs::symlink_metadata(path).map_err(JsonFileError::Read)?;
+    if !meta.is_file() {
+        return Err(JsonFileError::NotAFile);
     }
-    let text = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    serde_json::from_slice(&text).map_err(|e| format!("not JSON: {e}"))
+    if meta.len() > limit {
+        return Err(JsonFileError::TooLarge {
+            size: meta.len(),
+            limit,
+            what,
+        });
+    }
+    let text = std::fs::read(path).map_err(JsonFileError::Read)?;
+    serde_json::from_slice(&text).map_err(JsonFileError::NotJson)
+}
+
+/// Reads a record as JSON, bounded in size ([`MAX_RECORD_BYTES`]).
+pub fn read_json(path: &Path) -> Result<Value, JsonFileError> {
+    read_bounded_json(path, MAX_RECORD_BYTES, "a record")
 }
 
 impl RunDetails {

@@ -1,10 +1,10 @@
-//! # faultbench-report: the paper's tables and charts, computed from a run registry
+//! # faultbench-report: the paper's tables and charts, computed from a run index
 //!
 //! (Split from `faultbench-core`, which keeps the vocabulary, the scenario format and the
 //! pipeline; reports are a consumer of run records.)
 //!
-//! Input is a `MANIFEST.csv` (the public release's or one written by `faultbench bench`) or a
-//! runs root. Output: Markdown, CSV and JSON tables, SVG charts, and one self-contained HTML
+//! Input is a [`RunIndex`]: one row per run, read from a run registry (`MANIFEST.csv`, the
+//! public release's or one written by `faultbench bench`) or from a runs root's records. Output: Markdown, CSV and JSON tables, SVG charts, and one self-contained HTML
 //! file holding all of it. Definitions are in [`metrics`].
 //!
 //! [`Report::with_options`] adds seeded bootstrap intervals to every mean and rate
@@ -12,11 +12,11 @@
 //! category, weight sensitivity. [`compare`] sets several registries side by side.
 //!
 //! ```no_run
-//! use faultbench_report::{Registry, Report};
+//! use faultbench_report::{Report, RunIndex};
 //! // In a checkout of the public release (`scripts/fetch-release.sh`); the same numbers are
 //! // asserted by `tests/report_release.rs`.
 //! let path = std::path::Path::new("final_results/MANIFEST.csv");
-//! let report = Report::new(&Registry::load(path).unwrap(), None);
+//! let report = Report::new(&RunIndex::load(path).unwrap(), None);
 //! let cf_all = report.tables.outcome_by_category.cells[0].last().unwrap().stat.rounded();
 //! assert_eq!(cf_all, Some(0.932)); // the paper's Correct-Fault outcome, all agents
 //! ```
@@ -33,8 +33,8 @@ mod markdown;
 mod markdown_more;
 pub mod metrics;
 mod protocol;
-mod registry;
 pub mod repair;
+mod run_index;
 pub mod sensitivity;
 pub mod stats;
 mod svg;
@@ -43,7 +43,10 @@ pub mod variation;
 
 pub use analyses::{Analyses, ReportOptions};
 pub use protocol::{PresenceRow, RunNotes, presence_markdown, presence_rows};
-pub use registry::{Registry, RegistryError, parse_row};
+pub use run_index::{
+    MAX_REGISTRY_BYTES, ManifestRowError, NumberProblem, RunIndex, RunIndexError, RunIndexProblem,
+    parse_row,
+};
 pub use tables::Tables;
 
 use faultbench_core::dataset::DatasetStats;
@@ -64,16 +67,16 @@ pub struct Report {
     /// Variation, effort by category, weight sensitivity, and the bootstrap settings.
     pub analyses: Analyses,
     /// How the runs were made (reused labs, telemetry off), from their `result.json` files
-    /// when the registry came from a runs root.
+    /// when the index came from a runs root.
     pub notes: Option<RunNotes>,
     /// The configuration the runs were made with (the runs root's `identity.json`), printed at
-    /// the top; `None` for a registry without one (the public release's, or an older root).
+    /// the top; `None` for an index without one (the public release's, or an older root).
     pub identity: Option<RunIdentity>,
     /// The repair task's tables, when the runs root holds repair runs.
     pub repair: Option<repair::RepairTables>,
 }
 
-/// The runs root a registry was read from: the folder itself, or the folder of a `MANIFEST.csv`.
+/// The runs root an index was read from: the folder itself, or the folder of a `MANIFEST.csv`.
 fn root_of(source: &Path) -> Option<&Path> {
     if source.is_dir() {
         Some(source)
@@ -85,20 +88,20 @@ fn root_of(source: &Path) -> Option<&Path> {
 impl Report {
     /// Computes every table and analysis, without bootstrap intervals (see
     /// [`Report::with_options`]).
-    pub fn new(registry: &Registry, dataset: Option<DatasetStats>) -> Report {
-        Report::with_options(registry, dataset, &ReportOptions::tables_only())
+    pub fn new(index: &RunIndex, dataset: Option<DatasetStats>) -> Report {
+        Report::with_options(index, dataset, &ReportOptions::tables_only())
     }
 
     /// Computes every table and analysis, with the intervals and run details of `opts`; the
     /// configuration is read from the runs root's `identity.json` when there is one (an
     /// unreadable one becomes a warning).
     pub fn with_options(
-        registry: &Registry,
+        index: &RunIndex,
         dataset: Option<DatasetStats>,
         opts: &ReportOptions,
     ) -> Report {
-        let mut warnings = registry.warnings.clone();
-        let identity = match root_of(&registry.source).map(RunIdentity::load) {
+        let mut warnings = index.warnings.clone();
+        let identity = match root_of(&index.source).map(RunIdentity::load) {
             Some(Ok(id)) => id,
             Some(Err(e)) => {
                 warnings.push(e.to_string());
@@ -106,17 +109,17 @@ impl Report {
             }
             None => None,
         };
-        let mut tables = tables::build(&registry.rows);
-        let analyses = analyses::compute(&registry.rows, &mut tables, opts);
+        let mut tables = tables::build(&index.rows);
+        let analyses = analyses::compute(&index.rows, &mut tables, opts);
         Report {
-            source: registry.source.clone(),
+            source: index.source.clone(),
             warnings,
             tables,
             dataset,
             analyses,
-            notes: registry.notes.clone(),
+            notes: index.notes.clone(),
             identity,
-            repair: root_of(&registry.source).and_then(repair::RepairTables::scan),
+            repair: root_of(&index.source).and_then(repair::RepairTables::scan),
         }
     }
 

@@ -3,7 +3,7 @@
 //! back, non-finite numbers refused with file:line, token sums that cannot wrap.
 
 use faultbench_core::record::{MANIFEST_HEADER, ManifestRow};
-use faultbench_report::{Registry, Report};
+use faultbench_report::{Report, RunIndex};
 use std::path::Path;
 
 fn row(agent: &str, model: &str) -> ManifestRow {
@@ -57,7 +57,7 @@ const HOSTILE: [&str; 6] = [
 fn report_csv_keeps_columns_and_neutralises_formulas() {
     let rows: Vec<ManifestRow> = HOSTILE.iter().map(|a| row(a, "m")).collect();
     let report = Report::new(
-        &Registry {
+        &RunIndex {
             rows,
             ..Default::default()
         },
@@ -88,7 +88,7 @@ fn manifest_round_trips_quoted_commas_quotes_and_newlines() {
     let dir = tempfile::tempdir().unwrap();
     let rows: Vec<ManifestRow> = HOSTILE.iter().map(|a| row(a, "m,\"x\"\ny")).collect();
     let p = write_manifest(dir.path(), &rows);
-    let reg = Registry::load_csv(&p).unwrap();
+    let reg = RunIndex::load_csv(&p).unwrap();
     assert!(reg.warnings.is_empty(), "{:?}", reg.warnings);
     assert_eq!(reg.rows, rows, "the registry keeps values verbatim");
 }
@@ -109,13 +109,13 @@ fn non_finite_and_negative_numbers_are_refused_with_file_and_line() {
         assert_ne!(bad, good, "{what}");
         let p = dir.path().join("MANIFEST.csv");
         std::fs::write(&p, format!("{MANIFEST_HEADER}\n{bad}\n{good}\n")).unwrap();
-        let e = Registry::load_csv(&p).unwrap_err();
+        let e = RunIndex::load_csv(&p).unwrap_err();
         assert_eq!(e.line, 2, "{what}: {e}");
         assert!(
             e.to_string().starts_with(&format!("{}:2:", p.display())),
             "{e}"
         );
-        assert!(e.message.contains(what), "{what}: {e}");
+        assert!(e.problem.to_string().contains(what), "{what}: {e}");
     }
 }
 
@@ -126,7 +126,7 @@ fn token_sums_saturate_instead_of_wrapping() {
     big.cache_read_tokens = u64::MAX;
     big.cache_write_tokens = 5;
     let report = Report::new(
-        &Registry {
+        &RunIndex {
             rows: vec![big.clone(), big],
             ..Default::default()
         },

@@ -3,8 +3,9 @@
 
 use faultbench_core::record::ManifestRow;
 use faultbench_report::compare::{Source, compare, identity_differences, read_identity};
+use faultbench_report::details::JsonFileError;
 use faultbench_report::stats::Bootstrap;
-use faultbench_report::{Registry, Report};
+use faultbench_report::{Report, RunIndex};
 use faultbench_testkit::release_for_test;
 use serde_json::json;
 
@@ -35,8 +36,8 @@ fn row(arm: &str, id: &str, agent: &str, pass: u32, outcome: f64) -> ManifestRow
     }
 }
 
-fn registry(rows: Vec<ManifestRow>) -> Registry {
-    Registry {
+fn index(rows: Vec<ManifestRow>) -> RunIndex {
+    RunIndex {
         source: "x".into(),
         rows,
         warnings: Vec::new(),
@@ -47,7 +48,7 @@ fn registry(rows: Vec<ManifestRow>) -> Registry {
 fn src(label: &str, rows: Vec<ManifestRow>, identity: Option<serde_json::Value>) -> Source {
     Source {
         label: label.into(),
-        registry: registry(rows),
+        index: index(rows),
         identity,
     }
 }
@@ -180,7 +181,9 @@ fn different_identities_are_listed() {
     std::fs::write(tmp.path().join("identity.json"), "{\"a\": 1}").unwrap();
     assert_eq!(read_identity(tmp.path()).unwrap(), Some(json!({"a": 1})));
     std::fs::write(tmp.path().join("identity.json"), "{torn").unwrap();
-    assert!(read_identity(tmp.path()).unwrap_err().contains("not JSON"));
+    let e = read_identity(tmp.path()).unwrap_err();
+    assert!(matches!(e.problem, JsonFileError::NotJson(_)), "{e}");
+    assert!(e.to_string().contains("identity.json: not JSON"), "{e}");
 }
 
 #[test]
@@ -188,7 +191,7 @@ fn the_release_against_itself_differs_by_nothing_and_against_one_pass_by_somethi
     let Some(release) = release_for_test() else {
         return;
     };
-    let reg = Registry::load(&release.manifest()).unwrap();
+    let reg = RunIndex::load(&release.manifest()).unwrap();
     let boot = Bootstrap {
         resamples: 200,
         seed: 0,
@@ -219,7 +222,7 @@ fn the_release_against_itself_differs_by_nothing_and_against_one_pass_by_somethi
         .filter(|r| r.pass == "p1")
         .cloned()
         .collect();
-    let p1_report = Report::new(&registry(p1.clone()), None);
+    let p1_report = Report::new(&index(p1.clone()), None);
     let c = compare(
         &[src("A", reg.rows.clone(), None), src("B", p1, None)],
         boot,

@@ -2,13 +2,13 @@
 //! (`final_results/MANIFEST.csv`, whole in a partial copy of the release as in a full one).
 
 use faultbench_report::metrics::ALL;
-use faultbench_report::{Registry, Report};
+use faultbench_report::{Report, RunIndex};
 use faultbench_testkit::{full, release_for_test};
 
 /// The report of the release's MANIFEST; `None` when the release is missing (recorded).
 fn report() -> Option<Report> {
     let release = release_for_test()?;
-    let reg = Registry::load(&release.manifest()).unwrap();
+    let reg = RunIndex::load(&release.manifest()).unwrap();
     assert_eq!(reg.rows.len(), full::MANIFEST_ROWS);
     assert!(reg.warnings.is_empty());
     Some(Report::new(&reg, None))

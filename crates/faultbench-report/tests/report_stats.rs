@@ -5,13 +5,13 @@
 use faultbench_report::details::RunDetails;
 use faultbench_report::metrics::ALL;
 use faultbench_report::stats::Bootstrap;
-use faultbench_report::{Registry, Report, ReportOptions};
+use faultbench_report::{Report, ReportOptions, RunIndex};
 use faultbench_testkit::{Release, full, release_for_test};
 use serde_json::Value;
 use std::sync::OnceLock;
 
-fn registry(release: &Release) -> Registry {
-    let reg = Registry::load(&release.manifest()).unwrap();
+fn run_index(release: &Release) -> RunIndex {
+    let reg = RunIndex::load(&release.manifest()).unwrap();
     assert_eq!(
         reg.rows.len(),
         full::MANIFEST_ROWS,
@@ -33,7 +33,7 @@ fn report(release: &Release) -> &'static Report {
             },
             ..Default::default()
         };
-        Report::with_options(&registry(release), None, &opts)
+        Report::with_options(&run_index(release), None, &opts)
     })
 }
 
@@ -325,7 +325,7 @@ fn every_mean_and_rate_of_tables_4_to_8_has_an_interval_and_it_is_reproducible()
         },
         ..Default::default()
     };
-    let reg = registry(&release);
+    let reg = run_index(&release);
     let a = Report::with_options(&reg, None, &opts(5));
     let b = Report::with_options(&reg, None, &opts(5));
     let c = Report::with_options(&reg, None, &opts(6));
@@ -368,7 +368,7 @@ fn full_records_give_exact_axis_counts() {
         details,
         ..Default::default()
     };
-    let r = Report::with_options(&registry(&release), None, &opts);
+    let r = Report::with_options(&run_index(&release), None, &opts);
     let cov = r.analyses.sensitivity.coverage;
     assert_eq!(cov.exact, records, "{cov:?}");
     assert!(r.analyses.bootstrap.is_none());

@@ -7,7 +7,7 @@ use faultbench_core::record::{
 };
 use faultbench_core::store::RunsRoot;
 use faultbench_core::{Layer, RunStatus, ScenarioSpec};
-use faultbench_report::Registry;
+use faultbench_report::RunIndex;
 
 fn record(id: &str, pass: u32, status: RunStatus) -> RunRecord {
     let spec =
@@ -70,7 +70,7 @@ fn archive_then_crash_repairs_and_resume_keeps_only_results() {
         .unwrap();
 
     let root = RunsRoot::open(dir.path()).unwrap();
-    let reg = Registry::load_csv(&manifest).unwrap();
+    let reg = RunIndex::load_csv(&manifest).unwrap();
     assert!(reg.warnings.is_empty(), "{:?}", reg.warnings);
     let ids: Vec<&str> = reg.rows.iter().map(|r| r.scenario_id.as_str()).collect();
     assert_eq!(ids, vec!["a", "b", "c"]);
@@ -81,10 +81,10 @@ fn archive_then_crash_repairs_and_resume_keeps_only_results() {
         2,
         "deploy_incomplete is re-run; scored and timeouts are kept"
     );
-    let reg = Registry::load_csv(&manifest).unwrap();
+    let reg = RunIndex::load_csv(&manifest).unwrap();
     assert_eq!(reg.rows.len(), 2);
     root.archive(&record("b", 1, RunStatus::Scored)).unwrap();
-    let reg = Registry::load_csv(&manifest).unwrap();
+    let reg = RunIndex::load_csv(&manifest).unwrap();
     let mut ids: Vec<&str> = reg.rows.iter().map(|r| r.scenario_id.as_str()).collect();
     ids.sort();
     assert_eq!(ids, vec!["a", "b", "c"], "every run exactly once");

@@ -45,9 +45,9 @@ pub enum ViewError {
     /// The source does not exist.
     #[error("{}: no such runs root or MANIFEST.csv", .0.display())]
     NotFound(PathBuf),
-    /// The registry could not be read.
+    /// The run registry (`MANIFEST.csv`) could not be read.
     #[error("{0}")]
-    Registry(#[source] faultbench_report::RegistryError),
+    RunIndex(#[source] faultbench_report::RunIndexError),
     /// A page could not be written.
     #[error("{}: cannot write: {source}", path.display())]
     Write {

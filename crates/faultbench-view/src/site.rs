@@ -5,7 +5,7 @@ use crate::html::{esc, json_value, page};
 use crate::model::{RunSummary, apply_record, apply_row, str_at};
 use crate::{ViewError, index_page, run_page, scenario_page};
 use faultbench_core::record::ManifestRow;
-use faultbench_report::Registry;
+use faultbench_report::RunIndex;
 use faultbench_report::compare::read_identity;
 use faultbench_report::details::{RunId, find_records, read_json, record_id};
 use faultbench_report::metrics::category;
@@ -216,8 +216,8 @@ fn write_run_page(
 /// Builds the site for `source` (a runs root, or a `MANIFEST.csv` whose folder may hold
 /// records) into `out`.
 pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
-    let (registry, records_dir) = load_registry(source)?;
-    let mut problems: Vec<String> = registry.warnings.clone();
+    let (run_index, records_dir) = load_index(source)?;
+    let mut problems: Vec<String> = run_index.warnings.clone();
     let identity = match read_identity(source) {
         Ok(v) => v,
         Err(e) => {
@@ -230,7 +230,7 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
         std::fs::create_dir_all(&p).map_err(|e| ViewError::Write { path: p, source: e })?;
     }
     let rows: HashMap<RunId, &ManifestRow> =
-        registry.rows.iter().map(|r| (RunId::of(r), r)).collect();
+        run_index.rows.iter().map(|r| (RunId::of(r), r)).collect();
     let mut runs: BTreeMap<RunId, RunSummary> = BTreeMap::new();
     let mut mix = Mix::default();
     if let Some(dir) = &records_dir {
@@ -265,7 +265,7 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
             let row = rows.get(&id).copied();
             if let Some(r) = row {
                 apply_row(&mut s, r);
-            } else if !registry.rows.is_empty() {
+            } else if !run_index.rows.is_empty() {
                 s.problems
                     .push("this record has no row in the registry (MANIFEST.csv)".into());
             }
@@ -276,7 +276,7 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
         }
     }
     let records = runs.len();
-    for r in &registry.rows {
+    for r in &run_index.rows {
         let id = RunId::of(r);
         if runs.contains_key(&id) {
             continue;
@@ -308,7 +308,7 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
     }
     let runs: Vec<RunSummary> = runs.into_values().collect();
     let scenarios = scenario_page::write_all(&runs, out)?;
-    let root_info = root_section(source, &registry, records, identity.as_ref(), &problems);
+    let root_info = root_section(source, &run_index, records, identity.as_ref(), &problems);
     write(
         &out.join("index.html"),
         &index_page::page(&runs, &root_info),
@@ -322,20 +322,20 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
     })
 }
 
-fn load_registry(source: &Path) -> Result<(Registry, Option<PathBuf>), ViewError> {
+fn load_index(source: &Path) -> Result<(RunIndex, Option<PathBuf>), ViewError> {
     if source.is_dir() {
         let manifest = source.join("MANIFEST.csv");
         let reg = if manifest.is_file() {
-            Registry::load_csv(&manifest).map_err(ViewError::Registry)?
+            RunIndex::load_csv(&manifest).map_err(ViewError::RunIndex)?
         } else {
-            Registry {
+            RunIndex {
                 source: source.to_path_buf(),
                 ..Default::default()
             }
         };
         Ok((reg, Some(source.to_path_buf())))
     } else if source.is_file() {
-        let reg = Registry::load_csv(source).map_err(ViewError::Registry)?;
+        let reg = RunIndex::load_csv(source).map_err(ViewError::RunIndex)?;
         let dir = source
             .parent()
             .filter(|_| source.file_name().is_some_and(|n| n == "MANIFEST.csv"))
@@ -348,7 +348,7 @@ fn load_registry(source: &Path) -> Result<(Registry, Option<PathBuf>), ViewError
 
 fn root_section(
     source: &Path,
-    reg: &Registry,
+    reg: &RunIndex,
     records: usize,
     identity: Option<&Value>,
     problems: &[String],

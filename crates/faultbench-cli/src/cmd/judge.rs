@@ -321,7 +321,7 @@ fn load(root: &Path) -> anyhow::Result<Vec<SavedRun>> {
     let (runs, errors) =
         load_runs(root).with_context(|| format!("cannot read {}", root.display()))?;
     for e in &errors {
-        eprintln!("warning: {}: {}", e.path.display(), e.message);
+        eprintln!("warning: {}: {}", e.path.display(), e.error);
     }
     if runs.is_empty() {
         anyhow::bail!("{}: no readable result.json found", root.display());
@@ -390,7 +390,7 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
                 (Some(sc), _) => Ok(sc),
                 (None, e) => Err(e.as_deref().unwrap_or("judge failed")),
             };
-            store_verdict(run, judge.name(), verdict).map_err(anyhow::Error::msg)?;
+            store_verdict(run, judge.name(), verdict)?;
         }
     }
     if a.write && judged + failed > 0 {

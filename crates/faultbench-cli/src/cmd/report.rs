@@ -6,7 +6,7 @@ use faultbench_report::compare::{self, Source};
 use faultbench_report::details::RunDetails;
 use faultbench_report::sensitivity::axis_totals;
 use faultbench_report::stats::Bootstrap;
-use faultbench_report::{Registry, Report, ReportOptions};
+use faultbench_report::{Report, ReportOptions, RunIndex};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -76,8 +76,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .source
         .clone()
         .ok_or_else(|| anyhow::anyhow!("give a runs root or MANIFEST.csv, or --compare A B"))?;
-    let registry = Registry::load(&source)?;
-    for w in &registry.warnings {
+    let index = RunIndex::load(&source)?;
+    for w in &index.warnings {
         eprintln!("warning: {w}");
     }
     let mut opts = ReportOptions {
@@ -102,7 +102,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let report = Report::with_options(&registry, dataset, &opts);
+    let report = Report::with_options(&index, dataset, &opts);
     let out = args
         .out
         .clone()
@@ -124,8 +124,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn run_compare(args: &Args, boot: Bootstrap) -> anyhow::Result<ExitCode> {
     let mut sources = Vec::new();
     for (i, path) in args.compare.iter().enumerate() {
-        let registry = Registry::load(path)?;
-        for w in &registry.warnings {
+        let index = RunIndex::load(path)?;
+        for w in &index.warnings {
             eprintln!("warning: {w}");
         }
         let identity = compare::read_identity(path).unwrap_or_else(|e| {
@@ -135,7 +135,7 @@ fn run_compare(args: &Args, boot: Bootstrap) -> anyhow::Result<ExitCode> {
         let label = char::from(b'A' + (i % 26) as u8).to_string();
         sources.push(Source {
             label,
-            registry,
+            index,
             identity,
         });
     }

@@ -163,7 +163,7 @@ pub async fn verify(lab: &dyn Lab, baseline: &Baseline, timeout: Duration) -> Ve
             detail,
         }
     });
-    futures::future::join_all(runs).await
+    crate::concurrent::join_all(runs).await
 }
 
 #[cfg(test)]

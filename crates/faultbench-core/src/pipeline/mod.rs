@@ -86,6 +86,9 @@ pub use memory::{MemoryBudget, PrestartLimit, estimate_lab_memory, prestart_limi
 pub use prepared::{LabPreparer, LabQueue, PreparedLab};
 pub use revert::{RevertCommand, revert_commands};
 pub use tracking::TrackingEmulator;
+// Defined beside `Toolbox` (an emulator crate implements them without the pipeline); named
+// here too, where runs use them.
+pub use crate::toolbox::{ToolboxFactory, ToolboxSettings};
 
 use crate::agent::{Agent, Budget};
 use crate::emulator::{Emulator, Lab};
@@ -98,45 +101,6 @@ use crate::snapshot::SnapshotOptions;
 use crate::toolbox::{ToolError, ToolOutput, ToolSpec, Toolbox};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Settings a toolbox is built with, from the run's configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolboxSettings {
-    /// Collect telemetry for the telemetry tools (off: they answer as the release's labs
-    /// without a collector did).
-    pub telemetry: bool,
-}
-
-impl Default for ToolboxSettings {
-    fn default() -> Self {
-        ToolboxSettings { telemetry: true }
-    }
-}
-
-/// Builds the toolbox agents use on a lab (e.g. the 22 NIKA tools). Called once per deployed
-/// lab (so that per-lab state such as telemetry starts at deploy time); each run wraps the result
-/// in a recording toolbox.
-pub trait ToolboxFactory: Send + Sync {
-    /// The toolbox for a freshly deployed lab.
-    fn toolbox(&self, lab: Arc<dyn Lab>) -> Arc<dyn Toolbox>;
-
-    /// The toolbox for a freshly deployed lab under the run's settings. The default ignores
-    /// them (right for toolboxes without telemetry); a factory with telemetry honours
-    /// [`ToolboxSettings::telemetry`].
-    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxSettings) -> Arc<dyn Toolbox> {
-        let _ = settings;
-        self.toolbox(lab)
-    }
-}
-
-impl<F> ToolboxFactory for F
-where
-    F: Fn(Arc<dyn Lab>) -> Arc<dyn Toolbox> + Send + Sync,
-{
-    fn toolbox(&self, lab: Arc<dyn Lab>) -> Arc<dyn Toolbox> {
-        self(lab)
-    }
-}
 
 /// A toolbox with no tools (the default when none is configured).
 pub struct NoTools;

@@ -307,7 +307,7 @@ pub async fn verify_repair(
         opts.baseline_interval,
         opts.probe_timeout,
     );
-    let (fault, first) = futures::join!(fault_check, first_round);
+    let (fault, first) = tokio::join!(fault_check, first_round);
     let wait = match &fault {
         Some(f) if f.gone => opts.baseline_wait,
         None if agent_changed || !collateral.is_empty() => opts.baseline_wait,

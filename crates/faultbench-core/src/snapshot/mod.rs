@@ -62,8 +62,8 @@ pub use parse::{
     parse_device,
 };
 
+use crate::concurrent::map_concurrent;
 use crate::emulator::{Command, Lab};
-use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -227,16 +227,18 @@ pub struct Snapshot {
 impl Snapshot {
     /// Reads every device of `lab` (through [`Lab::device_state`], in parallel).
     pub async fn take(lab: &dyn Lab, opts: &SnapshotOptions) -> Snapshot {
-        let taken_unix_ms = crate::phases::unix_ms();
+        let taken_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
         let t = Instant::now();
-        let devices: BTreeMap<String, DeviceState> = futures::stream::iter(lab.devices())
-            .map(|d| async move {
+        let devices: BTreeMap<String, DeviceState> =
+            map_concurrent(lab.devices(), opts.parallelism, |d| async move {
                 let state = lab.device_state(&d, opts.timeout).await;
                 (d, state)
             })
-            .buffer_unordered(opts.parallelism.max(1))
-            .collect()
-            .await;
+            .await
+            .into_iter()
+            .collect();
         Snapshot {
             lab: lab.name().to_string(),
             taken_unix_ms,

@@ -64,6 +64,67 @@ pub struct KatharaFailure {
     pub message: String,
 }
 
+/// A failure of the `kathara` command line itself: not found, not startable, or refusing a lab
+/// directory (a command run *in a device* that fails is a [`CliOutput`], not this).
+#[derive(Debug, thiserror::Error)]
+pub enum KatharaCliError {
+    /// `$FAULTBENCH_KATHARA` is set but names no command.
+    #[error("{KATHARA_ENV} is empty")]
+    EmptyEnv,
+    /// No way to run Kathará was found ([`KatharaCli::discover`]).
+    #[error(
+        "Kathará not found: set {KATHARA_ENV}, install the `kathara` package of your OS, or run \
+         scripts/install-deps.sh (pip venv at {VENV_PYTHON})"
+    )]
+    NotFound,
+    /// Kathará could not be started, or its output not read.
+    #[error("{cli}: {source}")]
+    Run {
+        /// The command line ([`KatharaCli::display`]).
+        cli: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `kathara -v` printed no `Current version:` line.
+    #[error("{cli} -v printed no version: {stdout}{stderr}")]
+    NoVersion {
+        /// The command line.
+        cli: String,
+        /// What it printed on stdout.
+        stdout: String,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+    /// Kathará refused the lab directory with an error of its own.
+    #[error("{}: {} ({})", dir.display(), failure.message, failure.exception)]
+    Rejected {
+        /// The lab directory.
+        dir: PathBuf,
+        /// Kathará's report.
+        failure: KatharaFailure,
+    },
+    /// A dry run ended without accepting the lab and without a Kathará error line (a crash, a
+    /// time-out, unexpected output).
+    #[error(
+        "{}: kathara exited with {code:?}{}: {stdout}{stderr}",
+        dir.display(),
+        if *timed_out { " (timed out)" } else { "" }
+    )]
+    DryRunFailed {
+        /// The lab directory.
+        dir: PathBuf,
+        /// Exit code; `None` when killed.
+        code: Option<i32>,
+        /// Killed for running past its bound.
+        timed_out: bool,
+        /// What it printed on stdout.
+        stdout: String,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+}
+
 impl CliOutput {
     /// Kathará's own `CRITICAL (<Exception>) <message>` report, if the call printed one and
     /// exited with 1. Rich wraps long lines, so continuation lines are joined back.
@@ -170,10 +231,10 @@ impl KatharaCli {
     /// Finds Kathará, in order: `$FAULTBENCH_KATHARA`; a `kathara` executable on `PATH` (the OS
     /// packages install one); the venv of `scripts/install-deps.sh` ([`VENV_PYTHON`]);
     /// `python3 -m kathara` when `python3` can import it. The error says how to install it.
-    pub fn discover() -> Result<KatharaCli, String> {
+    pub fn discover() -> Result<KatharaCli, KatharaCliError> {
         if let Ok(v) = std::env::var(KATHARA_ENV) {
             let argv: Vec<String> = v.split_whitespace().map(String::from).collect();
-            return KatharaCli::from_argv(&argv).ok_or_else(|| format!("{KATHARA_ENV} is empty"));
+            return KatharaCli::from_argv(&argv).ok_or(KatharaCliError::EmptyEnv);
         }
         if let Some(exe) = find_on_path("kathara") {
             return Ok(KatharaCli::new(exe, Vec::<String>::new()));
@@ -190,10 +251,7 @@ impl KatharaCli {
         if importable {
             return Ok(KatharaCli::new("python3", ["-m", "kathara"]));
         }
-        Err(format!(
-            "Kathará not found: set {KATHARA_ENV}, install the `kathara` package of your OS, or run \
-             scripts/install-deps.sh (pip venv at {VENV_PYTHON})"
-        ))
+        Err(KatharaCliError::NotFound)
     }
 
     /// The command line, for messages.
@@ -251,28 +309,35 @@ impl KatharaCli {
     }
 
     /// `kathara -v`: the version string (`3.8.3`).
-    pub async fn version(&self) -> Result<String, String> {
+    pub async fn version(&self) -> Result<String, KatharaCliError> {
         let out = self
             .run(&["-v".to_string()], Duration::from_secs(60), 1 << 16)
             .await
-            .map_err(|e| format!("{}: {e}", self.display()))?;
-        out.stdout
+            .map_err(|source| self.run_error(source))?;
+        if let Some(v) = out
+            .stdout
             .lines()
             .find_map(|l| l.strip_prefix("Current version:"))
-            .map(|v| v.trim().to_string())
-            .ok_or_else(|| {
-                format!(
-                    "{} -v printed no version: {}{}",
-                    self.display(),
-                    out.stdout,
-                    out.stderr
-                )
-            })
+        {
+            return Ok(v.trim().to_string());
+        }
+        Err(KatharaCliError::NoVersion {
+            cli: self.display(),
+            stdout: out.stdout,
+            stderr: out.stderr,
+        })
+    }
+
+    fn run_error(&self, source: std::io::Error) -> KatharaCliError {
+        KatharaCliError::Run {
+            cli: self.display(),
+            source,
+        }
     }
 
     /// `kathara lstart --dry-mode -d DIR`: Kathará's own offline validation of a lab directory.
     /// `Ok(())` when Kathará accepts it; otherwise its complaint.
-    pub async fn dry_run(&self, dir: &Path) -> Result<(), String> {
+    pub async fn dry_run(&self, dir: &Path) -> Result<(), KatharaCliError> {
         let args = vec![
             "lstart".to_string(),
             "--dry-mode".into(),
@@ -283,20 +348,20 @@ impl KatharaCli {
         let out = self
             .run(&args, Duration::from_secs(120), 1 << 20)
             .await
-            .map_err(|e| format!("{}: {e}", self.display()))?;
+            .map_err(|source| self.run_error(source))?;
         if out.ok() && out.stdout.contains("lab.conf file is correct") {
             return Ok(());
         }
+        let dir = dir.to_path_buf();
         Err(match out.failure() {
-            Some(f) => format!("{}: {} ({})", dir.display(), f.message, f.exception),
-            None => format!(
-                "{}: kathara exited with {:?}{}: {}{}",
-                dir.display(),
-                out.code,
-                if out.timed_out { " (timed out)" } else { "" },
-                out.stdout,
-                out.stderr
-            ),
+            Some(failure) => KatharaCliError::Rejected { dir, failure },
+            None => KatharaCliError::DryRunFailed {
+                dir,
+                code: out.code,
+                timed_out: out.timed_out,
+                stdout: out.stdout,
+                stderr: out.stderr,
+            },
         })
     }
 }

@@ -34,7 +34,7 @@ impl KatharaEmulator {
         let cli = match &config.cli {
             Some(argv) => KatharaCli::from_argv(argv)
                 .ok_or_else(|| EmuError::Environment("kathara config: empty `cli`".into()))?,
-            None => KatharaCli::discover().map_err(EmuError::Environment)?,
+            None => KatharaCli::discover().map_err(|e| EmuError::Environment(e.to_string()))?,
         };
         Ok(KatharaEmulator { config, cli })
     }
@@ -60,7 +60,10 @@ impl KatharaEmulator {
 
     /// Kathará's own offline check of a lab directory (`lstart --dry-mode`); no engine needed.
     pub async fn validate(&self, dir: &Path) -> Result<(), EmuError> {
-        self.cli.dry_run(dir).await.map_err(EmuError::InvalidLab)
+        self.cli
+            .dry_run(dir)
+            .await
+            .map_err(|e| EmuError::InvalidLab(e.to_string()))
     }
 
     /// Cleans instances left by processes that died without tearing down: every staged copy

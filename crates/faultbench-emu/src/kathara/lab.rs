@@ -78,7 +78,7 @@ impl KatharaLab {
                 f.message, f.exception
             )));
         }
-        parse_linfo(&out.stdout).map_err(EmuError::Other)
+        parse_linfo(&out.stdout).map_err(|e| EmuError::Other(e.to_string()))
     }
 
     /// Runs `argv` in `device` through `kathara exec`, bounded in the device and on the host.

@@ -51,9 +51,17 @@ fn cells(line: &str) -> Option<Vec<String>> {
     )
 }
 
+/// `linfo` output without a device table (e.g. Kathará printed an error instead).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no device table in linfo output: {text}")]
+pub struct LinfoError {
+    /// The output, trimmed.
+    pub text: String,
+}
+
 /// Parses `linfo` output into its rows. `Err` when the text has neither a device table nor the
 /// "No Devices Found" panel (e.g. Kathará printed an error instead).
-pub fn parse_linfo(text: &str) -> Result<Vec<DeviceStatus>, String> {
+pub fn parse_linfo(text: &str) -> Result<Vec<DeviceStatus>, LinfoError> {
     if text.contains("No Devices Found") {
         return Ok(Vec::new());
     }
@@ -81,7 +89,9 @@ pub fn parse_linfo(text: &str) -> Result<Vec<DeviceStatus>, String> {
         }
     }
     if header.is_none() {
-        return Err(format!("no device table in linfo output: {}", text.trim()));
+        return Err(LinfoError {
+            text: text.trim().to_string(),
+        });
     }
     Ok(rows)
 }
@@ -109,6 +119,6 @@ mod tests {
     #[test]
     fn an_error_is_not_an_empty_lab() {
         let e = parse_linfo("CRITICAL (DockerDaemonConnectionError) Cannot connect").unwrap_err();
-        assert!(e.contains("Cannot connect"));
+        assert!(e.text.contains("Cannot connect"), "{e}");
     }
 }

@@ -41,11 +41,11 @@ mod linfo;
 mod stage;
 
 pub use cli::{
-    CliOutput, KATHARA_ENV, KatharaCli, KatharaFailure, VENV_PYTHON, device_command, shell_quote,
-    strip_log_preamble,
+    CliOutput, KATHARA_ENV, KatharaCli, KatharaCliError, KatharaFailure, VENV_PYTHON,
+    device_command, shell_quote, strip_log_preamble,
 };
 pub use config::{ConfigError, KatharaConfig, Manager};
 pub use emulator::KatharaEmulator;
 pub use lab::KatharaLab;
-pub use linfo::{DeviceStatus, parse_linfo};
+pub use linfo::{DeviceStatus, LinfoError, parse_linfo};
 pub use stage::{OWNER_FILE, fresh_instance_name, valid_instance_name};

@@ -104,7 +104,7 @@ impl NetnsEmulator {
         timing("gc");
         let name = match &request.name {
             Some(n) => {
-                state::check_name(n).map_err(EmuError::InvalidLab)?;
+                state::check_name(n).map_err(|e| EmuError::InvalidLab(e.to_string()))?;
                 n.clone()
             }
             None => generate_name(&lab.name()),
@@ -585,7 +585,7 @@ async fn run_startups(
                 Ok((dev.name.clone(), out))
             }
         });
-        for r in futures::future::join_all(runs).await {
+        for r in faultbench_core::concurrent::join_all(runs).await {
             let (n, out) = r?;
             match out.exit_code {
                 Some(0) => {}

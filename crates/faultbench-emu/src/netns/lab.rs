@@ -295,5 +295,5 @@ async fn run_shutdowns(lab: &NetnsLab) {
             }
         })
     });
-    futures::future::join_all(runs).await;
+    faultbench_core::concurrent::join_all(runs).await;
 }

@@ -55,7 +55,7 @@ pub use gc::{GcReport, gc};
 pub use lab::NetnsLab;
 pub use ready::{DeviceSocket, ProtocolItem, Readiness, vty_command, vty_enable_command};
 pub use requirements::{Requirement, has_overlayfs, install_command, requirements};
-pub use state::{LABS_DIR, LabState, NodeState, Phase, ProcId, check_name};
+pub use state::{InstanceNameError, LABS_DIR, LabState, NodeState, Phase, ProcId, check_name};
 
 use faultbench_core::emulator::{EmuError, Lab};
 use std::sync::Arc;
@@ -94,7 +94,7 @@ pub fn attach(name: &str) -> Result<Arc<dyn Lab>, EmuError> {
 
 /// [`attach`], returning the concrete type.
 pub fn attach_lab(name: &str) -> Result<NetnsLab, EmuError> {
-    check_name(name).map_err(EmuError::InvalidLab)?;
+    check_name(name).map_err(|e| EmuError::InvalidLab(e.to_string()))?;
     let st = LabState::load(name).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             EmuError::NotRunning(name.to_string())

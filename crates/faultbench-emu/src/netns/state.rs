@@ -174,9 +174,19 @@ pub fn instance_names() -> Vec<String> {
     v
 }
 
+/// A lab instance name [`check_name`] refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid lab instance name `{name}`: use 1-40 lowercase letters, digits, `-` or `_`, starting with a letter or digit"
+)]
+pub struct InstanceNameError {
+    /// The name as given.
+    pub name: String,
+}
+
 /// Instance names: lowercase letters, digits, `-` and `_`, 1–40 characters, starting with a
 /// letter or digit (they become folder names).
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), InstanceNameError> {
     let ok = !name.is_empty()
         && name.len() <= 40
         && name
@@ -189,9 +199,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "invalid lab instance name `{name}`: use 1-40 lowercase letters, digits, `-` or `_`, starting with a letter or digit"
-        ))
+        Err(InstanceNameError {
+            name: name.to_string(),
+        })
     }
 }
 
@@ -242,7 +252,9 @@ mod tests {
     #[test]
     fn names_are_checked() {
         assert!(check_name("kath2-1a2b").is_ok());
-        assert!(check_name("Kath2").is_err());
+        let e = check_name("Kath2").unwrap_err();
+        assert_eq!(e.name, "Kath2");
+        assert!(e.to_string().contains("lowercase letters"), "{e}");
         assert!(check_name("-x").is_err());
         assert!(check_name("a/b").is_err());
         assert!(check_name("").is_err());

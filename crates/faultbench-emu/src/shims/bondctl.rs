@@ -5,6 +5,7 @@
 //! writing an acknowledgement file that the shim waits for, so the command returns only once
 //! the member carries traffic — as the kernel call would.
 
+use super::ShimError;
 use super::realbin;
 use super::state::{self, LinkKind, LinkRecord};
 use super::sys;
@@ -19,17 +20,16 @@ pub fn acknowledge(bond: &str, members: &[String]) {
     let _ = std::fs::write(ack_path(bond), members.join("\n"));
 }
 
-fn update(bond: &LinkRecord, f: impl FnOnce(&mut Vec<String>)) -> Result<(), String> {
-    let mut rec =
-        state::load(&bond.name).ok_or_else(|| format!("Cannot find device \"{}\"", bond.name))?;
+fn update(bond: &LinkRecord, f: impl FnOnce(&mut Vec<String>)) -> Result<(), ShimError> {
+    let mut rec = state::load(&bond.name).ok_or_else(|| ShimError::NoDevice(bond.name.clone()))?;
     let LinkKind::Bond { members, .. } = &mut rec.kind else {
-        return Err(format!("{} is not a bond", bond.name));
+        return Err(ShimError::NotABond(bond.name.clone()));
     };
     f(members);
     let want = members.join("\n");
     let _ = std::fs::remove_file(ack_path(&bond.name));
-    state::save(&rec).map_err(|e| e.to_string())?;
-    sys::signal(rec.pid, libc::SIGHUP).map_err(|e| e.to_string())?;
+    state::save(&rec)?;
+    sys::signal(rec.pid, libc::SIGHUP)?;
     let deadline = Instant::now() + Duration::from_secs(2);
     while Instant::now() < deadline {
         if std::fs::read_to_string(ack_path(&bond.name)).is_ok_and(|s| s == want) {
@@ -37,19 +37,16 @@ fn update(bond: &LinkRecord, f: impl FnOnce(&mut Vec<String>)) -> Result<(), Str
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    Err(format!(
-        "bond {} did not apply its new members in time",
-        bond.name
-    ))
+    Err(ShimError::BondNotApplied(bond.name.clone()))
 }
 
 /// `ip link set MEMBER master BOND`.
-pub fn enslave(bond: &LinkRecord, member: &str) -> Result<(), String> {
+pub fn enslave(bond: &LinkRecord, member: &str) -> Result<(), ShimError> {
     if sys::ifindex(member).is_none() {
-        return Err(format!("Cannot find device \"{member}\""));
+        return Err(ShimError::NoDevice(member.to_string()));
     }
     if member == bond.name {
-        return Err(String::from("Error: Can not enslave a bond to itself."));
+        return Err(ShimError::EnslaveToItself);
     }
     let first = matches!(&bond.kind, LinkKind::Bond { members, .. } if members.is_empty());
     update(bond, |m| {

@@ -14,6 +14,7 @@
 //! leaving (rtnetlink events; new ports get the default PVID like the kernel gives them) and
 //! re-reads the table on SIGHUP.
 
+use super::ShimError;
 use super::bpf::{self, Attached, Direction, VlanMap};
 use super::realbin;
 use super::state;
@@ -128,18 +129,18 @@ fn default_table(pvid: u16) -> VlanTable {
 }
 
 /// Save `s` and, if its daemon runs, make it apply the change before returning.
-pub fn commit(mut s: BridgeVlans) -> Result<(), String> {
+pub fn commit(mut s: BridgeVlans) -> Result<(), ShimError> {
     s.generation += 1;
     let _ = std::fs::remove_file(ack_path(&s.bridge));
-    save(&s).map_err(|e| e.to_string())?;
+    save(&s)?;
     if s.filtering && s.pid > 0 && sys::pid_alive(s.pid) {
-        sys::signal(s.pid, libc::SIGHUP).map_err(|e| e.to_string())?;
+        sys::signal(s.pid, libc::SIGHUP)?;
         wait_ack(&s.bridge, s.generation)?;
     }
     Ok(())
 }
 
-fn wait_ack(bridge: &str, generation: u64) -> Result<(), String> {
+fn wait_ack(bridge: &str, generation: u64) -> Result<(), ShimError> {
     let deadline = Instant::now() + Duration::from_secs(3);
     while Instant::now() < deadline {
         if std::fs::read_to_string(ack_path(bridge))
@@ -151,16 +152,14 @@ fn wait_ack(bridge: &str, generation: u64) -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    Err(format!(
-        "VLAN filtering on {bridge} did not apply the change in time"
-    ))
+    Err(ShimError::VlansNotApplied(bridge.to_string()))
 }
 
 /// Turn filtering on or off for `bridge` (creating its state if needed).
-pub fn set_filtering(bridge: &str, on: bool, default_pvid: Option<u16>) -> Result<(), String> {
+pub fn set_filtering(bridge: &str, on: bool, default_pvid: Option<u16>) -> Result<(), ShimError> {
     let mut s = load(bridge)
         .or_else(|| fresh(bridge))
-        .ok_or_else(|| format!("Cannot find device \"{bridge}\""))?;
+        .ok_or_else(|| ShimError::NoDevice(bridge.to_string()))?;
     if let Some(p) = default_pvid {
         // The kernel moves ports (and the bridge) still on the old default to the new one.
         let old = s.default_pvid;
@@ -182,7 +181,7 @@ pub fn set_filtering(bridge: &str, on: bool, default_pvid: Option<u16>) -> Resul
     if on && !running {
         s.filtering = true;
         s.generation += 1;
-        save(&s).map_err(|e| e.to_string())?;
+        save(&s)?;
         spawn_daemon(bridge)?;
         return Ok(());
     }
@@ -200,11 +199,12 @@ pub fn set_filtering(bridge: &str, on: bool, default_pvid: Option<u16>) -> Resul
     commit(s)
 }
 
-fn spawn_daemon(bridge: &str) -> Result<(), String> {
+fn spawn_daemon(bridge: &str) -> Result<(), ShimError> {
     use std::io::Read;
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    const DAEMON: &str = "VLAN filtering daemon";
+    let me = std::env::current_exe()?;
     let mut child = Command::new(me)
         .arg0(super::SHIM_BINARY)
         .args(["brvland", bridge])
@@ -212,7 +212,10 @@ fn spawn_daemon(bridge: &str) -> Result<(), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start the VLAN filtering daemon: {e}"))?;
+        .map_err(|source| ShimError::Spawn {
+            daemon: DAEMON,
+            source,
+        })?;
     let mut text = String::new();
     if let Some(mut o) = child.stdout.take() {
         let _ = o.read_to_string(&mut text);
@@ -221,10 +224,7 @@ fn spawn_daemon(bridge: &str) -> Result<(), String> {
         Some("ok") => Ok(()),
         other => {
             let _ = child.wait();
-            Err(other
-                .and_then(|l| l.strip_prefix("error: "))
-                .unwrap_or("VLAN filtering daemon failed to start")
-                .to_string())
+            Err(ShimError::daemon_failed(DAEMON, other))
         }
     }
 }

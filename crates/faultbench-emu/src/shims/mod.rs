@@ -37,6 +37,7 @@ mod bondctl;
 mod bpf;
 mod bridge;
 mod brvlan;
+mod error;
 mod frames;
 mod ip;
 mod ipfilter;
@@ -50,6 +51,7 @@ mod sys;
 mod tc;
 
 use crate::hostcaps::{Feature, HostCaps};
+pub use error::ShimError;
 pub use stategc::Collected;
 use std::ffi::OsString;
 use std::io;

@@ -21,6 +21,7 @@
 //! which removes its nftables table and record; the tap vanishes with its descriptor. SIGHUP
 //! makes a bond re-read its member list.
 
+use super::ShimError;
 use super::frames;
 use super::realbin;
 use super::state::{self, LinkKind, LinkRecord};
@@ -153,13 +154,12 @@ impl Daemon {
         // tap gets `pfifo_fast` unless it is first brought up with a zero queue length, and
         // keeps the qdisc it got then.
         args.extend(["txqueuelen".into(), "0".into()]);
-        realbin::run_ok("ip", &args)?;
+        // The daemon reports set-up failures as a line of text (`error: …`).
+        let ip = |args: &[&str]| realbin::run_ok("ip", args).map_err(|e| e.to_string());
+        ip(&args.iter().map(String::as_str).collect::<Vec<_>>())?;
         let name = spec.name.as_str();
-        realbin::run_ok("ip", &["link", "set", "dev", name, "up"])?;
-        realbin::run_ok(
-            "ip",
-            &["link", "set", "dev", name, "down", "txqueuelen", "1000"],
-        )?;
+        ip(&["link", "set", "dev", name, "up"])?;
+        ip(&["link", "set", "dev", name, "down", "txqueuelen", "1000"])?;
         let rec = LinkRecord {
             name: spec.name.clone(),
             kind: spec.kind.clone(),
@@ -424,12 +424,13 @@ fn fmt_mac(m: [u8; 6]) -> String {
         .join(":")
 }
 
-/// Start a daemon for `spec` and wait until it is ready. `Err` carries the message to print.
-pub fn spawn(spec: &PortdSpec) -> Result<(), String> {
+/// Start a daemon for `spec` and wait until it is ready. `Err` is the message to print.
+pub fn spawn(spec: &PortdSpec) -> Result<(), ShimError> {
     use std::io::Read;
     use std::process::{Command, Stdio};
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let json = serde_json::to_string(spec).map_err(|e| e.to_string())?;
+    const DAEMON: &str = "emulation daemon";
+    let me = std::env::current_exe()?;
+    let json = serde_json::to_string(spec)?;
     let mut child = Command::new(me)
         .arg0(super::SHIM_BINARY)
         // `ps` in the device shows `faultbench-netshim portd eth1.10`; the spec travels in the
@@ -441,21 +442,21 @@ pub fn spawn(spec: &PortdSpec) -> Result<(), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start the emulation daemon: {e}"))?;
+        .map_err(|source| ShimError::Spawn {
+            daemon: DAEMON,
+            source,
+        })?;
     let mut text = String::new();
     if let Some(mut o) = child.stdout.take() {
         let _ = o.read_to_string(&mut text);
     }
-    let line = text.lines().next().unwrap_or("");
-    if line == "ok" {
+    let line = text.lines().next();
+    if line == Some("ok") {
         // The daemon keeps running; it is reaped by the device's init once we exit.
         Ok(())
     } else {
         let _ = child.wait();
-        Err(line
-            .strip_prefix("error: ")
-            .unwrap_or("emulation daemon failed to start")
-            .to_string())
+        Err(ShimError::daemon_failed(DAEMON, line))
     }
 }
 

@@ -3,6 +3,7 @@
 //! Inside a device the wrappers shadow the real tools through `PATH`; the real ones are looked
 //! up in the standard system directories, skipping any file that is the wrapper itself.
 
+use super::ShimError;
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -100,33 +101,40 @@ pub fn capture_stdout<S: AsRef<std::ffi::OsStr>>(tool: &str, args: &[S]) -> io::
     })
 }
 
-/// Run the real `tool` quietly; `Ok(())` when it exits 0, else the error text it printed.
-pub fn run_ok<S: AsRef<std::ffi::OsStr>>(tool: &str, args: &[S]) -> Result<(), String> {
-    match capture(tool, args) {
-        Ok(c) if c.status.success() => Ok(()),
-        Ok(c) => Err(String::from_utf8_lossy(&c.stderr).trim().to_string()),
-        Err(e) => Err(e.to_string()),
+/// Run the real `tool` quietly; `Ok(())` when it exits 0, else [`ShimError::ToolFailed`] with
+/// the error text it printed.
+pub fn run_ok<S: AsRef<std::ffi::OsStr>>(tool: &'static str, args: &[S]) -> Result<(), ShimError> {
+    let c = capture(tool, args)?;
+    if c.status.success() {
+        Ok(())
+    } else {
+        Err(failed(tool, &c.stderr))
     }
 }
 
 /// Run `nft -f -` with `script` on stdin.
-pub fn nft_script(script: &str) -> Result<(), String> {
+pub fn nft_script(script: &str) -> Result<(), ShimError> {
     use std::io::Write;
-    let nft = find("nft").map_err(|e| e.to_string())?;
-    let mut child = Command::new(nft)
+    let mut child = Command::new(find("nft")?)
         .args(["-f", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
+        .spawn()?;
     if let Some(mut sin) = child.stdin.take() {
         let _ = sin.write_all(script.as_bytes());
     }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let out = child.wait_with_output()?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        Err(failed("nft", &out.stderr))
+    }
+}
+
+fn failed(tool: &'static str, stderr: &[u8]) -> ShimError {
+    ShimError::ToolFailed {
+        tool,
+        stderr: String::from_utf8_lossy(stderr).trim().to_string(),
     }
 }

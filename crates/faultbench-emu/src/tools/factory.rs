@@ -4,7 +4,7 @@
 
 use super::telemetry::TelemetryStore;
 use super::{NikaTools, Policy, PolicyToolbox, ToolConfig};
-use faultbench_core::pipeline::{ToolboxFactory, ToolboxSettings};
+use faultbench_core::toolbox::{ToolboxFactory, ToolboxSettings};
 use faultbench_core::{Lab, Toolbox};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use std::time::Duration;
 /// Builds [`NikaTools`] for each deployed lab.
 ///
 /// ```
-/// use faultbench_core::pipeline::{ToolboxFactory, ToolboxSettings};
+/// use faultbench_core::toolbox::{ToolboxFactory, ToolboxSettings};
 /// use faultbench_core::{Emulator, LabRequest};
 /// use faultbench_emu::mock::MockEmulator;
 /// use faultbench_emu::tools::{NikaToolsFactory, Policy};

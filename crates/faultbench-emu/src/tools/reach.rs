@@ -14,8 +14,8 @@
 
 use super::NikaTools;
 use super::args::parse;
+use faultbench_core::concurrent::map_concurrent;
 use faultbench_core::{Command, ToolError, ToolOutput};
-use futures::StreamExt;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::Value;
@@ -232,17 +232,14 @@ impl NikaTools {
 
         // Addresses, in parallel, kept in host order.
         let ips: Vec<(String, Option<std::net::Ipv4Addr>)> =
-            futures::stream::iter(hosts.iter().cloned())
-                .map(|h| async move {
-                    let ip = self.primary_ipv4(T, &h).await;
-                    (h, ip)
-                })
-                .buffered(par)
-                .collect::<Vec<_>>()
-                .await
-                .into_iter()
-                .map(|(h, r)| r.map(|ip| (h, ip)))
-                .collect::<Result<_, _>>()?;
+            map_concurrent(hosts.iter().cloned(), par, |h| async move {
+                let ip = self.primary_ipv4(T, &h).await;
+                (h, ip)
+            })
+            .await
+            .into_iter()
+            .map(|(h, r)| r.map(|ip| (h, ip)))
+            .collect::<Result<_, _>>()?;
         let addressed: Vec<(String, std::net::Ipv4Addr)> = ips
             .iter()
             .filter_map(|(h, ip)| ip.map(|ip| (h.clone(), ip)))
@@ -266,18 +263,15 @@ impl NikaTools {
         let dst_idx = &dst_idx;
         // One command per source pings all its destinations at once inside the device; the
         // pair order (source, then destination, both in host order) does not depend on timing.
-        let results: Vec<PairResult> = futures::stream::iter(0..addressed.len())
-            .map(|si| async move {
-                let dsts: Vec<usize> = dst_idx.iter().copied().filter(|&d| d != si).collect();
-                self.ping_from(&addressed[si].0, &dsts, addressed, par)
-                    .await
-            })
-            .buffered(par)
-            .collect::<Vec<_>>()
-            .await
-            .into_iter()
-            .flatten()
-            .collect();
+        let results: Vec<PairResult> = map_concurrent(0..addressed.len(), par, |si| async move {
+            let dsts: Vec<usize> = dst_idx.iter().copied().filter(|&d| d != si).collect();
+            self.ping_from(&addressed[si].0, &dsts, addressed, par)
+                .await
+        })
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
 
         let mut summary = Summary {
             pairs: results.len(),
@@ -405,19 +399,16 @@ impl NikaTools {
                     .collect();
             }
         }
-        futures::stream::iter(dsts.iter().copied())
-            .map(|d| {
-                let (dst, ip) = addressed[d].clone();
-                async move {
-                    let mut argv: Vec<String> = PING_ARGS.iter().map(|s| s.to_string()).collect();
-                    argv.push(ip.to_string());
-                    let out = self.exec(T, src, Command::Argv(argv), t).await;
-                    pair_result(src.to_string(), dst, ip.to_string(), out)
-                }
-            })
-            .buffered(par)
-            .collect()
-            .await
+        map_concurrent(dsts.iter().copied(), par, |d| {
+            let (dst, ip) = addressed[d].clone();
+            async move {
+                let mut argv: Vec<String> = PING_ARGS.iter().map(|s| s.to_string()).collect();
+                argv.push(ip.to_string());
+                let out = self.exec(T, src, Command::Argv(argv), t).await;
+                pair_result(src.to_string(), dst, ip.to_string(), out)
+            }
+        })
+        .await
     }
 }
 

@@ -1,5 +1,7 @@
-//! Reading run registries: the public release's `MANIFEST.csv` or one written by `faultbench
-//! bench` (same columns), or, when a runs root has no registry, its `result.json` files.
+//! The index of a runs root's runs, one [`ManifestRow`] per run, that every report is computed
+//! from: read from a run registry (the public release's `MANIFEST.csv` or one written by
+//! `faultbench bench`, same columns), or, when a runs root has no registry, from its
+//! `result.json` files.
 
 use faultbench_core::record::{
     MANIFEST_EXTRA_COLUMNS, ManifestRow, RELEASE_MANIFEST_HEADER, scan_records,
@@ -7,21 +9,107 @@ use faultbench_core::record::{
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// A registry that could not be read.
+/// A run index that could not be read: where, and what is wrong.
 #[derive(Debug, thiserror::Error)]
-#[error("{}:{line}: {message}", path.display())]
-pub struct RegistryError {
-    /// The file.
+#[error("{}:{line}: {problem}", path.display())]
+pub struct RunIndexError {
+    /// The file (or the runs root).
     pub path: PathBuf,
     /// 1-based line (0 = whole file).
     pub line: usize,
     /// What is wrong.
-    pub message: String,
+    #[source]
+    pub problem: RunIndexProblem,
+}
+
+/// What is wrong with a registry or runs root ([`RunIndexError`] says where).
+#[derive(Debug, thiserror::Error)]
+pub enum RunIndexProblem {
+    /// The file could not be read.
+    #[error("cannot read: {0}")]
+    Read(#[source] std::io::Error),
+    /// The file is larger than [`MAX_REGISTRY_BYTES`].
+    #[error("{0} bytes; a registry is at most {MAX_REGISTRY_BYTES} bytes")]
+    TooLarge(u64),
+    /// The file grew past [`MAX_REGISTRY_BYTES`] while it was read.
+    #[error("over {MAX_REGISTRY_BYTES} bytes; a registry is at most that")]
+    GrewTooLarge,
+    /// No header line.
+    #[error("empty registry")]
+    Empty,
+    /// The header is not CSV.
+    #[error(transparent)]
+    HeaderCsv(csv::Error),
+    /// The header does not start with the release's columns.
+    #[error(
+        "unexpected header; expected `{RELEASE_MANIFEST_HEADER}` (optionally followed by more columns)"
+    )]
+    Header,
+    /// A row (not the last one) cannot be read.
+    #[error(transparent)]
+    Row(#[from] ManifestRowError),
+    /// A folder with neither a registry nor run records.
+    #[error("no MANIFEST.csv and no result.json below this folder")]
+    NoRuns,
+}
+
+/// A registry row that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestRowError {
+    /// Nothing to read.
+    #[error("empty line")]
+    Empty,
+    /// Not CSV (e.g. an unterminated quote).
+    #[error(transparent)]
+    Csv(#[from] csv::Error),
+    /// Another number of fields than the header has.
+    #[error("{found} fields, expected {expected}")]
+    Width {
+        /// Fields in the row.
+        found: usize,
+        /// Columns in the header.
+        expected: usize,
+    },
+    /// A count column holds something else than a non-negative integer.
+    #[error("field {field} (`{column}`) `{value}` is not a count")]
+    NotACount {
+        /// 1-based field number.
+        field: usize,
+        /// The column's name.
+        column: &'static str,
+        /// The value (cut to 60 characters).
+        value: String,
+    },
+    /// A number column holds an unusable value.
+    #[error("field {field} ({column}): {problem}")]
+    BadNumber {
+        /// 1-based field number.
+        field: usize,
+        /// The column's name.
+        column: &'static str,
+        /// What is wrong with it.
+        problem: NumberProblem,
+    },
+}
+
+/// Why a number field is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NumberProblem {
+    /// Not a number at all (the value, cut to 60 characters).
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    /// `NaN`, `inf`, or a literal that overflows (`1e400`): they would poison every mean they
+    /// enter.
+    #[error("`{0}` is not a finite number")]
+    NotFinite(String),
+    /// A negative amount (spend, time).
+    #[error("`{0}` is negative")]
+    Negative(f64),
 }
 
 /// The rows of a run registry, with notes about anything skipped.
 #[derive(Debug, Clone, Default)]
-pub struct Registry {
+pub struct RunIndex {
     /// Where the rows came from.
     pub source: PathBuf,
     /// One row per run.
@@ -43,15 +131,15 @@ fn parse_bool(s: &str) -> Option<bool> {
 
 /// A finite number (`NaN`, `inf` and overflowing literals such as `1e400` are refused: they
 /// would poison every mean they enter).
-fn parse_f64(s: &str) -> Result<f64, String> {
+fn parse_f64(s: &str) -> Result<f64, NumberProblem> {
     match s.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),
-        Ok(_) => Err(format!("`{}` is not a finite number", cut(s))),
-        Err(_) => Err(format!("`{}` is not a number", cut(s))),
+        Ok(_) => Err(NumberProblem::NotFinite(cut(s))),
+        Err(_) => Err(NumberProblem::NotANumber(cut(s))),
     }
 }
 
-fn parse_opt_f64(s: &str) -> Result<Option<f64>, String> {
+fn parse_opt_f64(s: &str) -> Result<Option<f64>, NumberProblem> {
     let s = s.trim();
     if s.is_empty() {
         Ok(None)
@@ -71,47 +159,39 @@ fn cut(s: &str) -> String {
 /// Largest registry read (the release's 3,960 runs take 0.65 MB).
 pub const MAX_REGISTRY_BYTES: u64 = 256 * 1024 * 1024;
 
-impl Registry {
+impl RunIndex {
     /// Reads a `MANIFEST.csv` with the `csv` crate (quoted commas, quotes and newlines are
     /// values). A malformed row in the middle is an error (with its line); a malformed or
     /// unterminated *last* row (a write torn by a crash) is skipped with a warning.
-    pub fn load_csv(path: &Path) -> Result<Registry, RegistryError> {
-        let err = |line: usize, message: String| RegistryError {
+    pub fn load_csv(path: &Path) -> Result<RunIndex, RunIndexError> {
+        let err = |problem: RunIndexProblem| RunIndexError {
             path: path.to_path_buf(),
-            line,
-            message,
+            line: 0,
+            problem,
         };
-        let file = std::fs::File::open(path).map_err(|e| err(0, format!("cannot read: {e}")))?;
-        let len = file
-            .metadata()
-            .map_err(|e| err(0, format!("cannot read: {e}")))?
-            .len();
+        let read = |e| err(RunIndexProblem::Read(e));
+        let file = std::fs::File::open(path).map_err(read)?;
+        let len = file.metadata().map_err(read)?.len();
         if len > MAX_REGISTRY_BYTES {
-            return Err(err(
-                0,
-                format!("{len} bytes; a registry is at most {MAX_REGISTRY_BYTES} bytes"),
-            ));
+            return Err(err(RunIndexProblem::TooLarge(len)));
         }
         let mut bytes = Vec::with_capacity(len as usize);
         file.take(MAX_REGISTRY_BYTES + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| err(0, format!("cannot read: {e}")))?;
+            .map_err(read)?;
         if bytes.len() as u64 > MAX_REGISTRY_BYTES {
-            return Err(err(
-                0,
-                format!("over {MAX_REGISTRY_BYTES} bytes; a registry is at most that"),
-            ));
+            return Err(err(RunIndexProblem::GrewTooLarge));
         }
-        Registry::from_csv_bytes(&bytes, path)
+        RunIndex::from_csv_bytes(&bytes, path)
     }
 
-    /// Reads a registry's bytes (as [`Registry::load_csv`] does a file); `path` names it in
+    /// Reads a registry's bytes (as [`RunIndex::load_csv`] does a file); `path` names it in
     /// errors and warnings.
-    pub fn from_csv_bytes(bytes: &[u8], path: &Path) -> Result<Registry, RegistryError> {
-        let err = |line: usize, message: String| RegistryError {
+    pub fn from_csv_bytes(bytes: &[u8], path: &Path) -> Result<RunIndex, RunIndexError> {
+        let err = |line: usize, problem: RunIndexProblem| RunIndexError {
             path: path.to_path_buf(),
             line,
-            message,
+            problem,
         };
         let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
         let ends_clean = body.ends_with(b"\n");
@@ -121,20 +201,13 @@ impl Registry {
             .from_reader(body);
         let mut records = rdr.records();
         let header = match records.next() {
-            None => return Err(err(1, "empty registry".into())),
-            Some(Err(e)) => return Err(err(1, e.to_string())),
+            None => return Err(err(1, RunIndexProblem::Empty)),
+            Some(Err(e)) => return Err(err(1, RunIndexProblem::HeaderCsv(e))),
             Some(Ok(h)) => h,
         };
         let cols: Vec<&str> = header.iter().collect();
-        let columns = Columns::of(&cols).ok_or_else(|| {
-            err(
-                1,
-                format!(
-                    "unexpected header; expected `{RELEASE_MANIFEST_HEADER}` (optionally followed by more columns)"
-                ),
-            )
-        })?;
-        let mut reg = Registry {
+        let columns = Columns::of(&cols).ok_or_else(|| err(1, RunIndexProblem::Header))?;
+        let mut reg = RunIndex {
             source: path.to_path_buf(),
             ..Default::default()
         };
@@ -149,7 +222,7 @@ impl Registry {
                 ),
                 Err(e) => (
                     e.position().map(|p| p.line() as usize).unwrap_or(0),
-                    Err(e.to_string()),
+                    Err(ManifestRowError::Csv(e)),
                 ),
             };
             match parsed {
@@ -162,27 +235,27 @@ impl Registry {
                     "{}:{line}: torn last line skipped ({m})",
                     path.display(),
                 )),
-                Err(m) => return Err(err(line, m)),
+                Err(m) => return Err(err(line, m.into())),
             }
         }
         Ok(reg)
     }
 
     /// Reads a runs root: its `MANIFEST.csv` if present, otherwise every `result.json` in it.
-    pub fn load_runs_root(root: &Path) -> Result<Registry, RegistryError> {
+    pub fn load_runs_root(root: &Path) -> Result<RunIndex, RunIndexError> {
         let manifest = root.join("MANIFEST.csv");
         if manifest.is_file() {
-            return Registry::load_csv(&manifest);
+            return RunIndex::load_csv(&manifest);
         }
         let (records, bad) = scan_records(root);
         if records.is_empty() && bad.is_empty() {
-            return Err(RegistryError {
+            return Err(RunIndexError {
                 path: root.to_path_buf(),
                 line: 0,
-                message: "no MANIFEST.csv and no result.json below this folder".into(),
+                problem: RunIndexProblem::NoRuns,
             });
         }
-        Ok(Registry {
+        Ok(RunIndex {
             source: root.to_path_buf(),
             rows: records.iter().map(|(_, r)| r.manifest_row()).collect(),
             warnings: bad.iter().map(|e| format!("skipped: {e}")).collect(),
@@ -192,11 +265,11 @@ impl Registry {
 
     /// Reads either a `MANIFEST.csv` file or a runs root folder, with the notes of the run
     /// records beside it.
-    pub fn load(path: &Path) -> Result<Registry, RegistryError> {
+    pub fn load(path: &Path) -> Result<RunIndex, RunIndexError> {
         let (mut reg, root) = if path.is_dir() {
-            (Registry::load_runs_root(path)?, Some(path))
+            (RunIndex::load_runs_root(path)?, Some(path))
         } else {
-            (Registry::load_csv(path)?, path.parent())
+            (RunIndex::load_csv(path)?, path.parent())
         };
         reg.notes = root.and_then(super::RunNotes::scan);
         Ok(reg)
@@ -231,11 +304,19 @@ impl Columns {
             extra,
         })
     }
+
+    /// `width` columns of which none is one of faultbench's extra columns.
+    fn release_only(width: usize) -> Columns {
+        Columns {
+            width,
+            extra: [None; MANIFEST_EXTRA_COLUMNS.len()],
+        }
+    }
 }
 
 /// Parses one data line of a registry with the release's 19 columns, or faultbench's columns
 /// ([`MANIFEST_HEADER`](faultbench_core::record::MANIFEST_HEADER)).
-pub fn parse_row(line: &str) -> Result<ManifestRow, String> {
+pub fn parse_row(line: &str) -> Result<ManifestRow, ManifestRowError> {
     let ours = faultbench_core::record::MANIFEST_HEADER
         .split(',')
         .collect::<Vec<_>>();
@@ -250,32 +331,40 @@ pub fn parse_row(line: &str) -> Result<ManifestRow, String> {
         .map(|r| r.len())
         .unwrap_or(0);
     let header = if fields == ours.len() { ours } else { release };
-    row_of(
-        &one_record(line)?,
-        &Columns::of(&header).ok_or("bad built-in header")?,
-    )
+    // Both built-in headers start with the release's columns (`Columns::of` accepts them).
+    let columns = Columns::of(&header).unwrap_or_else(|| Columns::release_only(header.len()));
+    row_of(&one_record(line)?, &columns)
 }
 
 /// The first CSV record of `line`.
-fn one_record(line: &str) -> Result<csv::StringRecord, String> {
-    csv::ReaderBuilder::new()
+fn one_record(line: &str) -> Result<csv::StringRecord, ManifestRowError> {
+    Ok(csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .from_reader(line.as_bytes())
         .records()
         .next()
-        .ok_or("empty line")?
-        .map_err(|e| e.to_string())
+        .ok_or(ManifestRowError::Empty)??)
 }
 
 /// A registry row from its fields laid out as `columns` says; numbers must be finite, counts
 /// non-negative integers.
-fn row_of(rec: &csv::StringRecord, columns: &Columns) -> Result<ManifestRow, String> {
+fn row_of(rec: &csv::StringRecord, columns: &Columns) -> Result<ManifestRow, ManifestRowError> {
     if rec.len() != columns.width {
-        return Err(format!("{} fields, expected {}", rec.len(), columns.width));
+        return Err(ManifestRowError::Width {
+            found: rec.len(),
+            expected: columns.width,
+        });
     }
     let f = |i: usize| rec.get(i).unwrap_or("").to_string();
-    let u = |i: usize| -> Result<u64, String> {
+    let bad_number = |i: usize| {
+        move |problem| ManifestRowError::BadNumber {
+            field: i + 1,
+            column: name(i),
+            problem,
+        }
+    };
+    let u = |i: usize| -> Result<u64, ManifestRowError> {
         let s = f(i);
         let s = s.trim();
         if s.is_empty() {
@@ -287,31 +376,30 @@ fn row_of(rec: &csv::StringRecord, columns: &Columns) -> Result<ManifestRow, Str
         // Some writers (pandas) print counts as floats: `12.0`.
         match parse_f64(s) {
             Ok(x) if x >= 0.0 && x.fract() == 0.0 && x <= u64::MAX as f64 => Ok(x as u64),
-            Ok(_) | Err(_) => Err(format!(
-                "field {} (`{}`) `{}` is not a count",
-                i + 1,
-                name(i),
-                cut(s)
-            )),
+            Ok(_) | Err(_) => Err(ManifestRowError::NotACount {
+                field: i + 1,
+                column: name(i),
+                value: cut(s),
+            }),
         }
     };
-    let num = |i: usize| -> Result<f64, String> {
+    let num = |i: usize| -> Result<f64, ManifestRowError> {
         match parse_opt_f64(&f(i)) {
-            Ok(Some(x)) if x < 0.0 => Err(format!("`{x}` is negative")),
+            Ok(Some(x)) if x < 0.0 => Err(NumberProblem::Negative(x)),
             other => other.map(|x| x.unwrap_or(0.0)),
         }
-        .map_err(|m| format!("field {} ({}): {m}", i + 1, name(i)))
+        .map_err(bad_number(i))
     };
-    let score = |i: usize| -> Result<Option<f64>, String> {
-        parse_opt_f64(&f(i)).map_err(|m| format!("field {} ({}): {m}", i + 1, name(i)))
+    let score = |i: usize| -> Result<Option<f64>, ManifestRowError> {
+        parse_opt_f64(&f(i)).map_err(bad_number(i))
     };
-    let opt_u = |i: Option<usize>| -> Result<Option<u64>, String> {
+    let opt_u = |i: Option<usize>| -> Result<Option<u64>, ManifestRowError> {
         match i.map(f) {
             Some(s) if !s.trim().is_empty() => u(i.unwrap_or(0)).map(Some),
             _ => Ok(None),
         }
     };
-    let opt_num = |i: Option<usize>| -> Result<Option<f64>, String> {
+    let opt_num = |i: Option<usize>| -> Result<Option<f64>, ManifestRowError> {
         match i {
             Some(i) if !f(i).trim().is_empty() => num(i).map(Some),
             _ => Ok(None),
@@ -368,7 +456,7 @@ mod tests {
             format!("{MANIFEST_HEADER}\n{row},1200,80,0.0005\n{row},,,\n"),
         )
         .unwrap();
-        let r = Registry::load_csv(&p).unwrap();
+        let r = RunIndex::load_csv(&p).unwrap();
         assert_eq!(r.rows[0].judge_in_tokens, Some(1200));
         assert_eq!(r.rows[0].judge_out_tokens, Some(80));
         assert_eq!(r.rows[0].judge_cost_usd, Some(0.0005));
@@ -379,14 +467,14 @@ mod tests {
             format!("{RELEASE_MANIFEST_HEADER},lab,judge_cost_usd\n{row},fresh,0.25\n"),
         )
         .unwrap();
-        let r = Registry::load_csv(&p).unwrap();
+        let r = RunIndex::load_csv(&p).unwrap();
         assert_eq!(
             (r.rows[0].judge_cost_usd, r.rows[0].judge_in_tokens),
             (Some(0.25), None)
         );
         // The release's own header still reads, with no judge spend.
         std::fs::write(&p, format!("{RELEASE_MANIFEST_HEADER}\n{row}\n")).unwrap();
-        assert_eq!(Registry::load_csv(&p).unwrap().rows[0].judge_cost_usd, None);
+        assert_eq!(RunIndex::load_csv(&p).unwrap().rows[0].judge_cost_usd, None);
         assert_eq!(parse_row(row).unwrap().cost_usd, 0.1);
         assert_eq!(
             parse_row(&format!("{row},1,2,0.5")).unwrap().judge_cost_usd,
@@ -405,7 +493,7 @@ mod tests {
             format!("{RELEASE_MANIFEST_HEADER}\n{good}\nbase80,p1,Ka"),
         )
         .unwrap();
-        let r = Registry::load_csv(&p).unwrap();
+        let r = RunIndex::load_csv(&p).unwrap();
         assert_eq!(r.rows.len(), 1);
         assert_eq!(r.rows[0].cache_write_tokens, 5);
         assert_eq!(r.warnings.len(), 1);
@@ -414,7 +502,17 @@ mod tests {
             format!("{RELEASE_MANIFEST_HEADER}\nbase80,p1\n{good}\n"),
         )
         .unwrap();
-        let e = Registry::load_csv(&p).unwrap_err();
+        let e = RunIndex::load_csv(&p).unwrap_err();
         assert_eq!(e.line, 2);
+        assert!(
+            matches!(
+                e.problem,
+                RunIndexProblem::Row(ManifestRowError::Width {
+                    found: 2,
+                    expected: 19
+                })
+            ),
+            "{e}"
+        );
     }
 }
