@@ -97,36 +97,25 @@ mod tests {
         );
     }
 
+    /// Counts itself in `now` while it runs (keeping the highest count in `peak`); returns `v`.
+    async fn counted(now: &AtomicUsize, peak: &AtomicUsize, v: usize) -> usize {
+        let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+        peak.fetch_max(n, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        now.fetch_sub(1, Ordering::SeqCst);
+        v
+    }
+
     #[tokio::test]
     async fn no_more_than_the_limit_run_at_once_and_all_of_them_do() {
         let (now, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let out = map_concurrent(0..10, 3, |i| {
-            let (now, peak) = (&now, &peak);
-            async move {
-                let n = now.fetch_add(1, Ordering::SeqCst) + 1;
-                peak.fetch_max(n, Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                now.fetch_sub(1, Ordering::SeqCst);
-                i * 2
-            }
-        })
-        .await;
+        let out = map_concurrent(0..10, 3, |i| counted(&now, &peak, i * 2)).await;
         assert_eq!(out, (0..10).map(|i| i * 2).collect::<Vec<_>>());
         assert_eq!(peak.load(Ordering::SeqCst), 3);
         // Unbounded: all ten at once.
         peak.store(0, Ordering::SeqCst);
-        let all = join_all((0..10).map(|i| {
-            let (now, peak) = (&now, &peak);
-            async move {
-                let n = now.fetch_add(1, Ordering::SeqCst) + 1;
-                peak.fetch_max(n, Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                now.fetch_sub(1, Ordering::SeqCst);
-                i
-            }
-        }))
-        .await;
-        assert_eq!(all.len(), 10);
+        let all = join_all((0..10).map(|i| counted(&now, &peak, i))).await;
+        assert_eq!(all, (0..10).collect::<Vec<_>>());
         assert_eq!(peak.load(Ordering::SeqCst), 10);
     }
 
