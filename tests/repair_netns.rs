@@ -363,14 +363,15 @@ async fn killing_a_device_init_is_not_repaired_and_the_lab_goes() {
     );
     let cleanup = rec.phases.cleanup.as_ref().expect("the lab was cleaned up");
     assert_eq!(cleanup.action, "teardown");
-    // Nothing of the lab is left on the host: no instance, no device's PID 1.
+    // Nothing of the lab is left on the host: no instance, no device's PID 1 — not even as a
+    // zombie, and that includes router2's, which the agent killed long before teardown.
     let lab = emulator.last.lock().unwrap().take().unwrap();
     let name = lab.name().to_string();
-    let pids: Vec<i32> = ["pc1", "router1", "pc2"]
+    let pids: Vec<i32> = ["pc1", "router1", "router2", "pc2"]
         .iter()
         .filter_map(|d| lab.device_pid(d))
         .collect();
-    assert_eq!(pids.len(), 3);
+    assert_eq!(pids.len(), 4);
     drop(lab);
     assert!(
         !faultbench::emu::netns::list()

@@ -193,29 +193,25 @@ pub(crate) fn destroy(st: &LabState) {
 }
 
 /// SIGKILLs the given inits (each takes its whole PID namespace with it) and waits, bounded,
-/// until they are gone, reaping those that are our children.
+/// until they are gone. Every one that is our child is reaped — also an init that died before
+/// teardown (an agent may kill a device's PID 1) — so no zombie outlives its lab.
 pub(crate) fn kill_all(inits: impl Iterator<Item = ProcId>) {
-    let mut live: Vec<ProcId> = inits.filter(ProcId::alive).collect();
+    let all: Vec<ProcId> = inits.collect();
+    let mut live: Vec<ProcId> = all.iter().copied().filter(ProcId::alive).collect();
     for p in &live {
         // SAFETY: kill(2) on a process whose identity (PID + start time) we just checked.
         unsafe { libc::kill(p.pid, libc::SIGKILL) };
     }
     let deadline = Instant::now() + Duration::from_secs(10);
     while !live.is_empty() && Instant::now() < deadline {
-        live.retain(|p| {
-            let mut status = 0;
-            // SAFETY: waitpid(2) on a specific PID; fails harmlessly when it is not our child.
-            unsafe { libc::waitpid(p.pid, &mut status, libc::WNOHANG) };
-            p.alive()
-        });
+        // A process turns into a zombie at any moment: test first, then reap what has ended.
+        live.retain(ProcId::alive);
         if !live.is_empty() {
             std::thread::sleep(Duration::from_millis(2));
         }
     }
-    // Reap children that became zombies after the last check.
-    for p in live {
-        // SAFETY: as above.
-        unsafe { libc::waitpid(p.pid, std::ptr::null_mut(), libc::WNOHANG) };
+    for p in &all {
+        p.reap_if_ended();
     }
 }
 

@@ -47,6 +47,19 @@ impl ProcId {
         start_time(pid).map(|start| ProcId { pid, start })
     }
 
+    /// Collects the exit status of this process if it is our child and has ended (a zombie),
+    /// so that nothing of it stays in the process table. The start time is checked first so a
+    /// reused PID — another child of ours — is never reaped by mistake.
+    pub(crate) fn reap_if_ended(&self) {
+        if let Some(('Z', start)) = stat(self.pid)
+            && start == self.start
+        {
+            // SAFETY: waitpid(2) on a specific PID without blocking; it fails harmlessly when
+            // the process is not our child.
+            unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), libc::WNOHANG) };
+        }
+    }
+
     /// The process still runs (and is not a zombie).
     pub fn alive(&self) -> bool {
         match stat(self.pid) {
