@@ -19,5 +19,8 @@ if ((${#missing[@]})); then
 fi
 # Kathará CLI from PyPI (for `lstart --dry-mode` validation and the Kathará backend): a venv, run as `python -m kathara`.
 [ -x /opt/faultbench/kathara-venv/bin/python ] && /opt/faultbench/kathara-venv/bin/python -c 'import Kathara' 2>/dev/null || { python3 -m venv /opt/faultbench/kathara-venv && /opt/faultbench/kathara-venv/bin/pip install -q kathara; }
+# kubernetes-validate from PyPI, pinned: scripts/check-k8s.sh validates deploy/k8s offline against its bundled API schemas.
+K8S_VALIDATE=1.37.0
+/opt/faultbench/k8s-venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('kubernetes-validate') != '$K8S_VALIDATE')" 2>/dev/null || { python3 -m venv /opt/faultbench/k8s-venv && /opt/faultbench/k8s-venv/bin/pip install -q "kubernetes-validate==$K8S_VALIDATE"; }
 # The official MCP Python client (PyPI `mcp`) for the MCP server test and stand-in external agents: a venv.
 [ -x /opt/faultbench/mcp-venv/bin/python ] && /opt/faultbench/mcp-venv/bin/python -c 'import mcp' 2>/dev/null || { python3 -m venv /opt/faultbench/mcp-venv && /opt/faultbench/mcp-venv/bin/pip install -q mcp; }
