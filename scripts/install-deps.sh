@@ -3,8 +3,8 @@
 set -euo pipefail
 PKGS=(frr frr-pythontools iproute2 iputils-ping traceroute dnsmasq iptables nftables tcpdump
       procps dnsutils curl busybox net-tools ethtool iperf3 python3 python3-venv python3-dev apache2
-      bind9 isc-dhcp-server isc-dhcp-relay keepalived isc-dhcp-client bridge-utils
-      g++ chromium chromium-driver)  # python3-dev: libpython for linking crates/faultbench-py outside maturin; g++: scripts/real-llm.sh builds llama.cpp; chromium, chromium-driver: headless browser checks of `faultbench view`
+      bind9 isc-dhcp-server isc-dhcp-relay keepalived isc-dhcp-client bridge-utils ifupdown
+      g++ chromium chromium-driver)  # ifupdown: /etc/network/interfaces in lab devices (on the host it configures no interface: the file its installation writes lists none); python3-dev: libpython for linking crates/faultbench-py outside maturin; g++: scripts/real-llm.sh builds llama.cpp; chromium, chromium-driver: headless browser checks of `faultbench view`
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -93,6 +93,36 @@ pub struct Device {
     pub interfaces: Vec<Interface>,
     /// Options in file order (`image`, `mem`, `exec`, `sysctl`, …). Repeatable options repeat.
     pub options: Vec<(String, String)>,
+    /// Options Kathará does not know (`r1[memory]=…`), in file order: Kathará stores them and
+    /// ignores them, and so does faultbench (after a warning, see [`LabConf::warnings`]).
+    pub unknown_options: Vec<UnknownOption>,
+}
+
+/// An option name Kathará does not know, kept as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownOption {
+    /// The name between the brackets.
+    pub key: String,
+    /// Its value, without quotes.
+    pub value: String,
+    /// 1-based line of lab.conf.
+    pub line: usize,
+}
+
+/// Something in lab.conf that Kathará accepts and ignores: the lab runs, but the line has no
+/// effect (often a typo such as `mem` spelled `memory`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabWarning {
+    /// 1-based line of lab.conf.
+    pub line: usize,
+    /// What is ignored, and what would take effect instead.
+    pub message: String,
+}
+
+impl fmt::Display for LabWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "lab.conf:{}: {}", self.line, self.message)
+    }
 }
 
 impl Device {
@@ -206,6 +236,7 @@ impl LabConf {
                         name: dev.to_string(),
                         interfaces: Vec::new(),
                         options: Vec::new(),
+                        unknown_options: Vec::new(),
                     });
                     conf.devices.len() - 1
                 }
@@ -247,9 +278,17 @@ impl LabConf {
                     ));
                 }
                 device.interfaces.push(Interface { index, domain, mac });
-            } else {
+            } else if KNOWN_OPTIONS.contains(&arg) {
                 check_option(arg, &value, n)?;
                 device.options.push((arg.to_string(), value));
+            } else {
+                // Kathará's `Machine.add_meta` stores any option name and nothing reads the
+                // unknown ones: the lab deploys. Refusing it would stop labs that run there.
+                device.unknown_options.push(UnknownOption {
+                    key: arg.to_string(),
+                    value,
+                    line: n,
+                });
             }
         }
         for d in &mut conf.devices {
@@ -278,6 +317,23 @@ impl LabConf {
             return Err(LabError::at(0, "no device", "lines such as `r1[0]=A`"));
         }
         Ok(conf)
+    }
+
+    /// What lab.conf says that has no effect, in line order: every unknown option, naming its
+    /// line and the known option it may be a misspelling of.
+    pub fn warnings(&self) -> Vec<LabWarning> {
+        let mut out: Vec<LabWarning> = self
+            .devices
+            .iter()
+            .flat_map(|d| {
+                d.unknown_options.iter().map(move |o| LabWarning {
+                    line: o.line,
+                    message: unknown_option_message(&d.name, o),
+                })
+            })
+            .collect();
+        out.sort_by_key(|w| w.line);
+        out
     }
 
     /// Device names in order.
@@ -336,6 +392,26 @@ fn parse_meta(line: &str, n: usize, meta: &mut LabMeta) -> Result<(), LabError> 
     Ok(())
 }
 
+fn unknown_option_message(device: &str, o: &UnknownOption) -> String {
+    let lower = o.key.to_ascii_lowercase();
+    // A known option the name starts with, or that starts with the name (`memory`, `cpu`,
+    // `sysctls`, `M`): the likely intended one.
+    let close = KNOWN_OPTIONS
+        .iter()
+        .find(|k| lower != **k && (lower.starts_with(**k) || k.starts_with(lower.as_str())));
+    let hint = match close {
+        Some(k) => format!("; did you mean `{device}[{k}]`?"),
+        None if lower != o.key && KNOWN_OPTIONS.contains(&lower.as_str()) => {
+            format!("; option names are lowercase: `{device}[{lower}]`")
+        }
+        None => format!("; known options: {}", KNOWN_OPTIONS.join(", ")),
+    };
+    format!(
+        "unknown option `{}` of device {device} (value `{}`) is ignored, as Kathará ignores it{hint}",
+        o.key, o.value
+    )
+}
+
 fn check_option(key: &str, value: &str, n: usize) -> Result<(), LabError> {
     let bad = |expected: &str| {
         Err(LabError::at(
@@ -364,11 +440,6 @@ fn check_option(key: &str, value: &str, n: usize) -> Result<(), LabError> {
             bad("`net.<key>=<value>` (Kathará allows only the net. namespace)")
         }
         "env" if !value.contains('=') => bad("`NAME=value`"),
-        k if !KNOWN_OPTIONS.contains(&k) => Err(LabError::at(
-            n,
-            format!("unknown option `{k}` (Kathará would silently ignore it)"),
-            format!("one of {}", KNOWN_OPTIONS.join(", ")),
-        )),
         _ => Ok(()),
     }
 }
@@ -469,7 +540,6 @@ mod tests {
             ("r1[0]=A\nr1[1]=A", 2, "twice"),
             ("LAB_NAME=a=b\nr1[0]=A", 1, "`=`"),
             ("LAB_FOO=x\nr1[0]=A", 1, "unknown metadata"),
-            ("r1[0]=A\nr1[memory]=256m", 2, "unknown option"),
             ("r1[0]=A\nr1[mem]=lots", 2, "bad value"),
             ("r1[0]=A\nr1[cpus]=-1", 2, "bad value"),
             ("r1[0]=A\nr1[bridged]=maybe", 2, "bad value"),
@@ -483,6 +553,47 @@ mod tests {
             assert_eq!(e.line, line, "{text}: {e}");
             assert!(e.message.contains(needle), "{text}: {e}");
         }
+    }
+
+    /// Issue 29: `r1[M]=…` stopped `lab up` (`lab.conf:9: unknown option`), where Kathará stores
+    /// the option, ignores it and deploys the lab.
+    #[test]
+    fn unknown_options_are_kept_and_warned_about_with_their_line() {
+        let c = LabConf::parse(
+            "r1[0]=A\nr1[memory]=\"256m\"\n# c\npc1[0]=A\npc1[M]=3\npc1[Image]=kathara/base\nr1[image]=kathara/frr\n",
+        )
+        .unwrap();
+        let r1 = c.device("r1").unwrap();
+        assert_eq!(
+            r1.unknown_options,
+            vec![UnknownOption {
+                key: "memory".into(),
+                value: "256m".into(),
+                line: 2
+            }]
+        );
+        // Unknown options are not options: nothing reads them by accident.
+        assert_eq!(r1.option("memory"), None);
+        assert_eq!(r1.image(), "kathara/frr");
+        assert_eq!(c.device("pc1").unwrap().image(), "kathara/base");
+        let w: Vec<String> = c.warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].starts_with("lab.conf:2: unknown option `memory` of device r1")
+                && w[0].contains("`r1[mem]`"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].starts_with("lab.conf:5: ") && w[1].contains("`pc1[mem]`"),
+            "{w:?}"
+        );
+        assert!(
+            w[2].starts_with("lab.conf:6: ") && w[2].contains("lowercase: `pc1[image]`"),
+            "{w:?}"
+        );
+        // Known options keep their checks.
+        assert!(LabConf::parse("r1[0]=A\nr1[mem]=lots").is_err());
+        assert!(LabConf::parse("r1[0]=A\n").unwrap().warnings().is_empty());
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! written for Kathará run here unchanged and every lab shipped here runs on Kathará.
 //!
 //! The reader follows Kathará's own grammar (`LabParser`) and is stricter where Kathará is
-//! silently lenient: unknown option names, malformed `mem`/`cpus`/`num_terms`/boolean values,
-//! `lab.dep` entries naming unknown devices, and devices without interfaces are errors.
+//! silently lenient: malformed `mem`/`cpus`/`num_terms`/boolean values, `lab.dep` entries naming
+//! unknown devices, and devices without interfaces are errors. Unknown option names are what
+//! Kathará makes of them — stored and ignored — plus a warning naming the line
+//! ([`LabConf::warnings`]), since a lab written for Kathará may carry them.
 //!
 //! ```
 //! use faultbench_core::lab::LabConf;
@@ -15,7 +17,10 @@
 //! let conf = LabConf::parse("LAB_NAME=demo\nr1[0]=A\nr1[1]=\"B\"\npc1[0]=A\npc1[image]=\"kathara/base\"\n").unwrap();
 //! assert_eq!(conf.device_names(), vec!["r1", "pc1"]);
 //! assert_eq!(conf.device("r1").unwrap().interfaces[1].domain, "B");
-//! assert!(LabConf::parse("r1[memory]=256m\nr1[0]=A").is_err()); // Kathará would ignore the typo
+//! // Kathará ignores an unknown option; so does faultbench, and it says so.
+//! let typo = LabConf::parse("r1[memory]=256m\nr1[0]=A").unwrap();
+//! assert_eq!(typo.warnings()[0].line, 1);
+//! assert!(typo.warnings()[0].to_string().contains("did you mean `r1[mem]`"));
 //! ```
 
 mod baseline;
@@ -27,7 +32,7 @@ mod topology_meta;
 pub use baseline::{
     Baseline, BaselineError, BaselineParseError, Probe, ProbeKind, ProbeResult, verify,
 };
-pub use conf::{Device, Interface, LabConf, LabError, LabMeta};
+pub use conf::{Device, Interface, LabConf, LabError, LabMeta, LabWarning, UnknownOption};
 pub use summary::TopologySummary;
 pub use topology::{
     BASELINE_FILE, TOPOLOGIES_ENV, Topology, TopologyNotFound, TopologyResolver,

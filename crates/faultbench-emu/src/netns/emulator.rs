@@ -186,7 +186,14 @@ impl NetnsEmulator {
         .map_err(|e| incomplete(&name, format!("setup thread failed: {e}")))
         .and_then(|(g, r)| r.map(|w| (g, w)))?;
         let st = guard.state().clone();
-        let mut warnings = warnings;
+        // What lab.conf says that Kathará ignores comes first, naming its line.
+        let mut warnings: Vec<String> = lab
+            .conf
+            .warnings()
+            .iter()
+            .map(ToString::to_string)
+            .chain(warnings)
+            .collect();
         timing("namespaces and links");
         run_startups(&lab, &topo, &st, self.startup_timeout, &mut warnings).await?;
         let watched: Vec<Watched> = st
@@ -366,6 +373,12 @@ fn build(
             .map_err(|e| io(&format!("copying {}'s files", d.name), e))?;
         let tree = has_tree.then(|| dirs.tree(&d.name));
         let tree_has = |p: &str| tree.as_ref().is_some_and(|t| t.join(p).exists());
+        if tree_has("etc/network/interfaces") {
+            warnings.extend(super::image::ifupdown_missing(
+                &d.name,
+                super::image::host_has_ifupdown(),
+            ));
+        }
         let fs = DeviceFs {
             root: PathBuf::from(SETUP_ROOT),
             tree: tree.clone(),
@@ -519,7 +532,7 @@ fn build(
 /// The script that runs inside a device after it started, as Kathará's device start does.
 fn startup_script(device: &str, shell: &str, exec_lines: &[String]) -> String {
     let mut s = format!(
-        "if [ -d /etc/frr ]; then chown -R frr:frr /etc/frr 2>/dev/null; find /etc/frr -maxdepth 1 -type f -exec chmod 640 {{}} + 2>/dev/null; fi\n\
+        "for d in /etc/frr /etc/quagga; do if [ -d $d ]; then chown -R frr:frr $d/ 2>/dev/null; find $d/ -maxdepth 1 -type f -exec chmod 640 {{}} + 2>/dev/null; fi; done\n\
          if [ -f /hostlab/shared.startup ]; then {shell} /hostlab/shared.startup >/var/log/shared.log 2>&1; fi\n\
          rc=0\n\
          if [ -f /hostlab/{device}.startup ]; then {shell} -x /hostlab/{device}.startup >/var/log/startup.log 2>&1; rc=$?; fi\n"

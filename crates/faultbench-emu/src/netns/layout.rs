@@ -8,12 +8,12 @@
 //! | `/usr` (and the `/bin`, `/lib`… links) | the host's, read-only |
 //! | `/usr/local/sbin` | the lab's shim directory (service control, kernel emulations), read-only |
 //! | `/etc`, `/var` | overlays: the device tree's files over the lab image layer over the host's; writes stay in the device |
-//! | `/var/log` | a fresh tmpfs (with `frr/`, `apache2/`, `nginx/`): logs start empty, the host's never show |
+//! | `/var/log` | a fresh tmpfs (with `frr/`, `apache2/`, `nginx/`, `quagga/` and its old name `zebra`): logs start empty, the host's never show |
 //! | `/tmp`, `/run`, `/root`, `/home`, `/srv`, `/opt`, `/mnt`, `/media` | empty tmpfs (or the device tree's files, writable) |
 //! | other top-level folders of the device tree | writable overlays of those files |
 //! | `/dev` | a tmpfs with `null`, `zero`, `full`, `random`, `urandom`, `tty`, `net/tun`, its own `pts` and `shm` |
 //! | `/proc`, `/sys` | the device's own (its PID and network namespace); `/proc/sys` read-only after setup, `/sys` read-only |
-//! | `/hostlab` | the device's startup and shutdown files, read-only |
+//! | `/hostlab` | the device's startup and shutdown files, writable as in Kathará: an overlay whose writes stay in the device (the lab directory and the instance's copy never change) |
 //! | `/shared` | the lab instance's shared folder (Kathará's `shared/`), writable |
 //!
 //! Nothing else of the host — home folders, `/work`, other labs' state — is visible. Writes
@@ -35,7 +35,7 @@ pub(crate) struct DeviceFs {
     pub image: PathBuf,
     /// Shim directory mounted at `/usr/local/sbin`.
     pub sbin: PathBuf,
-    /// Folder with this device's startup/shutdown files, mounted at `/hostlab`.
+    /// Folder with this device's startup/shutdown files, the lower layer of `/hostlab`.
     pub hostlab: PathBuf,
     /// The lab's shared folder, mounted at `/shared`.
     pub shared: Option<PathBuf>,
@@ -138,7 +138,7 @@ fn bind_ro(src: &Path, target: CString, extra: libc::c_ulong) -> [Op; 2] {
 
 /// Phase-1 steps: build the root, pivot into it, set the hostname.
 pub(crate) fn filesystem_ops(fs: &DeviceFs, hostname: &str) -> Result<Vec<Op>, String> {
-    for p in [&fs.image, &fs.sbin, &fs.root]
+    for p in [&fs.image, &fs.sbin, &fs.root, &fs.hostlab]
         .into_iter()
         .chain(fs.tree.as_ref())
     {
@@ -267,16 +267,23 @@ pub(crate) fn filesystem_ops(fs: &DeviceFs, hostname: &str) -> Result<Vec<Op>, S
         libc::MS_NOSUID | libc::MS_NODEV,
         Some("mode=755".into()),
     ));
+    // Kathará's Quagga image has a world-writable /var/log/quagga, also known as
+    // /var/log/zebra: Quagga-era configurations log there (`log file /var/log/zebra/ospfd.log`).
     for (dir, mode) in [
         ("var/log/frr", 0o1777),
         ("var/log/apache2", 0o750),
         ("var/log/nginx", 0o755),
+        ("var/log/quagga", 0o777),
     ] {
         ops.push(Op::Mkdir {
             path: at(dir),
             mode,
         });
     }
+    ops.push(Op::Symlink {
+        target: cs("quagga"),
+        link: at("var/log/zebra"),
+    });
     for (name, mode) in FRESH {
         match tree_dir(name) {
             Some(t) => overlay(&mut ops, name, vec![t], mode),
@@ -325,6 +332,9 @@ pub(crate) fn filesystem_ops(fs: &DeviceFs, hostname: &str) -> Result<Vec<Op>, S
             }
         }
     }
+    // Kathará's /hostlab is part of the container, writable; labs (and Kathará's own start
+    // commands) write there. Writes land in the device's scratch layer.
+    overlay(&mut ops, "hostlab", vec![fs.hostlab.clone()], 0o755);
     ops.push(Op::Detach { path: at(SCRATCH) });
     ops.push(Op::Rmdir { path: at(SCRATCH) });
     // /dev
@@ -424,12 +434,7 @@ pub(crate) fn filesystem_ops(fs: &DeviceFs, hostname: &str) -> Result<Vec<Op>, S
         libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
         None,
     ));
-    // Kathará places.
-    ops.push(Op::Mkdir {
-        path: at("hostlab"),
-        mode: 0o755,
-    });
-    ops.extend(bind_ro(&fs.hostlab, at("hostlab"), 0));
+    // Kathará's shared folder (/hostlab is above, with the other overlays).
     if let Some(shared) = &fs.shared {
         ops.push(Op::Mkdir {
             path: at("shared"),
@@ -613,6 +618,47 @@ mod tests {
         let tree_etc = format!("lowerdir={}/tree/etc:/etc,", dir.path().display());
         assert!(etc.contains(&tree_etc), "{etc}");
         assert!(text.last().unwrap().contains("hostname r1"));
+    }
+
+    /// Issue 29: `/hostlab` was a read-only bind of the instance's copy; labs write there.
+    #[test]
+    fn hostlab_is_a_writable_overlay_over_the_instance_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = DeviceFs {
+            root: "/run/faultbench/.root".into(),
+            tree: None,
+            image: dir.path().join("image"),
+            sbin: dir.path().join("sbin"),
+            hostlab: dir.path().join("hostlab"),
+            shared: None,
+        };
+        let ops = filesystem_ops(&fs, "r1").unwrap();
+        let text: Vec<String> = ops.iter().map(Op::describe).collect();
+        let at_hostlab: Vec<&String> = text
+            .iter()
+            .filter(|d| d.contains(" on /run/faultbench/.root/hostlab "))
+            .collect();
+        assert_eq!(
+            at_hostlab.len(),
+            1,
+            "one mount, no read-only remount: {text:#?}"
+        );
+        let m = at_hostlab[0];
+        assert!(m.contains("type overlay"), "{m}");
+        assert!(
+            m.contains(&format!("lowerdir={}/hostlab,", dir.path().display()))
+                && m.contains("upperdir=/run/faultbench/.root/.fb-scratch/u/hostlab"),
+            "writes go to the device's scratch layer: {m}"
+        );
+        let mounted = text.iter().position(|d| d == m).unwrap();
+        let detached = text
+            .iter()
+            .position(|d| d == "umount /run/faultbench/.root/.fb-scratch")
+            .unwrap();
+        assert!(mounted < detached, "the upper layer exists when mounted");
+        assert!(
+            text.contains(&"symlink /run/faultbench/.root/var/log/zebra -> quagga".to_string())
+        );
     }
 
     /// Issue 19, finding 8: top-level folder names of a tree went into `lowerdir=` unescaped,

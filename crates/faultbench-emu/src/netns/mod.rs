@@ -21,6 +21,9 @@
 //!   script starts the daemons its `daemons` file enables *without watchfrr*, so a killed daemon
 //!   stays dead; plain `vtysh` talks to the device's own FRR. dnsmasq, bind9, isc-dhcp-server,
 //!   isc-dhcp-relay, keepalived, apache2, nginx run through their packaged init scripts.
+//!   The images' other conventions — ifupdown's `/etc/network/interfaces`, the Quagga image's
+//!   `/etc/init.d/quagga` (run by FRR's daemons) and `/etc/zebra`, `/etc/init.d/bind` — are in
+//!   the lab image layer (see `image`).
 //! - **Kernel emulations**: the lab's shim folder (mounted at `/usr/local/sbin`, first in
 //!   `PATH`) holds the wrappers of [`crate::shims`] for what this kernel lacks.
 //! - **Lifecycle**: [`NetnsEmulator::deploy_lab`] brings all devices up in parallel, runs the
@@ -38,6 +41,7 @@ mod emulator;
 mod exec;
 pub mod fast_timers;
 mod gc;
+mod image;
 pub(crate) mod init;
 mod lab;
 pub mod labgen;

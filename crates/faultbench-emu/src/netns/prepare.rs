@@ -5,12 +5,13 @@
 //!   state.json            processes and owner (see `state`)
 //!   sbin/                 mounted read-only at /usr/local/sbin in every device:
 //!                         systemctl, plus the kernel-emulation wrappers of `crate::shims`
-//!   image/etc/            a layer between the device's files and the host's /etc:
-//!                         init.d/frr (FRR without watchfrr), frr/vtysh.conf as in Kathará's
-//!                         image, and a whiteout hiding the host's frr/frr.conf
+//!   image/etc/            a layer between the device's files and the host's /etc: the
+//!                         conventions of Kathará's images (init.d/frr without watchfrr,
+//!                         init.d/quagga, init.d/bind, /etc/zebra…; see `image`)
 //!   trees/<device>/       a copy of the lab's <device>/ folder (Kathará copies it too, so
 //!                         editing the lab directory does not change a running lab)
-//!   hostlab/<device>/     the device's .startup/.shutdown and shared.startup/.shutdown
+//!   hostlab/<device>/     the device's .startup/.shutdown and shared.startup/.shutdown, the
+//!                         lower layer of its writable /hostlab
 //!   shared/               the lab's shared/ folder (a copy), /shared in every device
 //! ```
 
@@ -19,9 +20,6 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
 const SYSTEMCTL: &str = include_str!("scripts/systemctl");
-const FRR_INIT: &str = include_str!("scripts/frr.init");
-/// vtysh.conf of Kathará's FRR image: per-daemon `write memory`, like the image.
-const VTYSH_CONF: &str = "no service integrated-vtysh-config\n";
 
 /// Paths inside an instance folder.
 #[derive(Debug, Clone)]
@@ -53,20 +51,6 @@ fn write_mode(path: &Path, text: &str, mode: u32) -> io::Result<()> {
     }
     std::fs::write(path, text)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
-/// An overlayfs whiteout (character device 0:0): hides the same path in lower layers.
-fn whiteout(path: &Path) -> io::Result<()> {
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d)?;
-    }
-    let c =
-        std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(io::Error::other)?;
-    // SAFETY: mknod(2) with a valid path.
-    if unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(0, 0)) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// A lab entry that cannot be copied into a device, as an error naming the lab directory.
@@ -227,11 +211,7 @@ pub(crate) fn write_common(dirs: &InstanceDirs) -> io::Result<Vec<String>> {
             "kernel emulations not installed ({e}); devices see this kernel's own limits"
         ));
     }
-    let image = dirs.image();
-    write_mode(&image.join("etc/init.d/frr"), FRR_INIT, 0o755)?;
-    write_mode(&image.join("etc/frr/vtysh.conf"), VTYSH_CONF, 0o644)?;
-    // Kathará's FRR image ships without frr.conf; the host's default one must not leak in.
-    whiteout(&image.join("etc/frr/frr.conf"))?;
+    super::image::write(&dirs.image(), Path::new("/etc"))?;
     Ok(warnings)
 }
 
@@ -309,7 +289,52 @@ pub(crate) fn write_device(dirs: &InstanceDirs, lab_root: &Path, device: &str) -
             ));
         }
     }
+    merge_zebra_into_quagga(&copy)?;
     Ok(true)
+}
+
+/// Quagga-era trees put their configuration in `etc/zebra/` (netkit's name) or `etc/quagga/`.
+/// In Kathará's Quagga image `/etc/zebra` is a link to `/etc/quagga`, and the tree is extracted
+/// following links, so files of `etc/zebra/` land in `/etc/quagga/`. The copy is rearranged to
+/// match: `etc/zebra/`'s files move into `etc/quagga/` (a file both have keeps its `etc/quagga`
+/// version), and `etc/zebra` becomes that link.
+fn merge_zebra_into_quagga(tree: &Path) -> io::Result<()> {
+    // Only inside a real `etc/` of the copy: through a linked `etc` the paths below would
+    // reach wherever the link points.
+    if !matches!(entry(&tree.join("etc"))?, Entry::Dir) {
+        return Ok(());
+    }
+    let zebra = tree.join("etc/zebra");
+    if !matches!(entry(&zebra)?, Entry::Dir) {
+        return Ok(());
+    }
+    let quagga = tree.join("etc/quagga");
+    match entry(&quagga)? {
+        Entry::Missing => {
+            std::fs::rename(&zebra, &quagga)?;
+            return symlink("quagga", &zebra);
+        }
+        Entry::Dir => {}
+        // A link or file named etc/quagga: leave both as the lab wrote them.
+        _ => return Ok(()),
+    }
+    move_missing(&zebra, &quagga)?;
+    std::fs::remove_dir_all(&zebra)?;
+    symlink("quagga", &zebra)
+}
+
+/// Moves what `from` has and `to` lacks into `to`, recursively.
+fn move_missing(from: &Path, to: &Path) -> io::Result<()> {
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let dst = to.join(e.file_name());
+        match entry(&dst)? {
+            Entry::Missing => std::fs::rename(e.path(), &dst)?,
+            Entry::Dir if e.file_type()?.is_dir() => move_missing(&e.path(), &dst)?,
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Copies the lab's `shared/` folder (or creates an empty one); a `shared` link is refused.
@@ -444,6 +469,63 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    /// Issue 29: netkit-era trees keep Quagga's files in `etc/zebra/`, which Kathará's Quagga
+    /// image extracts through its `/etc/zebra -> quagga` link.
+    #[test]
+    fn etc_zebra_files_land_in_etc_quagga() {
+        let (_t, lab, _, dirs) = crafted();
+        std::fs::create_dir_all(lab.join("r1/etc/zebra")).unwrap();
+        std::fs::write(lab.join("r1/etc/zebra/daemons"), "zebra=yes\n").unwrap();
+        std::fs::write(lab.join("r1/etc/zebra/ospfd.conf"), "from zebra\n").unwrap();
+        std::fs::create_dir_all(lab.join("r2/etc/quagga")).unwrap();
+        std::fs::create_dir_all(lab.join("r2/etc/zebra")).unwrap();
+        std::fs::write(lab.join("r2/etc/quagga/ospfd.conf"), "from quagga\n").unwrap();
+        std::fs::write(lab.join("r2/etc/zebra/ospfd.conf"), "from zebra\n").unwrap();
+        std::fs::write(lab.join("r2/etc/zebra/zebra.conf"), "z\n").unwrap();
+        assert!(write_device(&dirs, &lab, "r1").unwrap());
+        assert!(write_device(&dirs, &lab, "r2").unwrap());
+        let r1 = dirs.tree("r1").join("etc");
+        assert_eq!(
+            std::fs::read_link(r1.join("zebra")).unwrap(),
+            Path::new("quagga")
+        );
+        assert_eq!(
+            std::fs::read_to_string(r1.join("quagga/ospfd.conf")).unwrap(),
+            "from zebra\n"
+        );
+        assert!(r1.join("quagga/daemons").is_file());
+        let r2 = dirs.tree("r2").join("etc");
+        assert_eq!(
+            std::fs::read_link(r2.join("zebra")).unwrap(),
+            Path::new("quagga")
+        );
+        assert_eq!(
+            std::fs::read_to_string(r2.join("quagga/ospfd.conf")).unwrap(),
+            "from quagga\n",
+            "a file both folders have keeps its etc/quagga version"
+        );
+        assert_eq!(
+            std::fs::read_to_string(r2.join("quagga/zebra.conf")).unwrap(),
+            "z\n"
+        );
+        // The lab's own folders are untouched.
+        assert!(lab.join("r2/etc/zebra/zebra.conf").is_file());
+    }
+
+    /// The rearrangement works on the copy only: through a linked `etc` it would move and
+    /// delete files wherever the link points.
+    #[test]
+    fn a_linked_etc_is_never_rearranged() {
+        let (_t, lab, host, dirs) = crafted();
+        std::fs::create_dir_all(host.join("etc/zebra")).unwrap();
+        std::fs::write(host.join("etc/zebra/zebra.conf"), "host\n").unwrap();
+        std::fs::create_dir_all(lab.join("r1")).unwrap();
+        symlink(host.join("etc"), lab.join("r1/etc")).unwrap();
+        assert!(write_device(&dirs, &lab, "r1").unwrap());
+        assert!(host.join("etc/zebra/zebra.conf").is_file());
+        assert!(!host.join("etc/quagga").exists());
     }
 
     /// A FIFO (or device node) in a tree made the copy block on it forever.

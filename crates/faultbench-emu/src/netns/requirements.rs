@@ -28,7 +28,7 @@ const DIRS: [&str; 6] = [
 ];
 
 /// (program, package, used for, required)
-const TABLE: [(&str, &str, &str, bool); 27] = [
+const TABLE: [(&str, &str, &str, bool); 28] = [
     (
         "nsenter",
         "util-linux",
@@ -65,6 +65,12 @@ const TABLE: [(&str, &str, &str, bool); 27] = [
     ("apache2", "apache2", "web servers", false),
     ("python3", "python3", "small servers and tools", false),
     ("start-stop-daemon", "dpkg", "packaged init scripts", true),
+    (
+        "ifup",
+        "ifupdown",
+        "`/etc/network/interfaces`, `/etc/init.d/networking`",
+        false,
+    ),
     ("service", "init-system-helpers", "`service X start`", false),
 ];
 
