@@ -380,7 +380,8 @@ impl RunIdentity {
             .map_err(|e| bad(e.reason()))?;
         serde_json::from_str(&text).map(Some).map_err(|e| {
             bad(format!(
-                "not a faultbench run identity ({e}); restore it from a backup, or move the runs to a new root"
+                "not a faultbench run identity ({}); restore it from a backup, or move the runs to a new root",
+                crate::text::json_error(&e)
             ))
         })
     }

@@ -589,7 +589,12 @@ impl RunRecord {
         };
         let text = crate::fsutil::read_regular_string_capped(path, MAX_RECORD_BYTES)
             .map_err(|e| err(e.reason()))?;
-        serde_json::from_str(&text).map_err(|e| err(format!("not a faultbench run record: {e}")))
+        serde_json::from_str(&text).map_err(|e| {
+            err(format!(
+                "not a faultbench run record: {}",
+                crate::text::json_error(&e)
+            ))
+        })
     }
 }
 

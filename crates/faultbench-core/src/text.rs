@@ -84,6 +84,20 @@ pub fn echo(s: &str) -> Cow<'_, str> {
     excerpt(s, ECHO_MAX)
 }
 
+/// A JSON error as a message of bounded length. `serde_json` quotes the offending value
+/// (`invalid type: string "…", expected u32`) whole, however long; here it is cut like any
+/// echo of input, and the position, which the cut would drop, is appended again.
+pub fn json_error(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    match excerpt(&full, ECHO_MAX) {
+        Cow::Borrowed(_) => full,
+        Cow::Owned(cut) if e.line() > 0 => {
+            format!("{cut} at line {} column {}", e.line(), e.column())
+        }
+        Cow::Owned(cut) => cut,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +149,30 @@ mod tests {
             echo(&"x".repeat(201)),
             format!("{}… (1 more byte)", "x".repeat(200))
         );
+    }
+
+    /// Issue 30: a 1 MB string where a number belongs made `serde_json` quote it whole in the
+    /// error, and the error was printed whole.
+    #[test]
+    fn json_errors_quote_an_excerpt_and_keep_the_position() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Key {
+            #[allow(dead_code)]
+            pass: u32,
+        }
+        let text = format!("{{\n\"pass\": \"{}\"}}", "P".repeat(1_000_000));
+        let e = serde_json::from_str::<Key>(&text).unwrap_err();
+        assert!(
+            e.to_string().len() > 1_000_000,
+            "serde_json quotes it whole"
+        );
+        let shown = json_error(&e);
+        assert!(shown.len() < 1024, "{} bytes", shown.len());
+        assert!(
+            shown.contains("more bytes)") && shown.ends_with("at line 2 column 1000010"),
+            "{shown}"
+        );
+        let short = serde_json::from_str::<Key>("{\"pass\": true}").unwrap_err();
+        assert_eq!(json_error(&short), short.to_string());
     }
 }

@@ -208,7 +208,8 @@ impl ReleaseRun {
             path: path.to_path_buf(),
             message,
         };
-        let raw: RawRun = serde_json::from_str(text).map_err(|e| shape(e.to_string()))?;
+        let raw: RawRun =
+            serde_json::from_str(text).map_err(|e| shape(faultbench_core::text::json_error(&e)))?;
         let agent = raw
             .phases
             .agent

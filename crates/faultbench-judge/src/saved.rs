@@ -81,15 +81,19 @@ pub enum LoadRunError {
     /// The file could not be read.
     #[error("cannot read: {0}")]
     Read(#[source] std::io::Error),
-    /// The file is not JSON.
-    #[error("not JSON: {0}")]
-    NotJson(#[source] serde_json::Error),
+    /// The file is not JSON (the message quotes an excerpt of the offending value; the error
+    /// is not a source, whose message would quote it whole).
+    #[error("not JSON: {}", faultbench_core::text::json_error(.0))]
+    NotJson(serde_json::Error),
     /// It looks like a release record but is not one of the release's shape.
     #[error(transparent)]
     Release(#[from] ReleaseError),
-    /// Neither of the two formats.
-    #[error("neither a faultbench run record nor a release result.json: {0}")]
-    Unknown(#[source] serde_json::Error),
+    /// Neither of the two formats (an excerpt is quoted, as in [`LoadRunError::NotJson`]).
+    #[error(
+        "neither a faultbench run record nor a release result.json: {}",
+        faultbench_core::text::json_error(.0)
+    )]
+    Unknown(serde_json::Error),
     /// A faultbench record whose scenario text does not parse.
     #[error("the recorded scenario text does not parse: {0}")]
     Scenario(#[source] ScenarioError),

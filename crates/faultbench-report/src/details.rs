@@ -190,9 +190,10 @@ pub enum JsonFileError {
         /// What the file is (`a record`).
         what: &'static str,
     },
-    /// Not JSON.
-    #[error("not JSON: {0}")]
-    NotJson(#[source] serde_json::Error),
+    /// Not JSON (the message quotes an excerpt of the offending value; the error is not a
+    /// source, whose message would quote it whole).
+    #[error("not JSON: {}", faultbench_core::text::json_error(.0))]
+    NotJson(serde_json::Error),
 }
 
 /// Reads a regular file (not through a link) of at most `limit` bytes as JSON; `what` names

@@ -63,7 +63,12 @@ impl ExecTrace {
             super::spec::MAX_MOCK_FILE_BYTES,
         )
         .map_err(|e| err(e.reason()))?;
-        serde_json::from_str(&text).map_err(|e| err(format!("not an exec trace: {e}")))
+        serde_json::from_str(&text).map_err(|e| {
+            err(format!(
+                "not an exec trace: {}",
+                faultbench_core::text::json_error(&e)
+            ))
+        })
     }
 }
 

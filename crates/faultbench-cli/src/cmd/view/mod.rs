@@ -85,15 +85,15 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .await
         .map_err(|e| anyhow::anyhow!("the site builder stopped: {e}"))??;
     for p in summary.problems.iter().take(10) {
-        eprintln!("note: {p}");
+        errln!("note: {p}");
     }
     if summary.problems.len() > 10 {
-        eprintln!(
+        errln!(
             "note: … {} more problems, listed on the index page",
             summary.problems.len() - 10
         );
     }
-    eprintln!(
+    errln!(
         "{} runs ({} with a full record), {} tickets: {} ({:.2} s)",
         summary.runs,
         summary.records,
@@ -102,7 +102,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         t0.elapsed().as_secs_f64()
     );
     let Some(addr) = addr else {
-        println!("{}", summary.index.display());
+        outln!("{}", summary.index.display());
         return Ok(ExitCode::SUCCESS);
     };
     let result = serve::serve(&out, addr).await;
