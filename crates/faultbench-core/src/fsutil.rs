@@ -123,7 +123,7 @@ impl std::fmt::Display for FileKind {
             FileKind::Socket => "a socket",
             FileKind::CharDevice => "a character device",
             FileKind::BlockDevice => "a block device",
-            FileKind::Other => "not a regular file",
+            FileKind::Other => "of an unknown kind",
         })
     }
 }
