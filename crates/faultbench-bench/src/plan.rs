@@ -78,12 +78,9 @@ impl UniqueIds {
     }
 }
 
+/// A value quoted in a message: its first `n` characters and how much was left out.
 fn cut(s: &str, n: usize) -> String {
-    let mut out: String = s.chars().take(n).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
+    faultbench_core::text::excerpt(s, n).into_owned()
 }
 
 /// Distinct ids of `--scenarios`, in order (repeats reported and dropped).
@@ -99,9 +96,13 @@ pub fn unique_ids(ids: &[String], source: &str, warnings: &mut Vec<String>) -> V
 /// crate: quoted fields, embedded commas and newlines), or a plain list; rows that are empty or
 /// start with `#` are skipped. The file is streamed and repeats are dropped as they are read.
 pub fn read_manifest(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<String>, BenchError> {
-    let file = std::fs::File::open(path).map_err(|source| BenchError::ManifestUnreadable {
-        path: path.to_path_buf(),
-        source,
+    // A regular file only: a FIFO is refused at once instead of blocking the open (with the
+    // signal handlers of a bench in place, nothing but SIGKILL would end that wait).
+    let file = faultbench_core::fsutil::open_regular(path).map_err(|e| {
+        BenchError::ManifestUnreadable {
+            path: path.to_path_buf(),
+            source: e.into(),
+        }
     })?;
     let reader = BomSkipper::new(std::io::BufReader::new(file));
     let is_csv = path

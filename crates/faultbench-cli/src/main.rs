@@ -7,6 +7,8 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+#[macro_use]
+mod term;
 mod cmd;
 
 /// Benchmark LLM network-troubleshooting agents on live emulated networks.
@@ -80,7 +82,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Errors quote file names and input values: shown escaped.
+            errln!("error: {e:#}");
             ExitCode::from(2)
         }
     }

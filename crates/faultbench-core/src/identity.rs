@@ -376,10 +376,12 @@ impl RunIdentity {
                 meta.len()
             )));
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| bad(format!("cannot read: {e}")))?;
+        let text = crate::fsutil::read_regular_string_capped(&path, MAX_IDENTITY_BYTES)
+            .map_err(|e| bad(e.reason()))?;
         serde_json::from_str(&text).map(Some).map_err(|e| {
             bad(format!(
-                "not a faultbench run identity ({e}); restore it from a backup, or move the runs to a new root"
+                "not a faultbench run identity ({}); restore it from a backup, or move the runs to a new root",
+                crate::text::json_error(&e)
             ))
         })
     }

@@ -50,6 +50,7 @@ pub mod scenario;
 pub mod snapshot;
 pub mod status;
 pub mod task;
+pub mod text;
 pub mod toolbox;
 
 // The run pipeline and what it reads and writes (cargo feature `pipeline`, on by default): a

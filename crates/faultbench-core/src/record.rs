@@ -507,6 +507,9 @@ pub struct RunRecord {
     pub faultbench_version: String,
 }
 
+/// Largest `result.json` read.
+pub const MAX_RECORD_BYTES: u64 = 256 << 20;
+
 /// A record that could not be read or written.
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {message}", path.display())]
@@ -578,14 +581,20 @@ impl RunRecord {
         Ok(path)
     }
 
-    /// Reads a `result.json`.
+    /// Reads a `result.json`: a regular file of at most [`MAX_RECORD_BYTES`].
     pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
         let err = |message: String| RecordError {
             path: path.to_path_buf(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| err(format!("not a faultbench run record: {e}")))
+        let text = crate::fsutil::read_regular_string_capped(path, MAX_RECORD_BYTES)
+            .map_err(|e| err(e.reason()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            err(format!(
+                "not a faultbench run record: {}",
+                crate::text::json_error(&e)
+            ))
+        })
     }
 }
 

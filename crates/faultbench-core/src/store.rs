@@ -100,7 +100,10 @@ impl RunsRoot {
             n += 1;
         }
         let path = self.manifest_path();
-        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        // Only compared, to skip a needless write: anything unreadable (a FIFO planted in the
+        // root is refused, not waited on) counts as different and is replaced.
+        let current =
+            crate::fsutil::read_regular_string_capped(&path, text.len() as u64).unwrap_or_default();
         if current != text {
             write_atomic(&path, text.as_bytes()).map_err(|e| StoreError {
                 path: path.clone(),

@@ -328,11 +328,17 @@ pub fn write_jsonl(events: &[TraceEvent], path: &Path) -> Result<(), TraceError>
     f.sync_all().map_err(io)
 }
 
-/// Reads a `trace.jsonl` (blank lines are skipped).
+/// Largest `trace.jsonl` read (a run's tool outputs are capped far below this).
+pub const MAX_TRACE_BYTES: u64 = 256 << 20;
+
+/// Reads a `trace.jsonl` (blank lines are skipped): a regular file of at most
+/// [`MAX_TRACE_BYTES`].
 pub fn read_jsonl(path: &Path) -> Result<Vec<TraceEvent>, TraceError> {
-    let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
-        path: path.display().to_string(),
-        source,
+    let text = crate::fsutil::read_regular_string_capped(path, MAX_TRACE_BYTES).map_err(|e| {
+        TraceError::Io {
+            path: path.display().to_string(),
+            source: e.into(),
+        }
     })?;
     parse_jsonl(&text).map_err(|(line, message)| TraceError::Line {
         path: path.display().to_string(),
@@ -346,7 +352,7 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<TraceEvent>, (usize, String)> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| (i + 1, e.to_string())))
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| (i + 1, crate::text::json_error(&e))))
         .collect()
 }
 

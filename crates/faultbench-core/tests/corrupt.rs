@@ -36,6 +36,33 @@ fn load_bytes(bytes: &[u8]) -> ScenarioError {
     e
 }
 
+/// Issue 30: a header, section name or value of 900 KB was quoted whole in the error (a
+/// 900 KB message on the terminal). Every quote is now an excerpt with the bytes left out.
+#[test]
+fn huge_values_are_quoted_as_excerpts() {
+    let big = |c: &str| c.repeat(900_000);
+    let text = original();
+    let cases = [
+        text.replacen("Scenario:", &format!("{}: x\nScenario:", big("X")), 1),
+        text.replacen(
+            "Scenario:",
+            &format!("Ticket style: {}\nScenario:", big("a")),
+            1,
+        ),
+        text.replacen("[FIX]", &format!("[{}]", big("Q")), 1),
+        text.replacen(
+            "in_taxonomy: false",
+            &format!("in_taxonomy: {}", big("z")),
+            1,
+        ),
+    ];
+    for case in cases {
+        let e = load_bytes(case.as_bytes()).to_string();
+        assert!(e.len() < 1024, "{} bytes: {}", e.len(), &e[..300]);
+        assert!(e.contains("… (899800 more bytes)"), "{e}");
+    }
+}
+
 #[test]
 fn section_cut_in_half() {
     let text = original();

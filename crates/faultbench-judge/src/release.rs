@@ -191,9 +191,13 @@ impl ReleaseRun {
     /// Reads one `result.json`.
     pub fn read(path: impl AsRef<Path>) -> Result<ReleaseRun, ReleaseError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ReleaseError::Io {
+        let text = faultbench_core::fsutil::read_regular_string_capped(
+            path,
+            faultbench_core::record::MAX_RECORD_BYTES,
+        )
+        .map_err(|e| ReleaseError::Io {
             path: path.to_path_buf(),
-            source,
+            source: e.into(),
         })?;
         Self::from_json(&text, path)
     }
@@ -204,7 +208,8 @@ impl ReleaseRun {
             path: path.to_path_buf(),
             message,
         };
-        let raw: RawRun = serde_json::from_str(text).map_err(|e| shape(e.to_string()))?;
+        let raw: RawRun =
+            serde_json::from_str(text).map_err(|e| shape(faultbench_core::text::json_error(&e)))?;
         let agent = raw
             .phases
             .agent

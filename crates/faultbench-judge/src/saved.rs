@@ -7,8 +7,9 @@
 //! `trace.log`, or the record's own agent phase) and the scores already recorded.
 
 use crate::release::{ReleaseError, ReleaseRun, find_result_files, is_release_record};
+use faultbench_core::fsutil::read_regular_string_capped;
 use faultbench_core::judge::Scores;
-use faultbench_core::record::{RecordError, RunRecord, digest_of};
+use faultbench_core::record::{MAX_RECORD_BYTES, RecordError, RunRecord, digest_of};
 use faultbench_core::scenario::{ScenarioError, ScenarioSpec};
 use faultbench_core::status::RunStatus;
 use faultbench_core::trace::{self, TraceError};
@@ -80,15 +81,19 @@ pub enum LoadRunError {
     /// The file could not be read.
     #[error("cannot read: {0}")]
     Read(#[source] std::io::Error),
-    /// The file is not JSON.
-    #[error("not JSON: {0}")]
-    NotJson(#[source] serde_json::Error),
+    /// The file is not JSON (the message quotes an excerpt of the offending value; the error
+    /// is not a source, whose message would quote it whole).
+    #[error("not JSON: {}", faultbench_core::text::json_error(.0))]
+    NotJson(serde_json::Error),
     /// It looks like a release record but is not one of the release's shape.
     #[error(transparent)]
     Release(#[from] ReleaseError),
-    /// Neither of the two formats.
-    #[error("neither a faultbench run record nor a release result.json: {0}")]
-    Unknown(#[source] serde_json::Error),
+    /// Neither of the two formats (an excerpt is quoted, as in [`LoadRunError::NotJson`]).
+    #[error(
+        "neither a faultbench run record nor a release result.json: {}",
+        faultbench_core::text::json_error(.0)
+    )]
+    Unknown(serde_json::Error),
     /// A faultbench record whose scenario text does not parse.
     #[error("the recorded scenario text does not parse: {0}")]
     Scenario(#[source] ScenarioError),
@@ -141,14 +146,15 @@ fn label_of(root: &Path, path: &Path) -> String {
 
 /// Reads one run.
 pub fn load_one(root: &Path, path: &Path) -> Result<SavedRun, LoadRunError> {
-    let text = std::fs::read_to_string(path).map_err(LoadRunError::Read)?;
+    let text = read_regular_string_capped(path, MAX_RECORD_BYTES)
+        .map_err(|e| LoadRunError::Read(e.into()))?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(LoadRunError::NotJson)?;
     let label = label_of(root, path);
     let dir = path.parent().unwrap_or(Path::new("."));
     if is_release_record(&value) {
         let run = ReleaseRun::from_json(&text, path)?;
         let group = label.split('/').next().unwrap_or("").to_string();
-        let digest = std::fs::read_to_string(dir.join("trace.log"))
+        let digest = read_regular_string_capped(&dir.join("trace.log"), trace::MAX_TRACE_BYTES)
             .map(|log| trace::digest(&trace::parse_release_log(&log)))
             .unwrap_or_default();
         return Ok(SavedRun {
@@ -205,7 +211,7 @@ fn sidecars(dir: &Path) -> Vec<Scores> {
     files.sort();
     files
         .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .filter_map(|p| read_regular_string_capped(p, MAX_RECORD_BYTES).ok())
         .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .filter_map(|v| serde_json::from_value(v.get("scores")?.clone()).ok())
         .collect()

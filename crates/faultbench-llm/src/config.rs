@@ -54,6 +54,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Largest LLM configuration or price table read.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// The wire format a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -219,11 +222,10 @@ impl LlmConfig {
         Ok(cfg)
     }
 
-    /// Loads a config file.
+    /// Loads a config file (a regular file of at most [`MAX_CONFIG_BYTES`]).
     pub fn load(path: &Path) -> Result<Self, LlmError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            LlmError::Config(format!("cannot read LLM config {}: {e}", path.display()))
-        })?;
+        let text = faultbench_core::fsutil::read_regular_string_capped(path, MAX_CONFIG_BYTES)
+            .map_err(|e| LlmError::Config(format!("LLM config {e}")))?;
         let mut cfg = LlmConfig::from_toml_str(&text)
             .map_err(|e| LlmError::Config(format!("{}: {e}", path.display())))?;
         cfg.source = Some(path.to_path_buf());

@@ -89,9 +89,11 @@ impl PriceTable {
 
     /// Loads a TOML price table from a file.
     pub fn load(path: &Path) -> Result<Self, LlmError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            LlmError::Config(format!("cannot read price table {}: {e}", path.display()))
-        })?;
+        let text = faultbench_core::fsutil::read_regular_string_capped(
+            path,
+            crate::config::MAX_CONFIG_BYTES,
+        )
+        .map_err(|e| LlmError::Config(format!("price table {e}")))?;
         PriceTable::from_toml_str(&text)
             .map_err(|e| LlmError::Config(format!("{}: {e}", path.display())))
     }

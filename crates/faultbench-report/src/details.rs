@@ -6,13 +6,14 @@
 //! `scenario` and `phases.score`). Anything unexpected is skipped with a note, never a failure:
 //! a report over a registry with a few records is still a report.
 
+use faultbench_core::fsutil::InputProblem;
 use faultbench_core::record::{ManifestRow, arm_of_layer};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Largest `result.json` read (a record with huge tool outputs beyond this is skipped).
-pub const MAX_RECORD_BYTES: u64 = 256 * 1024 * 1024;
+pub const MAX_RECORD_BYTES: u64 = faultbench_core::record::MAX_RECORD_BYTES;
 
 /// Identity of a run, as the registry's columns name it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -189,9 +190,10 @@ pub enum JsonFileError {
         /// What the file is (`a record`).
         what: &'static str,
     },
-    /// Not JSON.
-    #[error("not JSON: {0}")]
-    NotJson(#[source] serde_json::Error),
+    /// Not JSON (the message quotes an excerpt of the offending value; the error is not a
+    /// source, whose message would quote it whole).
+    #[error("not JSON: {}", faultbench_core::text::json_error(.0))]
+    NotJson(serde_json::Error),
 }
 
 /// Reads a regular file (not through a link) of at most `limit` bytes as JSON; `what` names
@@ -212,7 +214,18 @@ pub(crate) fn read_bounded_json(
             what,
         });
     }
-    let text = std::fs::read(path).map_err(JsonFileError::Read)?;
+    // Opened as a regular file: a FIFO swapped in after the check above is refused, not
+    // waited on.
+    let text =
+        faultbench_core::fsutil::read_regular_capped(path, limit).map_err(|e| match e.problem {
+            InputProblem::NotRegular(_) => JsonFileError::NotAFile,
+            InputProblem::TooBig { len, .. } => JsonFileError::TooLarge {
+                size: len,
+                limit,
+                what,
+            },
+            _ => JsonFileError::Read(e.into()),
+        })?;
     serde_json::from_slice(&text).map_err(JsonFileError::NotJson)
 }
 

@@ -2,6 +2,8 @@
 //! from the runs before them), runs with telemetry off, and runs the presence watch set aside
 //! (`fault_vanished`, `baseline_broke`) per scenario.
 
+use crate::details::MAX_RECORD_BYTES;
+use faultbench_core::fsutil::read_regular_string_capped;
 use faultbench_core::record::{LabOrigin, ManifestRow};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -55,7 +57,7 @@ impl RunNotes {
                 if ft.is_dir() {
                     stack.push(p);
                 } else if ft.is_file() && e.file_name() == "result.json" {
-                    let Ok(text) = std::fs::read_to_string(&p) else {
+                    let Ok(text) = read_regular_string_capped(&p, MAX_RECORD_BYTES) else {
                         continue;
                     };
                     let Ok(r) = serde_json::from_str::<Light>(&text) else {

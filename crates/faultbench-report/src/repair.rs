@@ -15,7 +15,9 @@
 //!   bound, when the fix came after the clock's last round).
 
 use super::metrics::Rate;
+use crate::details::MAX_RECORD_BYTES;
 use faultbench_core::category::{Category, Layer};
+use faultbench_core::fsutil::read_regular_string_capped;
 use faultbench_core::record::RunKey;
 use faultbench_core::repair::RepairVerdict;
 use faultbench_core::task::Task;
@@ -162,7 +164,7 @@ impl RepairTables {
                     stack.push(e.path());
                 } else if ft.is_file()
                     && e.file_name() == "result.json"
-                    && let Some(r) = std::fs::read_to_string(e.path())
+                    && let Some(r) = read_regular_string_capped(&e.path(), MAX_RECORD_BYTES)
                         .ok()
                         .and_then(|t| RepairRun::from_record_json(&t))
                 {

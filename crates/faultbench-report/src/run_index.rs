@@ -148,12 +148,9 @@ fn parse_opt_f64(s: &str) -> Result<Option<f64>, NumberProblem> {
     }
 }
 
+/// A field value quoted in an error: its first 60 characters and how much was left out.
 fn cut(s: &str) -> String {
-    let mut out: String = s.chars().take(60).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
+    faultbench_core::text::excerpt(s, 60).into_owned()
 }
 
 /// Largest registry read (the release's 3,960 runs take 0.65 MB).
@@ -170,7 +167,9 @@ impl RunIndex {
             problem,
         };
         let read = |e| err(RunIndexProblem::Read(e));
-        let file = std::fs::File::open(path).map_err(read)?;
+        // A regular file only: a FIFO named MANIFEST.csv is refused, not waited on.
+        let file = faultbench_core::fsutil::open_regular(path)
+            .map_err(|e| read(std::io::Error::from(e)))?;
         let len = file.metadata().map_err(read)?.len();
         if len > MAX_REGISTRY_BYTES {
             return Err(err(RunIndexProblem::TooLarge(len)));

@@ -171,7 +171,7 @@ fn from_trace(path: &Path) -> Option<String> {
             meta.len()
         ));
     }
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = faultbench_core::fsutil::read_regular_string_capped(path, TRACE_BYTES).ok()?;
     let mut out = String::from(
         "<p class=\"muted\">From trace.jsonl (the record has no turns).</p><ol class=\"calls\">\n",
     );

@@ -403,7 +403,11 @@ async fn read_capped<R: tokio::io::AsyncRead + Unpin>(mut r: R) -> Vec<u8> {
 
 /// Reads a record file of JSON lines (one tool call per line).
 pub fn read_record_file(path: &Path) -> Vec<ToolCallRecord> {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    // The agent can reach this file: a FIFO put in its place is refused, not waited on.
+    let Ok(text) = faultbench_core::fsutil::read_regular_string_capped(
+        path,
+        faultbench_core::trace::MAX_TRACE_BYTES,
+    ) else {
         return Vec::new();
     };
     let mut out = Vec::new();

@@ -86,18 +86,21 @@ impl ExternalTemplates {
 
     /// Reads and validates a templates file alone.
     pub fn load_file(path: &Path) -> Result<Self, TemplateFileError> {
-        let read = |source| TemplateFileError::Read {
-            path: path.to_path_buf(),
-            source,
-        };
-        let size = std::fs::metadata(path).map_err(read)?.len();
-        if size > MAX_FILE {
-            return Err(TemplateFileError::TooLarge {
-                path: path.to_path_buf(),
-                size,
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(read)?;
+        // A regular file only (a FIFO is refused, not waited on), of at most MAX_FILE bytes.
+        let text = faultbench_core::fsutil::read_regular_string_capped(path, MAX_FILE).map_err(
+            |e| match e.problem {
+                faultbench_core::fsutil::InputProblem::TooBig { len, .. } => {
+                    TemplateFileError::TooLarge {
+                        path: path.to_path_buf(),
+                        size: len,
+                    }
+                }
+                _ => TemplateFileError::Read {
+                    path: path.to_path_buf(),
+                    source: e.into(),
+                },
+            },
+        )?;
         ExternalTemplates::parse_file_text(&text).map_err(|(line, message)| {
             TemplateFileError::Invalid {
                 path: path.to_path_buf(),

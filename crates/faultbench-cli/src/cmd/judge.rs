@@ -8,6 +8,7 @@
 //! Run folders may hold faultbench run records or the public release's `result.json` files.
 
 use anyhow::Context;
+use faultbench_core::fsutil::read_regular_string_capped;
 use faultbench_core::judge::{Judge, JudgeInput, Scores};
 use faultbench_core::scenario::{Scenario, ScenarioFile};
 use faultbench_core::status::RunStatus;
@@ -229,13 +230,15 @@ fn llm_judge(a: &LlmArgs) -> anyhow::Result<faultbench_judge::llm::LlmJudge> {
     Ok(judge)
 }
 
+/// Largest diagnosis file read by `judge score` (the rubric judges the first 64 KiB).
+const MAX_DIAGNOSIS_FILE_BYTES: u64 = 16 << 20;
+
 async fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
     let scenario = ScenarioFile::load(&a.scenario).map_err(anyhow::Error::msg)?;
-    let answer = std::fs::read_to_string(&a.diagnosis)
-        .with_context(|| format!("cannot read {}", a.diagnosis.display()))?;
+    let answer = read_regular_string_capped(&a.diagnosis, MAX_DIAGNOSIS_FILE_BYTES)?;
     let diagnosis = Diagnosis::parse_lenient(&answer);
     if !diagnosis.parsed_ok {
-        eprintln!(
+        errln!(
             "warning: {}: no `=== DIAGNOSIS ===` block with an `is_anomaly:` verdict; scoring the whole text (as the release does)",
             a.diagnosis.display()
         );
@@ -251,7 +254,7 @@ async fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
     let scores = match judge.judge(&input).await {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: judge_failed: {e}");
+            errln!("error: judge_failed: {e}");
             return Ok(ExitCode::from(1));
         }
     };
@@ -265,8 +268,7 @@ async fn score(a: ScoreArgs) -> anyhow::Result<ExitCode> {
 
 fn read_digest(p: &Path) -> anyhow::Result<String> {
     use faultbench_core::trace;
-    let text =
-        std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+    let text = read_regular_string_capped(p, trace::MAX_TRACE_BYTES)?;
     let events = if p.extension().is_some_and(|e| e == "jsonl") {
         trace::parse_jsonl(&text).map_err(|(line, m)| {
             anyhow::anyhow!("{}:{line}: not a trace event: {m}", p.display())
@@ -282,8 +284,8 @@ fn fmt_opt(x: Option<f64>) -> String {
 }
 
 fn print_scores(id: &str, s: &Scores) {
-    println!("{id} — judged by {}", s.judge);
-    println!(
+    outln!("{id} — judged by {}", s.judge);
+    outln!(
         "outcome {:.3} ({}) · required {}/{} · bonus {}/{} · fix {} · reasoning {}",
         s.outcome,
         if s.is_correct() {
@@ -304,13 +306,15 @@ fn print_scores(id: &str, s: &Scores) {
         } else {
             format!("{:.2}", v.score)
         };
-        println!(
+        outln!(
             "  [{mark}] {:<6} {}\n           {}",
-            v.kind, v.axis, v.rationale
+            v.kind,
+            v.axis,
+            v.rationale
         );
     }
     if let Some(e) = &s.error {
-        println!("note: {e}");
+        outln!("note: {e}");
     }
 }
 
@@ -321,7 +325,7 @@ fn load(root: &Path) -> anyhow::Result<Vec<SavedRun>> {
     let (runs, errors) =
         load_runs(root).with_context(|| format!("cannot read {}", root.display()))?;
     for e in &errors {
-        eprintln!("warning: {}: {}", e.path.display(), e.error);
+        errln!("warning: {}: {}", e.path.display(), e.error);
     }
     if runs.is_empty() {
         anyhow::bail!("{}: no readable result.json found", root.display());
@@ -344,9 +348,12 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
     let judge = build_judge(a.judge, &a.rubric, &a.llm, policies_of(&runs))?;
     let (mut judged, mut failed, mut skipped) = (0usize, 0usize, 0usize);
     if !a.json {
-        println!(
+        outln!(
             "{:<70} {:>7} {:>5} {:>9}  status",
-            "run", "outcome", "fix", "reasoning"
+            "run",
+            "outcome",
+            "fix",
+            "reasoning"
         );
     }
     let results = judge_all(&judge, &runs, a.jobs as usize).await;
@@ -371,7 +378,7 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
             println!("{line}");
         } else {
             let s = scores.as_ref();
-            println!(
+            outln!(
                 "{:<70} {:>7} {:>5} {:>9}  {}{}",
                 run.label,
                 s.map(|s| format!("{:.3}", s.outcome))
@@ -403,7 +410,7 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
         }
         record_judge(&root_path, a.judge, judge.as_ref())?;
     }
-    eprintln!(
+    errln!(
         "{} run(s): {judged} judged, {failed} judge_failed, {skipped} skipped (no answer to judge)",
         runs.len()
     );
@@ -433,7 +440,7 @@ fn record_judge(root: &Path, kind: JudgeKind, judge: &dyn Judge) -> anyhow::Resu
         extra: Default::default(),
     };
     if id.judge != new {
-        eprintln!(
+        errln!(
             "{}: the recorded configuration's judge is now {} (was {})",
             root.display(),
             new.name,
@@ -494,17 +501,17 @@ async fn agree(a: AgreeArgs) -> anyhow::Result<ExitCode> {
     }
     for ag in by_judge.values() {
         if !a.json {
-            print!("{}", ag.render(!a.quiet));
+            out!("{}", ag.render(!a.quiet));
             if a.axes {
-                println!("axis splits:");
-                print!("{}", ag.render_axis_splits());
+                outln!("axis splits:");
+                out!("{}", ag.render_axis_splits());
             }
         }
         if let Some(min) = a.min_agreement
             && ag.outcome_rate() * 100.0 < min
         {
             ok = false;
-            eprintln!(
+            errln!(
                 "agreement with {} is {:.1}%, below --min-agreement {min}%",
                 ag.judge_b,
                 ag.outcome_rate() * 100.0

@@ -97,16 +97,16 @@ pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
         LabCmd::Gc => {
             let r = netns::gc();
             for (name, why) in &r.removed {
-                println!("removed {name}: {why}");
+                outln!("removed {name}: {why}");
             }
             for m in &r.killed {
-                println!("killed stray device process {m}");
+                outln!("killed stray device process {m}");
             }
             for s in &r.shim_state {
-                println!("removed emulation state {} ({})", s.folder.display(), s.why);
+                outln!("removed emulation state {} ({})", s.folder.display(), s.why);
             }
             if r.removed.is_empty() && r.killed.is_empty() && r.shim_state.is_empty() {
-                println!("nothing to collect");
+                outln!("nothing to collect");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -116,7 +116,7 @@ pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
         LabCmd::Bench(a) => tokio::select! {
             r = bench::run(a) => r,
             _ = interrupted() => {
-                eprintln!("interrupted: the lab being measured was torn down");
+                errln!("interrupted: the lab being measured was torn down");
                 Ok(ExitCode::from(130))
             }
         },
@@ -191,10 +191,10 @@ async fn down(a: DownArgs) -> anyhow::Result<ExitCode> {
             Ok(lab) => {
                 let t = Instant::now();
                 lab.teardown().await.map_err(explain)?;
-                eprintln!("{n} down in {} ms", t.elapsed().as_millis());
+                errln!("{n} down in {} ms", t.elapsed().as_millis());
             }
             Err(e) => {
-                eprintln!("{n}: {e}");
+                errln!("{n}: {e}");
                 code = ExitCode::from(1);
             }
         }
@@ -209,12 +209,15 @@ fn ls(a: LsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if labs.is_empty() {
-        println!("no lab is running");
+        outln!("no lab is running");
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{:<28} {:<10} {:>7}  {:<10} DIRECTORY",
-        "NAME", "PHASE", "DEVICES", "OWNER"
+        "NAME",
+        "PHASE",
+        "DEVICES",
+        "OWNER"
     );
     for s in labs {
         let alive = s.inits().filter(|p| p.alive()).count();
@@ -229,7 +232,7 @@ fn ls(a: LsArgs) -> anyhow::Result<ExitCode> {
             Some(o) if o.alive() => format!("pid {}", o.pid),
             Some(o) => format!("dead {}", o.pid),
         };
-        println!(
+        outln!(
             "{:<28} {:<10} {:>7}  {:<10} {}",
             s.name,
             phase,
@@ -252,20 +255,22 @@ async fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
     for r in &results {
         let mark = if r.passed { "ok  " } else { "FAIL" };
-        println!(
+        outln!(
             "{mark} {:<8} {:<10} {}",
             format!("{:?}", r.probe.kind).to_lowercase(),
             r.probe.device,
             r.probe.name
         );
         if !r.passed {
-            println!(
+            outln!(
                 "       `{}` expected {}: {}",
-                r.probe.command, r.probe.expect, r.detail
+                r.probe.command,
+                r.probe.expect,
+                r.detail
             );
         }
     }
-    println!(
+    outln!(
         "{} of {} probes passed ({})",
         results.len() - failed.len(),
         results.len(),

@@ -33,7 +33,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     let errors: Vec<_> = ds.errors().collect();
     for e in &errors {
-        eprintln!("warning: skipped unreadable scenario: {e}");
+        errln!("warning: skipped unreadable scenario: {e}");
     }
     let ids: Vec<&str> = ds
         .select(args.scope, args.topology.as_deref())
@@ -72,11 +72,11 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             text.push_str(&String::from_utf8(w.into_inner()?)?);
             std::fs::write(path, text)
                 .map_err(|e| anyhow::anyhow!("{}: cannot write manifest: {e}", path.display()))?;
-            eprintln!("wrote {} scenario id(s) to {}", ids.len(), path.display());
+            errln!("wrote {} scenario id(s) to {}", ids.len(), path.display());
         }
     }
     if ids.is_empty() {
-        eprintln!("no scenario matches (scope and topology filter)");
+        errln!("no scenario matches (scope and topology filter)");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

@@ -19,7 +19,7 @@ pub struct Args {
 
 pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
     let r = faultbench_bench::merge(&a.roots, &a.into)?;
-    println!(
+    outln!(
         "merged {} root(s) into {}: {} run(s) copied, {} already there; MANIFEST.csv lists {} run(s)",
         a.roots.len(),
         a.into.display(),
@@ -28,13 +28,13 @@ pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
         r.runs
     );
     if !r.shards.is_empty() {
-        println!(
+        outln!(
             "shards: {}",
             r.shards.iter().cloned().collect::<Vec<_>>().join(", ")
         );
     }
     if !r.missing_shards.is_empty() {
-        eprintln!(
+        errln!(
             "warning: shard(s) {} of the split are not among these roots: {} is incomplete until they are merged into it too",
             r.missing_shards.join(", "),
             a.into.display()

@@ -9,6 +9,7 @@ pub mod mcp;
 pub mod merge;
 pub mod report;
 pub mod scenario;
+pub mod signals;
 pub mod stats;
 pub mod validate;
 pub mod view;

@@ -78,7 +78,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .ok_or_else(|| anyhow::anyhow!("give a runs root or MANIFEST.csv, or --compare A B"))?;
     let index = RunIndex::load(&source)?;
     for w in &index.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let mut opts = ReportOptions {
         bootstrap: boot,
@@ -87,10 +87,10 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = records_dir(&source) {
         let (details, notes) = RunDetails::scan(&dir);
         for n in notes.iter().take(20) {
-            eprintln!("warning: record not used: {n}");
+            errln!("warning: record not used: {n}");
         }
         if notes.len() > 20 {
-            eprintln!("warning: … and {} more records not used", notes.len() - 20);
+            errln!("warning: … and {} more records not used", notes.len() - 20);
         }
         opts.details = details;
     }
@@ -111,9 +111,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .write_all(&out)
         .map_err(|e| anyhow::anyhow!("{}: cannot write report: {e}", out.display()))?;
     if args.print {
-        println!("{}", report.markdown());
+        outln!("{}", report.markdown());
     }
-    eprintln!(
+    errln!(
         "report written to {} (HTML: {})",
         out.display(),
         html.display()
@@ -126,10 +126,10 @@ fn run_compare(args: &Args, boot: Bootstrap) -> anyhow::Result<ExitCode> {
     for (i, path) in args.compare.iter().enumerate() {
         let index = RunIndex::load(path)?;
         for w in &index.warnings {
-            eprintln!("warning: {w}");
+            errln!("warning: {w}");
         }
         let identity = compare::read_identity(path).unwrap_or_else(|e| {
-            eprintln!("warning: identity not used: {e}");
+            errln!("warning: identity not used: {e}");
             None
         });
         let label = char::from(b'A' + (i % 26) as u8).to_string();
@@ -158,11 +158,11 @@ fn run_compare(args: &Args, boot: Bootstrap) -> anyhow::Result<ExitCode> {
         &serde_json::to_string_pretty(&cmp).unwrap_or_default(),
     )?;
     if args.print {
-        println!("{md}");
+        outln!("{md}");
     }
     for n in &cmp.notes {
-        eprintln!("note: {n}");
+        errln!("note: {n}");
     }
-    eprintln!("comparison written to {}", out.display());
+    errln!("comparison written to {}", out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -116,7 +116,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
 
     let total = files.len();
-    eprintln!(
+    errln!(
         "checking {total} scenario(s) with {} lab(s) at a time on the {} emulator",
         args.jobs,
         emulator.kind()
@@ -144,7 +144,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
                 let Some((index, file)) = next else { break };
                 let stem = file.file_stem().unwrap_or_default().to_string_lossy();
-                eprintln!("  started {stem}");
+                errln!("  started {stem}");
                 let t = Instant::now();
                 let slot = if share { Some(&mut shared) } else { None };
                 let report = check_file(emulator.as_ref(), &resolver, &file, &opts, slot).await;
@@ -155,7 +155,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             if let Some(lab) = shared {
                 let topology = lab.topology().to_string();
                 if let Err(e) = lab.release().await {
-                    eprintln!("teardown of the shared {topology} lab: {e} (`faultbench lab gc` collects it)");
+                    errln!("teardown of the shared {topology} lab: {e} (`faultbench lab gc` collects it)");
                 }
             }
         });
@@ -164,6 +164,11 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 
     let mut results: Vec<Option<(PathBuf, ScenarioCheck)>> = vec![None; total];
     let mut done = 0;
+    // The first Ctrl-C or SIGTERM tears the labs down; a second one exits at once. (One
+    // listener for the whole loop: a signal between two results is not missed.)
+    let _second = super::signals::second_signal_exits();
+    let stop = super::lab::interrupted();
+    tokio::pin!(stop);
     let interrupted = loop {
         tokio::select! {
             next = rx.recv() => {
@@ -172,7 +177,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 print_line(done, total, &report, took, args.verbose);
                 results[index] = Some((file, report));
             }
-            _ = tokio::signal::ctrl_c() => break true,
+            () = &mut stop => break true,
         }
     };
     if interrupted {
@@ -180,9 +185,9 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         let (n, errors) = emulator.teardown_all().await;
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
-        eprintln!("interrupted: tore down {n} running lab(s)");
+        errln!("interrupted: tore down {n} running lab(s)");
         for e in errors {
-            eprintln!("teardown: {e}");
+            errln!("teardown: {e}");
         }
         return Ok(ExitCode::from(130));
     }
@@ -224,6 +229,12 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 
 /// The files named on the command line, then every `.txt` under `--all` (sorted).
 fn collect_files(args: &CheckArgs) -> anyhow::Result<Vec<PathBuf>> {
+    // Each named file must be a regular file: a FIFO or a folder is a usage error reported
+    // before any lab is deployed (the loader refuses them again, without blocking, if one is
+    // swapped in later).
+    for f in &args.files {
+        faultbench_core::fsutil::open_regular(f)?;
+    }
     let mut files = args.files.clone();
     if let Some(dir) = &args.all {
         anyhow::ensure!(dir.is_dir(), "--all {}: not a folder", dir.display());
@@ -312,7 +323,7 @@ fn print_line(done: usize, total: usize, r: &ScenarioCheck, took: Duration, verb
         CheckOutcome::UnsupportedOnHost => "UNSUPPORTED",
     };
     let width = total.to_string().len();
-    println!(
+    outln!(
         "[{done:>width$}/{total}] {tag:<11} {}  ({}, {:.1} s) {}",
         r.scenario,
         if r.topology.is_empty() {
@@ -326,12 +337,12 @@ fn print_line(done: usize, total: usize, r: &ScenarioCheck, took: Duration, verb
     if verbose && r.outcome != CheckOutcome::Passed {
         if let Some(b) = &r.baseline {
             for f in b.failures() {
-                println!("        baseline: {f}");
+                outln!("        baseline: {f}");
             }
         }
         if let Some(v) = &r.verification {
             for c in v.failures() {
-                println!(
+                outln!(
                     "        check: {} `{}` => expect {}: {} (stdout: {:?})",
                     c.check.device,
                     c.check.command,
@@ -346,7 +357,7 @@ fn print_line(done: usize, total: usize, r: &ScenarioCheck, took: Duration, verb
 
 fn summarize(reports: &[(PathBuf, ScenarioCheck)], took: Duration) {
     let count = |o: CheckOutcome| reports.iter().filter(|(_, r)| r.outcome == o).count();
-    println!(
+    outln!(
         "\n{} passed, {} failed, {} unsupported on this host ({} scenario(s), {:.1} s)",
         count(CheckOutcome::Passed),
         count(CheckOutcome::Failed),
@@ -365,9 +376,9 @@ fn summarize(reports: &[(PathBuf, ScenarioCheck)], took: Duration) {
         if list.is_empty() {
             continue;
         }
-        println!("{title}:");
+        outln!("{title}:");
         for (file, r) in list {
-            println!("  {} ({}): {}", r.scenario, file.display(), r.reason);
+            outln!("  {} ({}): {}", r.scenario, file.display(), r.reason);
         }
     }
 }

@@ -47,7 +47,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let st = ds.stats(&opts);
     for e in ds.errors() {
-        eprintln!("error: {e}");
+        errln!("error: {e}");
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&st)?);
@@ -63,11 +63,11 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn print_tables(st: &DatasetStats, devices: &HashMap<String, Vec<String>>) {
-    println!("Table 2 — dataset composition\n");
-    println!(
+    outln!("Table 2 — dataset composition\n");
+    outln!(
         "| Topology | Correct-Fault | False-Premise | Wrong-Device | Wrong-Cause | Core | Persona rewrites |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    outln!("|---|---:|---:|---:|---:|---:|---:|");
     let mut topos: Vec<&String> = st.core.keys().chain(st.personas.keys()).collect();
     topos.sort();
     topos.dedup();
@@ -75,7 +75,7 @@ fn print_tables(st: &DatasetStats, devices: &HashMap<String, Vec<String>>) {
         let c = st.core.get(t).cloned().unwrap_or_default();
         let n = |cat: Category| c.get(cat.as_str()).copied().unwrap_or(0);
         let personas: usize = st.personas.get(t).map(|m| m.values().sum()).unwrap_or(0);
-        println!(
+        outln!(
             "| {t} | {} | {} | {} | {} | {} | {personas} |",
             n(Category::CorrectFault),
             n(Category::FalsePremise),
@@ -86,7 +86,7 @@ fn print_tables(st: &DatasetStats, devices: &HashMap<String, Vec<String>>) {
     }
     let tot = |cat: Category| st.core_totals.get(cat.as_str()).copied().unwrap_or(0);
     let personas: usize = st.personas.values().flat_map(|m| m.values()).sum();
-    println!(
+    outln!(
         "| **all** | {} | {} | {} | {} | {} | {personas} |",
         tot(Category::CorrectFault),
         tot(Category::FalsePremise),
@@ -94,12 +94,10 @@ fn print_tables(st: &DatasetStats, devices: &HashMap<String, Vec<String>>) {
         tot(Category::WrongCause),
         st.core_totals.values().sum::<usize>()
     );
-    println!("\nFiles per layer: {}", fmt_map(&st.layers));
-    println!(
-        "\nIdentifiers per ticket (release measure; with topology device names where known)\n"
-    );
-    println!("| Ticket style | Tickets | Mean | Min | Max | Mean incl. device names |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    outln!("\nFiles per layer: {}", fmt_map(&st.layers));
+    outln!("\nIdentifiers per ticket (release measure; with topology device names where known)\n");
+    outln!("| Ticket style | Tickets | Mean | Min | Max | Mean incl. device names |");
+    outln!("|---|---:|---:|---:|---:|---:|");
     for style in [
         "standard",
         "novice",
@@ -113,26 +111,29 @@ fn print_tables(st: &DatasetStats, devices: &HashMap<String, Vec<String>>) {
                 .mean_with_devices
                 .map(|m| format!("{m:.1}"))
                 .unwrap_or_else(|| "–".into());
-            println!(
+            outln!(
                 "| {style} | {} | {:.1} | {} | {} | {aware} |",
-                i.tickets, i.mean, i.min, i.max
+                i.tickets,
+                i.mean,
+                i.min,
+                i.max
             );
         }
     }
     if devices.is_empty() {
-        println!("\n(no topology folders found: device-name counts skipped)");
+        outln!("\n(no topology folders found: device-name counts skipped)");
     }
-    println!();
+    outln!();
     for u in &st.unchecked {
-        println!("note: {}: {}", u.path.display(), u.message);
+        outln!("note: {}: {}", u.path.display(), u.message);
     }
     if st.violations.is_empty() && st.parse_errors == 0 {
-        println!("{} scenarios, invariants hold", st.scenarios);
+        outln!("{} scenarios, invariants hold", st.scenarios);
     } else {
         for v in &st.violations {
-            println!("violation: {}: {}", v.path.display(), v.message);
+            outln!("violation: {}: {}", v.path.display(), v.message);
         }
-        println!(
+        outln!(
             "{} scenarios, {} unreadable file(s), {} invariant violation(s)",
             st.scenarios,
             st.parse_errors,

@@ -4,6 +4,7 @@
 use anyhow::Context;
 use faultbench_core::Layer;
 use faultbench_core::scenario::{Expectation, Scenario, ScenarioFile};
+use faultbench_core::text::echo;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -35,34 +36,34 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         match ScenarioFile::load(f) {
             Err(e) => {
                 bad += 1;
-                println!("error: {e}");
+                outln!("error: {e}");
             }
             Ok(s) => {
                 let problems = consistency(&s);
                 for w in lint(&s) {
                     warnings += 1;
-                    println!("warning: {}: {w}", f.display());
+                    outln!("warning: {}: {w}", f.display());
                 }
                 if problems.is_empty() {
                     ok += 1;
                     if !args.quiet {
-                        println!("ok: {} ({}, {})", f.display(), s.category(), s.layer());
+                        outln!("ok: {} ({}, {})", f.display(), s.category(), s.layer());
                     }
                 } else {
                     bad += 1;
                     for p in problems {
-                        println!("error: {}:1: {p}", f.display());
+                        outln!("error: {}:1: {p}", f.display());
                     }
                 }
             }
         }
     }
-    println!(
+    outln!(
         "{} file(s): {ok} valid, {bad} invalid, {warnings} warning(s)",
         files.len()
     );
     if files.is_empty() {
-        println!("no *.txt scenario files found");
+        outln!("no *.txt scenario files found");
         return Ok(ExitCode::from(1));
     }
     Ok(if bad == 0 {
@@ -124,8 +125,10 @@ fn lint(s: &ScenarioFile) -> Vec<String> {
     for c in s.post_inject_checks() {
         if let Expectation::Unrecognized(x) = c.expectation() {
             out.push(format!(
-                "check `{} {}`: expectation `{x}` is not understood and would pass without checking",
-                c.device, c.command
+                "check `{} {}`: expectation `{}` is not understood and would pass without checking",
+                echo(&c.device),
+                echo(&c.command),
+                echo(&x)
             ));
         }
     }

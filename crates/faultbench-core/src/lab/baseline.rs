@@ -19,6 +19,7 @@
 //! [`verify`] runs the probes on a running [`Lab`] (all in parallel) and says which failed and why.
 
 use crate::emulator::{Command, Lab};
+use crate::fsutil::read_regular_string_capped;
 use crate::scenario::Expectation;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -123,7 +124,8 @@ impl Baseline {
             path: path.to_path_buf(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        let text = read_regular_string_capped(path, super::MAX_LAB_FILE_BYTES)
+            .map_err(|e| err(e.reason()))?;
         Baseline::parse(&text).map_err(|e| err(e.to_string()))
     }
 }

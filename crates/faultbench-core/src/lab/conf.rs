@@ -1,5 +1,6 @@
 //! `lab.conf` and `lab.dep` grammar.
 
+use crate::text::echo;
 use regex::Regex;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -208,7 +209,7 @@ impl LabConf {
             let Some(c) = LINE.captures(line) else {
                 return Err(LabError::at(
                     n,
-                    format!("cannot read `{line}`"),
+                    format!("cannot read `{}`", echo(line)),
                     "`device[N]=domain`, `device[option]=\"value\"`, `LAB_NAME=…` or a `#` comment",
                 ));
             };
@@ -250,7 +251,7 @@ impl LabConf {
                 if !CD.is_match(&domain) {
                     return Err(LabError::at(
                         n,
-                        format!("collision domain `{domain}` is not a word"),
+                        format!("collision domain `{}` is not a word", echo(&domain)),
                         "letters, digits and `_` only",
                     ));
                 }
@@ -259,21 +260,25 @@ impl LabConf {
                 {
                     return Err(LabError::at(
                         n,
-                        format!("bad MAC `{m}`"),
+                        format!("bad MAC `{}`", echo(m)),
                         "`xx:xx:xx:xx:xx:xx`",
                     ));
                 }
                 if device.interfaces.iter().any(|i| i.index == index) {
                     return Err(LabError::at(
                         n,
-                        format!("{dev}[{index}] is assigned twice"),
+                        format!("{}[{index}] is assigned twice", echo(dev)),
                         "each interface number once",
                     ));
                 }
                 if device.interfaces.iter().any(|i| i.domain == domain) {
                     return Err(LabError::at(
                         n,
-                        format!("{dev} is attached to collision domain `{domain}` twice"),
+                        format!(
+                            "{} is attached to collision domain `{}` twice",
+                            echo(dev),
+                            echo(&domain)
+                        ),
                         "a device on each collision domain at most once",
                     ));
                 }
@@ -299,7 +304,7 @@ impl LabConf {
                         0,
                         format!(
                             "{}: interfaces are not contiguous (eth{want} is missing)",
-                            d.name
+                            echo(&d.name)
                         ),
                         "interfaces numbered 0, 1, 2, … without gaps",
                     ));
@@ -308,8 +313,8 @@ impl LabConf {
             if d.interfaces.is_empty() {
                 return Err(LabError::at(
                     0,
-                    format!("device `{}` has no interface", d.name),
-                    format!("at least one `{}[0]=<domain>` line", d.name),
+                    format!("device `{}` has no interface", echo(&d.name)),
+                    format!("at least one `{}[0]=<domain>` line", echo(&d.name)),
                 ));
             }
         }
@@ -383,7 +388,7 @@ fn parse_meta(line: &str, n: usize, meta: &mut LabMeta) -> Result<(), LabError> 
         other => {
             return Err(LabError::at(
                 n,
-                format!("unknown metadata `{other}`"),
+                format!("unknown metadata `{}`", echo(other)),
                 "LAB_NAME, LAB_DESCRIPTION, LAB_VERSION, LAB_AUTHOR, LAB_EMAIL or LAB_WEB",
             ));
         }
@@ -400,15 +405,17 @@ fn unknown_option_message(device: &str, o: &UnknownOption) -> String {
         .iter()
         .find(|k| lower != **k && (lower.starts_with(**k) || k.starts_with(lower.as_str())));
     let hint = match close {
-        Some(k) => format!("; did you mean `{device}[{k}]`?"),
+        Some(k) => format!("; did you mean `{}[{k}]`?", echo(device)),
         None if lower != o.key && KNOWN_OPTIONS.contains(&lower.as_str()) => {
-            format!("; option names are lowercase: `{device}[{lower}]`")
+            format!("; option names are lowercase: `{}[{}]`", echo(device), echo(&lower))
         }
         None => format!("; known options: {}", KNOWN_OPTIONS.join(", ")),
     };
     format!(
-        "unknown option `{}` of device {device} (value `{}`) is ignored, as Kathará ignores it{hint}",
-        o.key, o.value
+        "unknown option `{}` of device {} (value `{}`) is ignored, as Kathará ignores it{hint}",
+        echo(&o.key),
+        echo(device),
+        echo(&o.value)
     )
 }
 
@@ -416,7 +423,7 @@ fn check_option(key: &str, value: &str, n: usize) -> Result<(), LabError> {
     let bad = |expected: &str| {
         Err(LabError::at(
             n,
-            format!("bad value `{value}` for option `{key}`"),
+            format!("bad value `{}` for option `{}`", echo(value), echo(key)),
             expected.to_string(),
         ))
     };
@@ -460,7 +467,7 @@ pub(crate) fn parse_dep(
         let Some(c) = DEP.captures(line) else {
             return Err(LabError::at(
                 n,
-                format!("cannot read `{line}`"),
+                format!("cannot read `{}`", echo(line)),
                 "`device: dep1 dep2`",
             ));
         };
@@ -470,7 +477,10 @@ pub(crate) fn parse_dep(
             if conf.device(name).is_none() {
                 return Err(LabError::at(
                     n,
-                    format!("`{name}` is not a device of lab.conf (Kathará would not notice)"),
+                    format!(
+                        "`{}` is not a device of lab.conf (Kathará would not notice)",
+                        echo(name)
+                    ),
                     "names of devices defined in lab.conf",
                 ));
             }
@@ -594,6 +604,26 @@ mod tests {
         // Known options keep their checks.
         assert!(LabConf::parse("r1[0]=A\nr1[mem]=lots").is_err());
         assert!(LabConf::parse("r1[0]=A\n").unwrap().warnings().is_empty());
+    }
+
+    /// Issue 30: a lab.conf line, name or value of 1 MB was quoted whole in the error.
+    #[test]
+    fn huge_values_are_quoted_as_excerpts() {
+        let big = "v".repeat(1_000_000);
+        for text in [
+            format!("r1 [0]={big}"),
+            format!("r1[0]=A\nr1[mem]={big}"),
+            format!("r1[0]={big}.x"),
+            format!("LAB_{big}=x\nr1[0]=A"),
+        ] {
+            let e = LabConf::parse(&text).expect_err("refused").to_string();
+            assert!(e.len() < 1024, "{} bytes", e.len());
+            assert!(e.contains("more bytes)"), "{e}");
+        }
+        // An unknown option is kept and warned about: the warning quotes an excerpt too.
+        let c = LabConf::parse(&format!("r1[0]=A\nr1[{big}]={big}")).unwrap();
+        let w = c.warnings()[0].to_string();
+        assert!(w.len() < 1024 && w.contains("more bytes)"), "{} bytes", w.len());
     }
 
     #[test]

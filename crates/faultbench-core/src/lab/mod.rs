@@ -59,27 +59,15 @@ pub struct LabDir {
 /// Largest `lab.conf` or `lab.dep` read (the largest benchmark lab's is 2 KiB).
 pub const MAX_LAB_FILE_BYTES: u64 = 4 << 20;
 
-/// Reads a lab file, at most [`MAX_LAB_FILE_BYTES`] (a file that never ends — a link to
-/// `/dev/zero` — is cut and refused, not read forever).
+/// Reads a lab file: a regular file (a FIFO or a device — a link to `/dev/zero` — is refused,
+/// not waited on or read forever) of at most [`MAX_LAB_FILE_BYTES`].
 fn read_lab_file(path: &Path, expected: &str) -> Result<String, LabError> {
-    use std::io::Read;
-    let err = |message: String| LabError {
+    crate::fsutil::read_regular_string_capped(path, MAX_LAB_FILE_BYTES).map_err(|e| LabError {
         file: path.to_path_buf(),
         line: 0,
-        message,
+        message: e.reason(),
         expected: expected.into(),
-    };
-    let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_LAB_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| err(format!("cannot read: {e}")))?;
-    if bytes.len() as u64 > MAX_LAB_FILE_BYTES {
-        return Err(err(format!(
-            "larger than {MAX_LAB_FILE_BYTES} bytes; not a lab file"
-        )));
-    }
-    String::from_utf8(bytes).map_err(|e| err(format!("not UTF-8 text: {e}")))
+    })
 }
 
 impl LabDir {

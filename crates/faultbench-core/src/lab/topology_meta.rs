@@ -42,6 +42,7 @@
 //! ```
 
 use super::{LabConf, LabDir, TopologySummary};
+use crate::fsutil::read_regular_string_capped;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -206,8 +207,8 @@ impl TopologyMeta {
             line,
             message,
         };
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| at(None, format!("cannot read: {e}")))?;
+        let text = read_regular_string_capped(&path, super::MAX_LAB_FILE_BYTES)
+            .map_err(|e| at(None, e.reason()))?;
         let meta = TopologyMeta::parse(&text).map_err(|e| at(e.line, e.message))?;
         meta.check(&lab.conf).map_err(|(needle, message)| {
             let line = needle.and_then(|n| line_of(&text, &n));
@@ -441,11 +442,14 @@ impl TopologySummary {
             }
             _ => {
                 let path = lab.root.join("lab.conf");
-                let text = std::fs::read_to_string(&path).map_err(|e| TopologyMetaError {
-                    path: Some(path.clone()),
-                    line: None,
-                    message: format!("cannot read: {e}"),
-                })?;
+                let text =
+                    read_regular_string_capped(&path, super::MAX_LAB_FILE_BYTES).map_err(|e| {
+                        TopologyMetaError {
+                            path: Some(path.clone()),
+                            line: None,
+                            message: e.reason(),
+                        }
+                    })?;
                 Ok(TopologySummary::kathara_from_text(&name, &text))
             }
         }

@@ -170,7 +170,10 @@ impl Expectation {
             Expectation::Unrecognized(raw) => CheckVerdict {
                 passed: true,
                 advisory: true,
-                rationale: format!("UNRECOGNIZED expect `{raw}` (advisory pass)"),
+                rationale: format!(
+                    "UNRECOGNIZED expect `{}` (advisory pass)",
+                    crate::text::echo(raw)
+                ),
             },
         }
     }

@@ -255,13 +255,9 @@ fn dedent(lines: &[&str]) -> String {
     body.join("\n").trim().to_string()
 }
 
+/// A line or value quoted in a message: its first `max` characters, and how much was left out.
 pub(crate) fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let cut: String = s.chars().take(max).collect();
-        format!("{cut}…")
-    }
+    crate::text::excerpt(s, max).into_owned()
 }
 
 #[cfg(test)]

@@ -3,10 +3,11 @@
 
 use super::injection::{parse_injection, truncate};
 use super::{Headers, NikaLabel, ScenarioSpec, Section, parse_axes, parse_checks, section};
+use crate::fsutil::{InputProblem, read_regular_capped};
 use crate::ids::{InvalidId, ScenarioId, TopologyId};
+use crate::text::echo;
 use regex::Regex;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -59,17 +60,14 @@ impl fmt::Display for ScenarioError {
 }
 
 pub(crate) fn parse_file(path: &Path) -> Result<ScenarioSpec, ScenarioError> {
-    let io_err =
-        |e: std::io::Error| ScenarioError::at(0, format!("cannot read: {e}"), "").with_path(path);
-    let file = std::fs::File::open(path).map_err(io_err)?;
-    let len = file.metadata().map_err(io_err)?.len();
-    if len > MAX_SCENARIO_BYTES {
-        return Err(too_big(len).with_path(path));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(MAX_SCENARIO_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io_err)?;
+    // A regular file only: a FIFO or a device named `*.txt` is refused without blocking.
+    let bytes = read_regular_capped(path, MAX_SCENARIO_BYTES).map_err(|e| {
+        match e.problem {
+            InputProblem::TooBig { len, .. } => too_big(len),
+            _ => ScenarioError::at(0, e.reason(), ""),
+        }
+        .with_path(path)
+    })?;
     parse_bytes(&bytes).map_err(|e| e.with_path(path))
 }
 
@@ -145,7 +143,7 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
             if !section::KNOWN.contains(&name.as_str()) {
                 return Err(ScenarioError::at(
                     n,
-                    format!("unknown section [{name}]"),
+                    format!("unknown section [{}]", echo(&name)),
                     format!("one of {}", known_sections()),
                 ));
             }
@@ -197,7 +195,7 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
             other => {
                 return Err(ScenarioError::at(
                     n,
-                    format!("unknown header `{other}:`"),
+                    format!("unknown header `{}:`", echo(other)),
                     format!("one of {HEADER_NAMES}"),
                 ));
             }
@@ -248,7 +246,7 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
                 if crate::category::Layer::from_ticket_style(&value).is_none() {
                     return Err(ScenarioError::at(
                         n,
-                        format!("unknown ticket style `{value}`"),
+                        format!("unknown ticket style `{}`", echo(&value)),
                         "standard, novice, naive, novice-confident, naive-unsure or naive-no-detail",
                     ));
                 }
@@ -389,7 +387,7 @@ fn parse_label(body: &str, line: impl Fn(usize) -> usize) -> Result<NikaLabel, S
         if k == "in_taxonomy" && !matches!(v, "true" | "false") {
             return Err(ScenarioError::at(
                 line(offset),
-                format!("[NIKA-LABEL]: in_taxonomy is `{v}`"),
+                format!("[NIKA-LABEL]: in_taxonomy is `{}`", echo(v)),
                 "`in_taxonomy: true` or `in_taxonomy: false`",
             ));
         }

@@ -41,8 +41,8 @@ impl KatharaEmulator {
 
     /// Reads a TOML configuration file (see [`KatharaConfig`]).
     pub fn from_config_file(path: &Path) -> Result<KatharaEmulator, EmuError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| EmuError::Environment(format!("{}: {e}", path.display())))?;
+        let text = faultbench_core::fsutil::read_regular_string_capped(path, 1 << 20)
+            .map_err(|e| EmuError::Environment(e.to_string()))?;
         let cfg = KatharaConfig::from_toml(&text)
             .map_err(|e| EmuError::Environment(format!("{}: {e}", path.display())))?;
         KatharaEmulator::new(cfg)

@@ -133,7 +133,10 @@ pub fn stage(
     })?;
     let result = (|| {
         copy_tree(src, &dir, true)?;
-        let conf = std::fs::read_to_string(src.join("lab.conf"))?;
+        let conf = faultbench_core::fsutil::read_regular_string_capped(
+            &src.join("lab.conf"),
+            faultbench_core::lab::MAX_LAB_FILE_BYTES,
+        )?;
         std::fs::write(dir.join("lab.conf"), rename_lab_conf(&conf, name))?;
         std::fs::write(
             dir.join("kathara.conf"),

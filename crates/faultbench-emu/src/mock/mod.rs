@@ -93,8 +93,8 @@ mod text;
 pub use lab::{ExecRecord, MockLab};
 pub use replay::{ExecTrace, RecordingLab, ReplayLab, TraceEntry};
 pub use spec::{
-    Condition, DeviceSpec, InterfaceSpec, MockNetwork, MockSpecError, Pattern, Reply, Rule,
-    normalize,
+    Condition, DeviceSpec, InterfaceSpec, MAX_MOCK_FILE_BYTES, MockNetwork, MockSpecError, Pattern,
+    Reply, Rule, normalize,
 };
 pub use text::{command_text, quote};
 

@@ -58,8 +58,17 @@ impl ExecTrace {
             source_name: path.display().to_string(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| err(format!("not an exec trace: {e}")))
+        let text = faultbench_core::fsutil::read_regular_string_capped(
+            path,
+            super::spec::MAX_MOCK_FILE_BYTES,
+        )
+        .map_err(|e| err(e.reason()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            err(format!(
+                "not an exec trace: {}",
+                faultbench_core::text::json_error(&e)
+            ))
+        })
     }
 }
 

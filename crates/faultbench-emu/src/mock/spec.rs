@@ -218,13 +218,17 @@ struct RawRule {
     delay_ms: u64,
 }
 
+/// Largest mock file or exec trace read.
+pub const MAX_MOCK_FILE_BYTES: u64 = 64 << 20;
+
 impl MockNetwork {
-    /// Reads and checks a mock file.
+    /// Reads and checks a mock file (a regular file of at most [`MAX_MOCK_FILE_BYTES`]).
     pub fn load(path: impl AsRef<Path>) -> Result<MockNetwork, MockSpecError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| MockSpecError {
+        let text = faultbench_core::fsutil::read_regular_string_capped(path, MAX_MOCK_FILE_BYTES)
+            .map_err(|e| MockSpecError {
             source_name: path.display().to_string(),
-            message: format!("cannot read: {e}"),
+            message: e.reason(),
         })?;
         Self::parse_named(&text, &path.display().to_string())
     }

@@ -87,8 +87,12 @@ pub fn fast_timers_copy(lab: &Path) -> Result<FastTimersCopy, FastTimersError> {
         dir.display()
     )))?;
     for device in &parsed.conf.devices {
-        let startup = std::fs::read_to_string(dir.join(format!("{}.startup", device.name)))
-            .unwrap_or_default();
+        // The copy keeps the lab's links: a startup file linked to a FIFO is not waited on.
+        let startup = faultbench_core::fsutil::read_regular_string_capped(
+            &dir.join(format!("{}.startup", device.name)),
+            MAX_CONFIG,
+        )
+        .unwrap_or_default();
         let mut ifaces: Vec<String> = device.interfaces.iter().map(|i| i.name()).collect();
         ifaces.extend(created_interfaces(&startup));
         if startup

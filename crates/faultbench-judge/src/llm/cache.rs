@@ -8,6 +8,8 @@
 //! parse is treated as a miss and overwritten.
 
 use faultbench_core::Diagnosis;
+use faultbench_core::fsutil::read_regular_string_capped;
+use faultbench_core::record::MAX_RECORD_BYTES;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
@@ -78,7 +80,7 @@ impl VerdictCache {
 
     /// A cached answer, if any.
     pub fn get<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
-        let found = std::fs::read_to_string(self.path(key))
+        let found = read_regular_string_capped(&self.path(key), MAX_RECORD_BYTES)
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
         let counter = if found.is_some() {

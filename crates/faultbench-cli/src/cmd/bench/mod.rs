@@ -189,19 +189,24 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let progress = progress::Progress::default();
     let bench = Bench::new(settings(args)).on_event(move |e| progress.show(e));
-    let signals = bench.cancel_on_signals();
+    // Planning reads the dataset, the manifest and the runs root and writes nothing, so
+    // Ctrl-C and SIGTERM keep their default action (end the process) until the runs start;
+    // only then does the first one become a cancellation that tears the labs down, and a
+    // second one ends the process whatever it waits on.
     let prepared = bench.prepare()?;
     if bench.settings().dry_run {
-        print!("{}", prepared.dry_run_text()?);
+        out!("{}", prepared.dry_run_text()?);
         return Ok(ExitCode::SUCCESS);
     }
+    let signals = bench.cancel_on_signals();
+    let _second = super::signals::second_signal_exits();
     let outcome = prepared.run().await?;
     signals.abort();
     if let Some(r) = &outcome.report {
-        println!("{}\nHTML report: {}", r.markdown, r.html.display());
+        outln!("{}\nHTML report: {}", r.markdown, r.html.display());
     }
     if outcome.interrupted {
-        eprintln!(
+        errln!(
             "interrupted: {} run(s) finished; every lab was torn down. Continue with the same command and --resume.",
             outcome.finished
         );

@@ -2,6 +2,7 @@
 //! job on a terminal; plain lines otherwise (CI logs).
 
 use faultbench_bench::BenchEvent;
+use faultbench_core::text::for_terminal;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::{Mutex, PoisonError};
@@ -28,7 +29,7 @@ impl Progress {
             }
             (BenchEvent::RunStarted { job, .. }, Some(b)) => {
                 if let Some(j) = b.jobs.get(*job) {
-                    j.set_message(e.to_string());
+                    j.set_message(for_terminal(&e.to_string()).into_owned());
                 }
             }
             (BenchEvent::JobDone { job }, Some(b)) => {
@@ -78,7 +79,10 @@ impl Bars {
     }
 }
 
+/// Prints a line above the bars (or alone). Events quote scenario ids, agent names and errors,
+/// so control characters are shown escaped.
 fn say(bars: Option<&Bars>, line: &str) {
+    let line = for_terminal(line);
     match bars {
         Some(b) => b.multi.println(line).unwrap_or(()),
         None => eprintln!("{line}"),

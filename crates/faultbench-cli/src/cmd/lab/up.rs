@@ -51,15 +51,15 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
     let copy = if a.fast_timers {
         let c = fast_timers_copy(&dir)
             .with_context(|| format!("making a fast-timers copy of {}", dir.display()))?;
-        eprintln!(
+        errln!(
             "--fast-timers: deploying a copy of {} that deviates from it:",
             dir.display()
         );
         for d in &c.deviations {
-            eprintln!("  {d}");
+            errln!("  {d}");
         }
         if c.deviations.is_empty() {
-            eprintln!("  (nothing: no FRR configuration with OSPF, RIP or BGP found)");
+            errln!("  (nothing: no FRR configuration with OSPF, RIP or BGP found)");
         }
         Some(c)
     } else {
@@ -77,7 +77,7 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
     let lab: NetnsLab = tokio::select! {
         r = emu.deploy_lab(&req) => r.map_err(explain)?,
         _ = interrupted() => {
-            eprintln!("interrupted: the partly deployed lab was torn down");
+            errln!("interrupted: the partly deployed lab was torn down");
             return Ok(ExitCode::from(130));
         }
     };
@@ -87,7 +87,7 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             .map_err(explain)?;
     }
     for w in lab.warnings() {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let r = lab.readiness().clone();
     let head = format!(
@@ -98,32 +98,32 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         lab.devices().len()
     );
     for u in &r.unable {
-        eprintln!("  not waited for (cannot come up): {u}");
+        errln!("  not waited for (cannot come up): {u}");
     }
     for w in &r.waived {
-        eprintln!(
+        errln!(
             "  accepted after {} ms without a route change: {w}",
             r.waited_ms
         );
     }
     if a.no_wait {
-        eprintln!(
+        errln!(
             "{head}; not waiting: {} items not converged yet)",
             r.pending.len()
         );
         for p in &r.pending {
-            eprintln!("  not converged: {p}");
+            errln!("  not converged: {p}");
         }
-        println!("{}", lab.name());
+        outln!("{}", lab.name());
         return Ok(ExitCode::SUCCESS);
     }
     if !r.converged {
-        eprintln!(
+        errln!(
             "{head}), but routing had not converged after the {} s ready timeout; still not converged:",
             a.ready_timeout
         );
         for p in &r.pending {
-            eprintln!("  {p}");
+            errln!("  {p}");
         }
         return Ok(left_running(&lab));
     }
@@ -136,17 +136,19 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         let report = tokio::select! {
             r = wait_for_baseline(&lab, &baseline, remaining, BASELINE_INTERVAL, PROBE_TIMEOUT) => r,
             _ = interrupted() => {
-                eprintln!("interrupted while waiting for the baseline: {} is left running", lab.name());
+                errln!("interrupted while waiting for the baseline: {} is left running", lab.name());
                 return Ok(ExitCode::from(130));
             }
         };
         if !report.passed() {
-            eprintln!(
+            errln!(
                 "{head}; routing converged after {} ms), but its baseline probes did not all hold within the {} s ready timeout ({} rounds):",
-                r.waited_ms, a.ready_timeout, report.attempts
+                r.waited_ms,
+                a.ready_timeout,
+                report.attempts
             );
             for f in report.failures() {
-                eprintln!("  {f}");
+                errln!("  {f}");
             }
             return Ok(left_running(&lab));
         }
@@ -156,17 +158,17 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             t.elapsed().as_millis()
         );
     }
-    eprintln!("{head}; routing converged after {} ms{held})", r.waited_ms);
-    println!("{}", lab.name());
+    errln!("{head}; routing converged after {} ms{held})", r.waited_ms);
+    outln!("{}", lab.name());
     Ok(ExitCode::SUCCESS)
 }
 
 /// A lab that did not converge stays up for inspection; the exit code says it failed.
 fn left_running(lab: &NetnsLab) -> ExitCode {
-    eprintln!(
+    errln!(
         "  (left running for inspection; `faultbench lab down {}` removes it)",
         lab.name()
     );
-    println!("{}", lab.name());
+    outln!("{}", lab.name());
     ExitCode::from(1)
 }

@@ -125,15 +125,15 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let summary = built.map_err(|e| anyhow::anyhow!("the site builder stopped: {e}"))??;
     for p in summary.problems.iter().take(10) {
-        eprintln!("note: {p}");
+        errln!("note: {p}");
     }
     if summary.problems.len() > 10 {
-        eprintln!(
+        errln!(
             "note: … {} more problems, listed on the index page",
             summary.problems.len() - 10
         );
     }
-    eprintln!(
+    errln!(
         "{} runs ({} with a full record), {} tickets: {} ({:.2} s)",
         summary.runs,
         summary.records,
@@ -142,7 +142,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         t0.elapsed().as_secs_f64()
     );
     let (Some(addr), Some(mut stop)) = (addr, stop) else {
-        println!("{}", summary.index.display());
+        outln!("{}", summary.index.display());
         return Ok(ExitCode::SUCCESS);
     };
     let served = serve::serve(folder.path(), addr, serve::Limits::default(), stop.recv()).await;

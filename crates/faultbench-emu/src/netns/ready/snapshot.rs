@@ -91,7 +91,7 @@ impl Watched {
 /// A VRRP backup takes over after three advertisement intervals plus a skew below one second;
 /// the longest `advert_int` of keepalived.conf decides (1 s when unset), plus a margin.
 pub(super) fn vrrp_takeover(conf: &std::path::Path) -> Duration {
-    let advert = std::fs::read_to_string(conf)
+    let advert = faultbench_core::fsutil::read_regular_string_capped(conf, 1 << 20)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| {
