@@ -186,15 +186,10 @@ impl OutputDir {
     }
 
     /// Opens an existing trusted folder (links in `path` are followed) without creating it.
+    /// An empty path is the current folder.
     pub fn existing(path: impl AsRef<Path>) -> Result<OutputDir, OutputError> {
         let path = path.as_ref();
-        let fd = rustix::fs::openat(
-            CWD,
-            path,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| OutputError::io(path, "open the folder", e))?;
+        let fd = open_trusted(path).map_err(|e| OutputError::io(path, "open the folder", e))?;
         Ok(OutputDir {
             fd,
             path: path.to_path_buf(),
@@ -379,29 +374,45 @@ impl OutputDir {
 }
 
 /// Checks, without creating or writing anything, that `relative` below the trusted `base` passes
-/// through no link: existing components must be real folders; the walk stops at the first one
+/// through no link: no existing component is a link, and every existing one before the last is a
+/// real folder (the last may be a file: `identity.json`). The walk stops at the first component
 /// that does not exist yet. For callers that must refuse before they write anything (merge).
 pub fn check_no_link(base: &Path, relative: &Path) -> Result<(), OutputError> {
-    let Ok(mut fd) = rustix::fs::openat(
-        CWD,
-        base,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) else {
+    let Ok(mut fd) = open_trusted(base) else {
         // A base that does not exist (or cannot be opened) has nothing planted in it; creating
         // it later reports its own error.
         return Ok(());
     };
+    let names = plain_names(base, relative)?;
     let mut path = base.to_path_buf();
-    for name in plain_names(base, relative)? {
+    for (i, name) in names.iter().enumerate() {
         path.push(name);
-        match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+        match rustix::fs::statat(&fd, *name, AtFlags::SYMLINK_NOFOLLOW) {
             Err(Errno::NOENT) => return Ok(()),
             Err(e) => return Err(OutputError::io(path, "inspect", e)),
+            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
+                return Err(OutputError::new(path, OutputErrorKind::Link));
+            }
+            Ok(_) if i + 1 == names.len() => {}
             Ok(_) => fd = open_dir_at(&fd, name, &path)?,
         }
     }
     Ok(())
+}
+
+/// Opens a trusted folder, following links (the user named it); `""` is the current folder.
+fn open_trusted(path: &Path) -> rustix::io::Result<OwnedFd> {
+    let path = if path.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        path
+    };
+    rustix::fs::openat(
+        CWD,
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
 }
 
 /// Opens the folder `name` in `dir` without following a link, classifying a refusal.

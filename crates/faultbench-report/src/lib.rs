@@ -51,6 +51,7 @@ pub use tables::Tables;
 
 use faultbench_core::dataset::DatasetStats;
 use faultbench_core::identity::RunIdentity;
+use faultbench_core::output::{OutputDir, OutputError};
 use std::path::{Path, PathBuf};
 
 /// A computed report.
@@ -200,21 +201,24 @@ impl Report {
     }
 
     /// Writes `report.md`, `report.csv`, `report.json`, `statistics.csv`, the SVG charts and
-    /// `report.html` into `dir`; returns the HTML path.
-    pub fn write_all(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(dir)?;
-        faultbench_core::fsutil::write_atomic(&dir.join("report.md"), self.markdown().as_bytes())?;
-        faultbench_core::fsutil::write_atomic(&dir.join("report.csv"), self.csv().as_bytes())?;
-        faultbench_core::fsutil::write_atomic(&dir.join("report.json"), self.json().as_bytes())?;
-        faultbench_core::fsutil::write_atomic(
-            &dir.join("statistics.csv"),
-            self.statistics_csv().as_bytes(),
-        )?;
+    /// `report.html` into `dir`, a folder the caller names (used as given, created if missing);
+    /// returns the HTML path. For the default `report/` folder inside a runs root, use
+    /// [`Report::write_into`] with `OutputDir::open(root, "report")`, which refuses a link
+    /// planted there.
+    pub fn write_all(&self, dir: &Path) -> Result<PathBuf, OutputError> {
+        self.write_into(&OutputDir::open(dir, "")?)
+    }
+
+    /// Writes the report's files into an output folder (each atomically; a link at any of
+    /// their names is refused, never written through); returns the HTML path.
+    pub fn write_into(&self, dir: &OutputDir) -> Result<PathBuf, OutputError> {
+        dir.write("report.md", self.markdown().as_bytes())?;
+        dir.write("report.csv", self.csv().as_bytes())?;
+        dir.write("report.json", self.json().as_bytes())?;
+        dir.write("statistics.csv", self.statistics_csv().as_bytes())?;
         for (name, svg) in self.charts() {
-            faultbench_core::fsutil::write_atomic(&dir.join(name), svg.as_bytes())?;
+            dir.write(&name, svg.as_bytes())?;
         }
-        let html = dir.join("report.html");
-        faultbench_core::fsutil::write_atomic(&html, self.html().as_bytes())?;
-        Ok(html)
+        dir.write("report.html", self.html().as_bytes())
     }
 }

@@ -189,6 +189,24 @@ fn check_no_link_reads_only_and_finds_links_in_existing_parts() {
     assert_eq!(e.path, base.path().join("T/s/a"));
     check_no_link(base.path(), Path::new("T/other/a/p1")).unwrap();
     check_no_link(&base.path().join("missing"), Path::new("x")).unwrap();
+    // The last part may be a file; a file before it is not a folder.
+    std::fs::write(base.path().join("identity.json"), "{}").unwrap();
+    check_no_link(base.path(), Path::new("identity.json")).unwrap();
+    let e = check_no_link(base.path(), Path::new("identity.json/x")).unwrap_err();
+    assert!(matches!(e.kind, OutputErrorKind::NotDir), "{e}");
+    symlink("/etc/hostname", base.path().join("MANIFEST.csv")).unwrap();
+    let e = check_no_link(base.path(), Path::new("MANIFEST.csv")).unwrap_err();
+    assert!(matches!(e.kind, OutputErrorKind::Link), "{e}");
+}
+
+#[test]
+fn an_empty_base_is_the_current_folder() {
+    let dir = OutputDir::existing("").unwrap();
+    assert_eq!(dir.file_path("x"), Path::new("x"));
+    let cwd = std::fs::metadata(".").unwrap();
+    let opened = File::from(dir.fd.try_clone().unwrap()).metadata().unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!((opened.dev(), opened.ino()), (cwd.dev(), cwd.ino()));
 }
 
 #[test]

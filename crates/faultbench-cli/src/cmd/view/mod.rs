@@ -26,14 +26,16 @@ pub struct Args {
     allow_remote: bool,
 }
 
-fn default_out(source: &Path) -> PathBuf {
+/// The default output: `view/` inside the runs root (or beside a MANIFEST.csv), as the trusted
+/// folder the user named and the part derived from it, which must not pass through a link.
+fn default_out(source: &Path) -> (PathBuf, &'static str) {
     if source.is_dir() {
-        source.join("view")
+        (source.to_path_buf(), "view")
     } else {
-        source
-            .parent()
-            .map(|p| p.join("view"))
-            .unwrap_or_else(|| PathBuf::from("view"))
+        (
+            source.parent().map(Path::to_path_buf).unwrap_or_default(),
+            "view",
+        )
     }
 }
 
@@ -71,17 +73,21 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let temp = args.out.is_none() && addr.is_some();
-    let out = match (&args.out, temp) {
-        (Some(o), _) => o.clone(),
-        (None, true) => {
-            std::env::temp_dir().join(format!("faultbench-view-{}", std::process::id()))
-        }
+    // A folder the user named is used as given; `view/` inside the runs root is derived from a
+    // root that may come from someone else, and is never written through a link.
+    let (base, below) = match (&args.out, temp) {
+        (Some(o), _) => (o.clone(), ""),
+        (None, true) => (
+            std::env::temp_dir().join(format!("faultbench-view-{}", std::process::id())),
+            "",
+        ),
         (None, false) => default_out(&args.source),
     };
     let t0 = std::time::Instant::now();
     let source = args.source.clone();
-    let out2 = out.clone();
-    let summary = tokio::task::spawn_blocking(move || faultbench_view::build(&source, &out2))
+    let site = faultbench_core::output::OutputDir::open(&base, below)?;
+    let out = site.path().to_path_buf();
+    let summary = tokio::task::spawn_blocking(move || faultbench_view::build_in(&source, &site))
         .await
         .map_err(|e| anyhow::anyhow!("the site builder stopped: {e}"))??;
     for p in summary.problems.iter().take(10) {
