@@ -133,7 +133,7 @@ async fn a_user_agent_by_name_is_cancelled_and_resumed_without_reruns() {
     assert!(
         resumed
             .iter()
-            .all(|k| !before.iter().any(|(p, _)| p.starts_with(k.dir(&root)))),
+            .all(|k| !before.iter().any(|(p, _)| p.starts_with(k.dir(&root).unwrap()))),
         "a finished run was run again: {resumed:?}"
     );
 }

@@ -137,12 +137,12 @@ fn crafted_root(dir: &Path) -> PathBuf {
     va["agent_changes"] = json!([{"device": "r1", "kind": "route", "before": "10.0.0.0/24 via 1.1.1.1", "after": format!("removed {SCRIPT}")}]);
     va["repair"] = json!({"verdict": "repaired", "probes": [{"probe": "pc1->pc2", "ok": true}]});
     va["identity"] = json!({"hash": "aaaa"});
-    write_json(&a.key.dir(&root).join("result.json"), &va);
+    write_json(&a.key.dir(&root).unwrap().join("result.json"), &va);
     let mut vb = serde_json::to_value(&b).unwrap();
     vb["identity"] = json!({"hash": "bbbb"});
     // faultbench's own shape: entries with a one-line summary.
     vb["agent_changes"] = json!([{"device": "r2", "aspect": "routes", "change": "removed", "item": "10.9.0.0/24", "before": "via 10.0.0.1", "after": null, "summary": format!("r2 routes: removed 10.9.0.0/24 {SCRIPT}")}]);
-    write_json(&b.key.dir(&root).join("result.json"), &vb);
+    write_json(&b.key.dir(&root).unwrap().join("result.json"), &vb);
     // Unknown status, almost nothing else.
     write_json(
         &root.join("Lab/base__weird/react/p1/result.json"),
