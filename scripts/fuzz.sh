@@ -8,13 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-20}"
 export RUSTC_BOOTSTRAP=1
-targets=(scenario lab_conf diagnosis manifest result_json)
+targets=(scenario lab_conf diagnosis manifest result_json identity runs_root)
 
 command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz missing: cargo install cargo-fuzz --locked" >&2; exit 1; }
 
 # Seeds (the corpora are scratch: fuzz/corpus is ignored by git).
 corpus=fuzz/corpus
-mkdir -p "$corpus"/{scenario,lab_conf,diagnosis,manifest,result_json}
+mkdir -p "$corpus"/{scenario,lab_conf,diagnosis,manifest,result_json,identity,runs_root}
 # (awk, not head: head would exit early and, with pipefail, end the script.)
 find dataset crates/faultbench-core/tests/data crates/faultbench-cli/tests/fixtures -name '*.txt' \
     | awk 'NR <= 200' | while read -r f; do cp "$f" "$corpus/scenario/$(echo "$f" | tr / _)"; done
@@ -35,6 +35,21 @@ if [ -x target/debug/faultbench ]; then
     while read -r f; do i=$((i + 1)); cp "$f" "$corpus/result_json/seed$i"; done \
         < <(find "$runs/r" -name result.json)
     [ -f "$runs/r/MANIFEST.csv" ] && cp "$runs/r/MANIFEST.csv" "$corpus/manifest/seed"
+    [ -f "$runs/r/identity.json" ] && cp "$runs/r/identity.json" "$corpus/identity/seed"
+    # The whole root in the runs_root target's entry format (fuzz/fuzz_targets/runs_root.rs),
+    # once as it is and once with `report` and `view/index.html` planted as links out.
+    python3 - "$runs/r" "$corpus/runs_root" <<'PY'
+import os, sys
+root, out = sys.argv[1], sys.argv[2]
+entries = b""
+for d, _, files in os.walk(root):
+    for f in files:
+        p = os.path.join(d, f)
+        entries += b"\0" + os.path.relpath(p, root).encode() + b"\0" + open(p, "rb").read().replace(b"\0", b"") + b"\0"
+open(os.path.join(out, "seed"), "wb").write(entries)
+links = b"\2report\0@\0" + b"\1view\0" + b"\2view/index.html\0@/index.html\0"
+open(os.path.join(out, "seed-links"), "wb").write(entries + links)
+PY
     rm -rf "$runs"
 fi
 

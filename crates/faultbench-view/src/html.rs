@@ -56,16 +56,29 @@ pub fn csp_hash(content: &str) -> String {
 /// The page stylesheet (shared by every page).
 pub const STYLE: &str = include_str!("assets/style.css");
 
-/// A complete page: `title`, body HTML, and optionally the one inline script it may run.
-pub fn page(title: &str, root: &str, body: &str, script: Option<&str>) -> String {
+/// The Content-Security-Policy of a page that may run `script` (allowed by its hash) and no
+/// other script: nothing is loaded from anywhere, only the shared stylesheet applies.
+pub fn content_security_policy(script: Option<&str>) -> String {
     let script_src = match script {
         Some(js) => csp_hash(js),
         None => "'none'".to_string(),
     };
-    let csp = format!(
+    format!(
         "default-src 'none'; script-src {script_src}; style-src {}; img-src data:; base-uri 'none'; form-action 'none'",
         csp_hash(STYLE)
-    );
+    )
+}
+
+/// The policy of the site as a whole, for a server to send as a header: the index's, the only
+/// page with a script. A browser enforces both the header and a page's own `<meta>` policy, so
+/// every other page stays at `script-src 'none'`.
+pub fn site_policy() -> String {
+    content_security_policy(Some(crate::index_page::SCRIPT))
+}
+
+/// A complete page: `title`, body HTML, and optionally the one inline script it may run.
+pub fn page(title: &str, root: &str, body: &str, script: Option<&str>) -> String {
+    let csp = content_security_policy(script);
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<nav><a href=\"{root}index.html\">runs</a> · <a href=\"{root}scenarios.html\">scenarios</a></nav>\n",
         esc(&csp),
@@ -242,6 +255,17 @@ mod tests {
         assert!(!h.contains("<b>"));
         assert!(h.contains("300 more items not shown"));
         assert!(h.contains("6000 more characters not shown"));
+    }
+
+    #[test]
+    fn the_site_policy_is_the_one_the_index_carries() {
+        let index = crate::index_page::page(&[], "");
+        let meta = format!(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+            esc(&site_policy())
+        );
+        assert!(index.contains(&meta), "{index}");
+        assert!(site_policy().contains(&csp_hash(crate::index_page::SCRIPT)));
     }
 
     #[test]

@@ -1,11 +1,19 @@
 //! `faultbench view RUNS_ROOT [--out DIR | --serve ADDR]`: the run viewer (a static site, see
 //! `faultbench_view`), written to a folder or served on this machine.
+//!
+//! Where the site goes is [`folder`]'s choice (a private temporary folder when serving without
+//! --out); the server is [`serve`]. While serving, SIGINT and SIGTERM are ours from before the
+//! folder is made: during the build they remove a temporary folder and end the process at once
+//! (status 130); while serving they stop the server, and the temporary folder is removed.
 
+mod folder;
 mod serve;
 
+use folder::SiteFolder;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// Arguments of `faultbench view`.
 #[derive(clap::Args)]
@@ -16,27 +24,14 @@ pub struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Also serve the site over HTTP at ADDR (`8000`, `:8000`, `127.0.0.1:8000`, `localhost:0`);
-    /// loopback only unless --allow-remote. Without --out the site goes to a temporary folder
-    /// that is removed on exit. Ctrl-C stops.
+    /// loopback only unless --allow-remote. Without --out the site goes to a new private
+    /// temporary folder, removed on exit. Ctrl-C or SIGTERM stops.
     #[arg(long, value_name = "ADDR")]
     serve: Option<String>,
     /// Allow --serve on an address other than loopback (the site shows every ticket, output and
     /// diagnosis of the root to whoever can reach it).
     #[arg(long, requires = "serve")]
     allow_remote: bool,
-}
-
-/// The default output: `view/` inside the runs root (or beside a MANIFEST.csv), as the trusted
-/// folder the user named and the part derived from it, which must not pass through a link.
-fn default_out(source: &Path) -> (PathBuf, &'static str) {
-    if source.is_dir() {
-        (source.to_path_buf(), "view")
-    } else {
-        (
-            source.parent().map(Path::to_path_buf).unwrap_or_default(),
-            "view",
-        )
-    }
 }
 
 /// Parses ADDR: a port alone means 127.0.0.1; names are resolved; a non-loopback address is
@@ -67,29 +62,69 @@ pub fn parse_addr(addr: &str, allow_remote: bool) -> anyhow::Result<SocketAddr> 
     Ok(first)
 }
 
+/// SIGINT and SIGTERM, caught from the moment this is made (a signal before the first
+/// `recv` is not lost).
+struct Stop {
+    interrupt: Signal,
+    terminate: Signal,
+}
+
+impl Stop {
+    fn catch() -> anyhow::Result<Self> {
+        let catch = |kind| {
+            signal(kind).map_err(|e| anyhow::anyhow!("cannot catch Ctrl-C and SIGTERM: {e}"))
+        };
+        Ok(Self {
+            interrupt: catch(SignalKind::interrupt())?,
+            terminate: catch(SignalKind::terminate())?,
+        })
+    }
+
+    async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+    }
+}
+
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let addr = match &args.serve {
         Some(a) => Some(parse_addr(a, args.allow_remote)?),
         None => None,
     };
-    let temp = args.out.is_none() && addr.is_some();
-    // A folder the user named is used as given; `view/` inside the runs root is derived from a
-    // root that may come from someone else, and is never written through a link.
-    let (base, below) = match (&args.out, temp) {
-        (Some(o), _) => (o.clone(), ""),
-        (None, true) => (
-            std::env::temp_dir().join(format!("faultbench-view-{}", std::process::id())),
-            "",
-        ),
-        (None, false) => default_out(&args.source),
+    // A plain build keeps the default dispositions: Ctrl-C ends it where it is.
+    let mut stop = match addr {
+        Some(_) => Some(Stop::catch()?),
+        None => None,
     };
+    let folder = SiteFolder::choose(
+        args.out.as_deref(),
+        &args.source,
+        addr.is_some(),
+        &std::env::temp_dir(),
+    )?;
     let t0 = std::time::Instant::now();
     let source = args.source.clone();
-    let site = faultbench_core::output::OutputDir::open(&base, below)?;
-    let out = site.path().to_path_buf();
-    let summary = tokio::task::spawn_blocking(move || faultbench_view::build_in(&source, &site))
-        .await
-        .map_err(|e| anyhow::anyhow!("the site builder stopped: {e}"))??;
+    // Opened here, without following a link below the runs root for the default `view/`.
+    let site = folder.open()?;
+    let build = tokio::task::spawn_blocking(move || faultbench_view::build_in(&source, &site));
+    let built = match &mut stop {
+        None => build.await,
+        Some(stop) => tokio::select! {
+            built = build => built,
+            () = stop.recv() => {
+                // The builder cannot be cancelled and the runtime would wait for it on the
+                // way out: remove the folder and end here.
+                if let Err(e) = folder.remove() {
+                    eprintln!("note: {e:#}");
+                }
+                eprintln!("stopped");
+                std::process::exit(130);
+            }
+        },
+    };
+    let summary = built.map_err(|e| anyhow::anyhow!("the site builder stopped: {e}"))??;
     for p in summary.problems.iter().take(10) {
         eprintln!("note: {p}");
     }
@@ -107,15 +142,15 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         summary.index.display(),
         t0.elapsed().as_secs_f64()
     );
-    let Some(addr) = addr else {
+    let (Some(addr), Some(mut stop)) = (addr, stop) else {
         println!("{}", summary.index.display());
         return Ok(ExitCode::SUCCESS);
     };
-    let result = serve::serve(&out, addr).await;
-    if temp {
-        let _ = std::fs::remove_dir_all(&out);
-    }
-    result.map(|_| ExitCode::SUCCESS)
+    let served = serve::serve(folder.path(), addr, serve::Limits::default(), stop.recv()).await;
+    let removed = folder.remove();
+    served?;
+    removed?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
