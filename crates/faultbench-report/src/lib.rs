@@ -222,3 +222,38 @@ impl Report {
         dir.write("report.html", self.html().as_bytes())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30: `write_all` created `RUNS/report` with `create_dir_all`, which follows a link
+    /// planted there, so the report's files went to the link's target.
+    #[test]
+    fn the_default_report_folder_is_never_a_planted_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, tmp.path().join("report")).unwrap();
+        let e = OutputDir::open(tmp.path(), "report").unwrap_err();
+        assert!(e.to_string().contains("report: is a symbolic link"), "{e}");
+        std::fs::remove_file(tmp.path().join("report")).unwrap();
+
+        // A link at one of the report's file names is refused, its target untouched.
+        let victim = outside.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let dir = OutputDir::open(tmp.path(), "report").unwrap();
+        std::os::unix::fs::symlink(&victim, tmp.path().join("report/report.csv")).unwrap();
+        let report = Report::new(&RunIndex::default(), None);
+        let e = report.write_into(&dir).unwrap_err();
+        assert!(
+            e.to_string().contains("report.csv: is a symbolic link"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        std::fs::remove_file(tmp.path().join("report/report.csv")).unwrap();
+        let html = report.write_into(&dir).unwrap();
+        assert_eq!(html, tmp.path().join("report/report.html"));
+        assert!(html.is_file());
+    }
+}

@@ -340,6 +340,48 @@ fn a_missing_root_is_an_error_naming_it() {
     assert!(e.to_string().contains("MANIFEST.csv:1"), "{e}");
 }
 
+/// Issue 30: pages were written with `std::fs::write` and folders with `create_dir_all`, both
+/// following links, so `view/index.html` or `view/runs` planted in a runs root sent the site's
+/// pages into the links' targets.
+#[test]
+fn a_link_planted_in_the_site_folder_is_refused_and_its_target_untouched() {
+    use faultbench_core::output::OutputDir;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("runs");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("MANIFEST.csv"), format!("{MANIFEST_HEADER}\n")).unwrap();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let victim = outside.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+
+    std::fs::create_dir_all(root.join("view")).unwrap();
+    std::os::unix::fs::symlink(&victim, root.join("view/index.html")).unwrap();
+    let site = OutputDir::open(&root, "view").unwrap();
+    let e = faultbench_view::build_in(&root, &site)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("view/index.html: is a symbolic link"), "{e}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+
+    std::fs::remove_file(root.join("view/index.html")).unwrap();
+    std::fs::remove_dir_all(root.join("view/scenarios")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("view/scenarios")).unwrap();
+    let e = faultbench_view::build_in(&root, &site)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("view/scenarios: is a symbolic link"), "{e}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        1,
+        "only the victim"
+    );
+
+    std::fs::remove_file(root.join("view/scenarios")).unwrap();
+    faultbench_view::build_in(&root, &site).unwrap();
+    assert!(root.join("view/index.html").is_file());
+}
+
 #[test]
 fn the_release_registry_with_its_80_records() {
     let Some(release) = release_for_test() else {
