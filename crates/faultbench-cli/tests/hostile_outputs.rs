@@ -339,6 +339,44 @@ fn a_record_whose_agent_is_dot_dot_is_refused_naming_the_file() {
     assert!(!merged.exists(), "nothing was written");
 }
 
+/// Agent names are made folder-safe (`a:b` → `a_b`), so two distinct agents can name one run
+/// folder: merge copied both there, the second over the first, and MANIFEST.csv listed one.
+/// Now the merge refuses, naming both runs, before it writes anything.
+#[test]
+fn merge_refuses_two_runs_that_would_share_a_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    mock_root(&runs);
+    let records: Vec<PathBuf> = entries_under(&runs)
+        .into_iter()
+        .filter(|p| p.ends_with("result.json"))
+        .map(|p| runs.join(p))
+        .collect();
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let first = read(&records[0]);
+    for (path, agent) in [(&records[0], "a_b"), (&records[1], "a:b")] {
+        let mut v = read(path);
+        v["key"] = first["key"].clone();
+        v["key"]["agent"] = serde_json::json!(agent);
+        std::fs::write(path, v.to_string()).unwrap();
+    }
+    let merged = tmp.path().join("merged");
+    let (code, out, err) = faultbench(&[
+        "merge",
+        runs.to_str().unwrap(),
+        "--into",
+        merged.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("would share the folder") && err.contains("a:b") && err.contains("a_b"),
+        "{err}"
+    );
+    assert!(!merged.exists(), "nothing was written");
+}
+
 /// The public release's record format (a false-premise ticket the rubric judges).
 const RELEASE_RECORD: &str = r#"{
   "scenario": {"scenario_id": "lab-false-premise-x", "topology": "Lab",
