@@ -12,7 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(rec) = serde_json::from_slice::<RunRecord>(data) else {
         return;
     };
-    let dir = rec.key.dir(Path::new("/runs"));
+    let dir = rec
+        .key
+        .dir(Path::new("/runs"))
+        .expect("a record that reads has a run folder");
     assert!(dir.starts_with("/runs"), "{}", dir.display());
     assert!(
         dir.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_))),

@@ -66,10 +66,17 @@ fuzz_target!(|data: &[u8]| {
         .join(outside.as_os_str().as_encoded_bytes());
     lay_out(&root, &data);
 
+    // The default output folders, as `report` and `view` open them: derived from the root, so
+    // never through a link planted there.
+    use faultbench_core::output::OutputDir;
     if let Ok(index) = faultbench_report::RunIndex::load_runs_root(&root) {
         let report = faultbench_report::Report::new(&index, None);
-        let _ = report.write_all(&root.join("report"));
+        if let Ok(dir) = OutputDir::open(&root, "report") {
+            let _ = report.write_into(&dir);
+        }
     }
-    let _ = faultbench_view::build(&root, &root.join("view"));
+    if let Ok(dir) = OutputDir::open(&root, "view") {
+        let _ = faultbench_view::build_in(&root, &dir);
+    }
     assert_eq!(files_under(&outside), 0, "a file was written outside the runs root");
 });

@@ -102,6 +102,9 @@ pub enum BenchError {
         /// Passes.
         passes: u32,
     },
+    /// An agent label that cannot name a run folder (`--agents`).
+    #[error("--agents: {0}")]
+    AgentName(#[source] faultbench_core::record::InvalidAgentName),
     /// `--shard` is malformed.
     #[error("--shard `{0}`: expected K/N with 1 ≤ K ≤ N (e.g. 2/3)")]
     BadShard(String),
@@ -164,7 +167,7 @@ pub enum BenchError {
     ReadRunIndex(#[source] faultbench_report::RunIndexError),
     /// The report cannot be written.
     #[error("writing the report")]
-    WriteReport(#[source] std::io::Error),
+    WriteReport(#[source] faultbench_core::output::OutputError),
     /// A finished run could not be archived (the bench stopped).
     #[error("cannot archive a finished run")]
     Archive(#[source] faultbench_core::store::StoreError),

@@ -1,33 +1,88 @@
 //! Gathering runs roots into one (`faultbench merge ROOT... --into ROOT`): the shards of a
 //! sharded bench, or roots of one configuration run on several machines.
 //!
-//! Everything is checked before anything is written: every root must hold a run identity, and
-//! the identities must agree on every configuration field (the `shard` field aside, which only
-//! says which part a root ran; shards of different splits are refused); a run present in two
-//! roots must be the same run (identical records), else it is refused by key. Then run folders
-//! are copied (regular files and folders only; a link anywhere is refused), the merged identity
-//! is written without its `shard` field, and `MANIFEST.csv` is rebuilt from the records.
+//! Everything is checked before anything is written:
+//!
+//! - the target and every source are apart: the target is not a source (nor a link to one), not
+//!   inside one (the copy would copy itself, folder in folder), and holds none (a source inside
+//!   the target would leave its runs there twice: in its own folder and in their run folders).
+//!   Paths are compared canonicalised (the target's missing tail appended) and by device and
+//!   inode of every ancestor, so links and bind mounts do not hide a nesting;
+//! - every root holds a run identity, and the identities agree on every configuration field
+//!   (the `shard` field aside, which only says which part a root ran; shards of different splits
+//!   are refused);
+//! - a run present in two roots is the same run (identical records), else it is refused by key;
+//!   two runs that would share one folder (agent names that differ only in characters a folder
+//!   name cannot hold) are refused;
+//! - no run folder holds a link, and no part of the target that a run folder would go through —
+//!   nor its `identity.json` or `MANIFEST.csv` — is a link.
+//!
+//! Then run folders are copied through [`OutputDir`] (regular files and folders only; folders
+//! created and files written without following links, so a link planted in the target while the
+//! merge runs is refused, not written through), the merged identity is written without its
+//! `shard` field, and `MANIFEST.csv` is rebuilt from the records.
 
 use crate::plan::SHARD_FIELD;
-use faultbench_core::identity::{IdentityError, RunIdentity};
+use faultbench_core::identity::{IDENTITY_FILE, IdentityError, RunIdentity};
+use faultbench_core::output::{OutputDir, OutputError, check_no_link};
 use faultbench_core::record::RunKey;
 use faultbench_core::store::{RunsRoot, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
 
 /// Why roots cannot be merged. Nothing was written when any of these is returned, except
-/// [`MergeError::Copy`] and [`MergeError::Store`] (an I/O failure while writing).
+/// [`MergeError::Copy`], [`MergeError::Store`] and [`MergeError::Output`] when they come from
+/// the writing itself (an I/O failure, or a link planted in the target while the merge ran).
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
     /// No source root given.
     #[error("nothing to merge: name at least one runs root")]
     NoRoots,
-    /// The target is also a source.
-    #[error("{} is both a source and the target; merge into a new root", path.display())]
+    /// The target is also a source (or a link to one).
+    #[error("{} is both a source and the target; nothing was written — merge into a new root", path.display())]
     TargetIsSource {
         /// The root.
         path: PathBuf,
     },
+    /// The target lies inside a source.
+    #[error("the target {} is inside the source {}: the merge would copy that source into itself; nothing was written — merge into a folder outside every source", target.display(), source_root.display())]
+    TargetInsideSource {
+        /// The target.
+        target: PathBuf,
+        /// The source holding it.
+        source_root: PathBuf,
+    },
+    /// A source lies inside the target.
+    #[error("the source {} is inside the target {}: its runs would be in the merged root twice (in its own folder and in their run folders); nothing was written — merge into a folder outside every source", source_root.display(), target.display())]
+    SourceInsideTarget {
+        /// The source.
+        source_root: PathBuf,
+        /// The target holding it.
+        target: PathBuf,
+    },
+    /// Two runs would be copied into one folder.
+    #[error("runs {} and {} would share the folder {} (their agent names differ only in characters a folder name cannot hold); nothing was written — rename one agent's runs", show(first), show(second), folder.display())]
+    SameFolder {
+        /// One run.
+        first: Box<RunKey>,
+        /// The other.
+        second: Box<RunKey>,
+        /// The folder, relative to the target.
+        folder: PathBuf,
+    },
+    /// A run's key cannot name a folder.
+    #[error("{}: {reason}; nothing was written", path.display())]
+    BadKey {
+        /// The record.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The target cannot be written without following a link (found before anything was
+    /// written), or a write into it failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
     /// A root without a run identity.
     #[error("{} holds no run identity (identity.json): only roots made by `faultbench bench` can be merged; nothing was written", root.display())]
     Unrecorded {
@@ -74,6 +129,10 @@ pub enum MergeError {
         #[source]
         source: std::io::Error,
     },
+}
+
+fn show(k: &RunKey) -> String {
+    format!("{} {} pass {}", k.scenario_id, k.agent, k.pass)
 }
 
 /// Two roots whose configurations differ, by their first differing field.
@@ -144,11 +203,65 @@ fn shard_text(id: &RunIdentity) -> String {
         .to_string()
 }
 
-fn same_path(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
+/// Where `path` is: its longest existing ancestor canonicalised (links resolved), with the
+/// missing rest appended (`.` dropped, `..` taken lexically: a part that does not exist yet is
+/// no link).
+fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let parts: Vec<Component> = absolute.components().collect();
+    for cut in (0..=parts.len()).rev() {
+        let head: PathBuf = parts[..cut].iter().collect();
+        if let Ok(mut out) = head.canonicalize() {
+            for c in &parts[cut..] {
+                match c {
+                    Component::Normal(n) => out.push(n),
+                    Component::ParentDir => {
+                        out.pop();
+                    }
+                    _ => {}
+                }
+            }
+            return out;
+        }
     }
+    absolute
+}
+
+/// (device, inode) of `path` and of each existing ancestor, innermost first.
+fn identities_up(path: &Path) -> Vec<(u64, u64)> {
+    path.ancestors()
+        .filter_map(|a| std::fs::metadata(a).ok())
+        .map(|m| (m.dev(), m.ino()))
+        .collect()
+}
+
+/// Refuses a target that is, is inside, or holds a source (see the [module docs](self)).
+fn check_apart(roots: &[PathBuf], into: &Path) -> Result<(), MergeError> {
+    let target = resolved(into);
+    let target_up = identities_up(&target);
+    let target_id = std::fs::metadata(&target).ok().map(|m| (m.dev(), m.ino()));
+    for root in roots {
+        let source = resolved(root);
+        let source_id = std::fs::metadata(&source).ok().map(|m| (m.dev(), m.ino()));
+        if source == target || (source_id.is_some() && source_id == target_id) {
+            return Err(MergeError::TargetIsSource { path: root.clone() });
+        }
+        if target.starts_with(&source) || source_id.is_some_and(|id| target_up.contains(&id)) {
+            return Err(MergeError::TargetInsideSource {
+                target: into.to_path_buf(),
+                source_root: root.clone(),
+            });
+        }
+        if source.starts_with(&target)
+            || target_id.is_some_and(|id| identities_up(&source).contains(&id))
+        {
+            return Err(MergeError::SourceInsideTarget {
+                source_root: root.clone(),
+                target: into.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Merges the runs of `roots` into `into` (created if needed; if it already holds runs, its
@@ -160,9 +273,7 @@ pub fn merge(roots: &[PathBuf], into: &Path) -> Result<MergeReport, MergeError> 
     if roots.is_empty() {
         return Err(MergeError::NoRoots);
     }
-    if let Some(r) = roots.iter().find(|r| same_path(r, into)) {
-        return Err(MergeError::TargetIsSource { path: r.clone() });
-    }
+    check_apart(roots, into)?;
     // Identities: every source has one; all agree with the first (and with the target's).
     let mut ids: Vec<(PathBuf, RunIdentity)> = Vec::new();
     for r in roots {
@@ -206,29 +317,24 @@ pub fn merge(roots: &[PathBuf], into: &Path) -> Result<MergeReport, MergeError> 
         }
     }
 
-    // Runs: one per key; a key in two roots must hold the same record.
-    let target = RunsRoot::attach(into);
-    let held = if into.exists() {
-        target.records()?
-    } else {
-        BTreeMap::new()
-    };
+    // Runs: one per key; a key in two roots must hold the same record; one run per folder.
+    let mut seen: BTreeMap<RunKey, (PathBuf, faultbench_core::record::RunRecord)> = BTreeMap::new();
+    // Run folders (relative to the target) already taken, by the run that takes them.
+    let mut folders: BTreeMap<PathBuf, RunKey> = BTreeMap::new();
+    if into.exists() {
+        for (file, rec) in records_of(into)? {
+            let dir = file.parent().unwrap_or(into);
+            if let Ok(rel) = dir.strip_prefix(into) {
+                folders.insert(rel.to_path_buf(), rec.key.clone());
+            }
+            seen.entry(rec.key.clone())
+                .or_insert_with(|| (into.to_path_buf(), rec));
+        }
+    }
     let mut chosen: BTreeMap<RunKey, (PathBuf, PathBuf)> = BTreeMap::new();
-    let mut seen: BTreeMap<RunKey, (PathBuf, faultbench_core::record::RunRecord)> = held
-        .into_iter()
-        .map(|(k, r)| (k, (into.to_path_buf(), r)))
-        .collect();
     let mut report = MergeReport::default();
     for root in roots {
-        let (ok, bad) = faultbench_core::record::scan_records(root);
-        if let Some(e) = bad.first() {
-            return Err(StoreError {
-                path: e.path.clone(),
-                message: format!("{} (fix or delete it)", e.message),
-            }
-            .into());
-        }
-        for (file, rec) in ok {
+        for (file, rec) in records_of(root)? {
             let dir = file.parent().unwrap_or(root).to_path_buf();
             if let Some((other, prev)) = seen.get(&rec.key) {
                 if prev != &rec {
@@ -246,9 +352,29 @@ pub fn merge(roots: &[PathBuf], into: &Path) -> Result<MergeReport, MergeError> 
                 continue;
             }
             check_no_links(&dir)?;
-            chosen.insert(rec.key.clone(), (dir, rec.key.dir(into)));
+            let rel = rec.key.relative_dir().map_err(|e| MergeError::BadKey {
+                path: file.clone(),
+                reason: e.to_string(),
+            })?;
+            if let Some(other) = folders.get(&rel).filter(|k| **k != rec.key) {
+                return Err(MergeError::SameFolder {
+                    first: Box::new(other.clone()),
+                    second: Box::new(rec.key.clone()),
+                    folder: rel,
+                });
+            }
+            folders.insert(rel.clone(), rec.key.clone());
+            chosen.insert(rec.key.clone(), (dir, rel));
             seen.insert(rec.key.clone(), (root.clone(), rec));
         }
+    }
+    // No write may pass through a link already in the target: refused here, before anything is
+    // written (the writes below refuse one planted later, too).
+    for (_, rel) in chosen.values() {
+        check_no_link(into, rel)?;
+    }
+    for name in [IDENTITY_FILE, "MANIFEST.csv"] {
+        check_no_link(into, Path::new(name))?;
     }
     for (_, id) in &ids {
         if let Some(s) = id.extra.get(SHARD_FIELD).and_then(|v| v.as_str()) {
@@ -263,18 +389,29 @@ pub fn merge(roots: &[PathBuf], into: &Path) -> Result<MergeReport, MergeError> 
     }
 
     // Write: run folders, then the identity, then the registry.
-    std::fs::create_dir_all(into).map_err(|source| MergeError::Copy {
-        from: first.clone(),
-        to: into.to_path_buf(),
-        source,
-    })?;
-    for (from, to) in chosen.values() {
-        copy_tree(from, to)?;
+    let target = OutputDir::open(into, "")?;
+    for (from, rel) in chosen.values() {
+        copy_tree(from, &target.subdir(rel)?)?;
         report.copied += 1;
     }
     merged.write(into).map_err(MergeError::Identity)?;
     report.runs = RunsRoot::open(into)?.records()?.len();
     Ok(report)
+}
+
+/// Every record of a root; an unreadable one refuses the merge.
+fn records_of(
+    root: &Path,
+) -> Result<Vec<(PathBuf, faultbench_core::record::RunRecord)>, MergeError> {
+    let (ok, bad) = faultbench_core::record::scan_records(root);
+    if let Some(e) = bad.first() {
+        return Err(StoreError {
+            path: e.path.clone(),
+            message: format!("{} (fix or delete it)", e.message),
+        }
+        .into());
+    }
+    Ok(ok)
 }
 
 /// Refuses a run folder with a link anywhere below it (checked before anything is copied).
@@ -307,22 +444,129 @@ fn check_no_links(dir: &Path) -> Result<(), MergeError> {
     Ok(())
 }
 
-/// Copies a folder of regular files and folders (links were refused before).
-fn copy_tree(from: &Path, to: &Path) -> Result<(), MergeError> {
+/// Copies a folder of regular files and folders into `to` (links were refused before; one that
+/// appears since is refused again, in the source by the entry's type and the opened file's
+/// identity, in the target by [`OutputDir`]).
+fn copy_tree(from: &Path, to: &OutputDir) -> Result<(), MergeError> {
     let err = |source| MergeError::Copy {
         from: from.to_path_buf(),
-        to: to.to_path_buf(),
+        to: to.path().to_path_buf(),
         source,
     };
-    let meta = std::fs::symlink_metadata(from).map_err(err)?;
-    if meta.is_dir() {
-        std::fs::create_dir_all(to).map_err(err)?;
-        for e in std::fs::read_dir(from).map_err(err)? {
-            let e = e.map_err(err)?;
-            copy_tree(&e.path(), &to.join(e.file_name()))?;
+    for e in std::fs::read_dir(from).map_err(err)? {
+        let e = e.map_err(err)?;
+        let src = e.path();
+        let ft = e.file_type().map_err(err)?;
+        if ft.is_symlink() {
+            return Err(MergeError::Link { path: src });
         }
-    } else if meta.is_file() {
-        std::fs::copy(from, to).map_err(err)?;
+        let Some(name) = e.file_name().to_str().map(str::to_string) else {
+            return Err(err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: a file name that is not UTF-8", src.display()),
+            )));
+        };
+        if ft.is_dir() {
+            copy_tree(&src, &to.subdir(&name)?)?;
+        } else if ft.is_file() {
+            let lstat = e.metadata().map_err(err)?;
+            let mut file = std::fs::File::open(&src).map_err(err)?;
+            let opened = file.metadata().map_err(err)?;
+            if (opened.dev(), opened.ino()) != (lstat.dev(), lstat.ino()) {
+                // Swapped for a link between listing and opening.
+                return Err(MergeError::Link { path: src });
+            }
+            to.write_with(&name, |out| std::io::copy(&mut file, out).map(|_| ()))?;
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn apart(roots: &[&Path], into: &Path) -> Result<(), MergeError> {
+        let roots: Vec<PathBuf> = roots.iter().map(|p| p.to_path_buf()).collect();
+        check_apart(&roots, into)
+    }
+
+    #[test]
+    fn the_target_must_lie_outside_every_source_and_hold_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::fs::create_dir_all(a.join("T/base__x")).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        apart(&[&a, &b], &tmp.path().join("merged")).unwrap();
+        apart(&[&a], &tmp.path().join("new/../merged2")).unwrap();
+        assert!(matches!(
+            apart(&[&a, &b], &b),
+            Err(MergeError::TargetIsSource { .. })
+        ));
+        for inside in [
+            a.join("sub"),
+            a.join("T/base__x/deep/er"),
+            a.join("T/./x/.."),
+        ] {
+            let e = apart(&[&b, &a], &inside).unwrap_err();
+            assert!(
+                matches!(&e, MergeError::TargetInsideSource { source_root, .. } if *source_root == a),
+                "{inside:?}: {e}"
+            );
+            assert!(e.to_string().contains("nothing was written"), "{e}");
+        }
+        let e = apart(&[&a.join("T")], &a).unwrap_err();
+        assert!(matches!(e, MergeError::SourceInsideTarget { .. }), "{e}");
+        let e = apart(&[&a], tmp.path()).unwrap_err();
+        assert!(matches!(e, MergeError::SourceInsideTarget { .. }), "{e}");
+    }
+
+    #[test]
+    fn links_do_not_hide_a_nesting() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        std::fs::create_dir_all(a.join("T")).unwrap();
+        let to_a = tmp.path().join("to-a");
+        symlink(&a, &to_a).unwrap();
+        // The target is a link to the source, or reached through one.
+        assert!(matches!(
+            apart(&[&a], &to_a),
+            Err(MergeError::TargetIsSource { .. })
+        ));
+        assert!(matches!(
+            apart(&[&a], &to_a.join("T/new")),
+            Err(MergeError::TargetInsideSource { .. })
+        ));
+        // The source is named through a link and the target inside it by its real path.
+        assert!(matches!(
+            apart(&[&to_a], &a.join("new")),
+            Err(MergeError::TargetInsideSource { .. })
+        ));
+        // A relative target inside the source.
+        let cwd_rel = a.join("rel");
+        let rel = pathdiff(&cwd_rel);
+        assert!(matches!(
+            apart(&[&a], &rel),
+            Err(MergeError::TargetInsideSource { .. })
+        ));
+    }
+
+    /// `cwd`-relative form of an absolute path (`../../…/tmp/a/rel`).
+    fn pathdiff(p: &Path) -> PathBuf {
+        let cwd = std::env::current_dir().unwrap();
+        let mut out = PathBuf::new();
+        for _ in cwd.components().skip(1) {
+            out.push("..");
+        }
+        out.join(p.strip_prefix("/").unwrap())
+    }
+
+    #[test]
+    fn resolved_appends_the_missing_tail_lexically() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().canonicalize().unwrap();
+        assert_eq!(resolved(&tmp.path().join("x/./y/../z")), real.join("x/z"));
+        assert_eq!(resolved(tmp.path()), real);
+    }
 }

@@ -344,7 +344,8 @@ pub fn experiment_scopes(name: &str) -> Result<(Vec<Scope>, u32), BenchError> {
 /// would share a folder), and plans beyond [`MAX_PLANNED_RUNS`] are refused.
 ///
 /// # Errors
-/// [`BenchError::PlanTooLarge`].
+/// [`BenchError::PlanTooLarge`]; [`BenchError::AgentName`] for an agent label that cannot name
+/// a run folder (`..`).
 pub fn plan(
     scenarios: &[Arc<ScenarioFile>],
     agents: &[String],
@@ -377,7 +378,8 @@ pub fn plan(
                 };
                 // Keyed by folder: agent labels are made path-safe there, so two labels can
                 // share one folder (`external:a b`, `external:a_b`).
-                if !seen.insert(key.dir(Path::new(""))) {
+                let folder = key.relative_dir().map_err(BenchError::AgentName)?;
+                if !seen.insert(folder) {
                     dropped += 1;
                     continue;
                 }
@@ -459,6 +461,12 @@ impl std::str::FromStr for Shard {
     }
 }
 
+/// The run folder of a planned item (relative to the root). [`plan`] refused keys without one,
+/// so the empty path never stands for a real item.
+fn folder_of(i: &Item) -> std::path::PathBuf {
+    i.key.relative_dir().unwrap_or_default()
+}
+
 impl Shard {
     /// The items of the plan that belong to this shard, in plan order.
     pub fn select(self, items: Vec<Item>) -> Vec<Item> {
@@ -470,7 +478,7 @@ impl Shard {
             by_topology
                 .entry(i.key.topology.to_string())
                 .or_default()
-                .push(i.key.dir(Path::new("")));
+                .push(folder_of(i));
         }
         let mut mine = HashSet::new();
         let mut next = 0usize;
@@ -485,7 +493,7 @@ impl Shard {
         }
         items
             .into_iter()
-            .filter(|i| mine.contains(&i.key.dir(Path::new(""))))
+            .filter(|i| mine.contains(&folder_of(i)))
             .collect()
     }
 

@@ -271,8 +271,9 @@ impl Prepared {
             let index =
                 faultbench_report::RunIndex::load(&root).map_err(BenchError::ReadRunIndex)?;
             let report = faultbench_report::Report::new(&index, None);
-            let html = report
-                .write_all(&root.join("report"))
+            // `report/` is derived from the root: a link planted there is refused.
+            let html = faultbench_core::output::OutputDir::open(&root, "report")
+                .and_then(|dir| report.write_into(&dir))
                 .map_err(BenchError::WriteReport)?;
             outcome.report = Some(crate::WrittenReport {
                 markdown: report.markdown(),

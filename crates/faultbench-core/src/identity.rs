@@ -40,7 +40,7 @@
 //! assert!(err.to_string().contains("max_turns: stored 20, new 30"), "{err}");
 //! ```
 
-use crate::fsutil::write_atomic;
+use crate::output::{OutputDir, OutputError};
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -386,20 +386,21 @@ impl RunIdentity {
         })
     }
 
-    /// Writes a root's identity atomically (the root folder must exist).
+    /// Writes a root's identity atomically (the root folder must exist; it is used as given).
+    /// An `identity.json` that is a link is refused, never written through.
     pub fn write(&self, root: &Path) -> Result<PathBuf, IdentityError> {
         let path = RunIdentity::path_in(root);
         let text = serde_json::to_string_pretty(self).map_err(|e| IdentityError::Unreadable {
             path: path.clone(),
             message: e.to_string(),
         })?;
-        write_atomic(&path, format!("{text}\n").as_bytes()).map_err(|e| {
-            IdentityError::Unreadable {
-                path: path.clone(),
-                message: format!("cannot write: {e}"),
-            }
-        })?;
-        Ok(path)
+        let unwritable = |e: OutputError| IdentityError::Unreadable {
+            path: e.path,
+            message: e.kind.to_string(),
+        };
+        OutputDir::existing(root)
+            .and_then(|dir| dir.write(IDENTITY_FILE, format!("{text}\n").as_bytes()))
+            .map_err(unwritable)
     }
 
     /// The configuration as `(setting, value)` rows for reports: every field by its dotted path
@@ -689,6 +690,23 @@ mod tests {
                 "lab_seed: stored 42, new (absent)"
             ]
         );
+    }
+
+    /// Issue 30: `identity.json` planted as a link made every bench, merge and re-judging
+    /// overwrite the link's target.
+    #[test]
+    fn an_identity_planted_as_a_link_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.path().join(IDENTITY_FILE)).unwrap();
+        let e = RunIdentity::example()
+            .write(dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("identity.json: is a symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!
 //! and, with the cargo feature `pipeline` (on by default), the pipeline that runs scenarios and
 //! what it reads and writes: the `pipeline` module (`Runner`), `inject`, `phases`, `repair`,
-//! `check` (`scenario check`), `record`, `store`, `identity` and `trace`. A crate that only
+//! `check` (`scenario check`), `record`, `store`, `identity`, `trace`, and `output` (every file
+//! faultbench writes goes through it: no link below an output folder is ever followed). A crate that only
 //! implements the vocabulary (an emulator or a toolbox, such as `faultbench-emu`) depends on
 //! this crate with `default-features = false` and compiles about half of it.
 //!
@@ -61,6 +62,8 @@ pub mod check;
 pub mod identity;
 #[cfg(feature = "pipeline")]
 pub mod inject;
+#[cfg(feature = "pipeline")]
+pub mod output;
 #[cfg(feature = "pipeline")]
 pub mod phases;
 #[cfg(feature = "pipeline")]

@@ -100,8 +100,29 @@ pub fn layer_of_arm(arm: &str) -> Option<Layer> {
     }
 }
 
+/// Longest agent name that can name a run folder, in characters (`NAME_MAX`: a folder name of
+/// more bytes cannot be created; the folder name has one ASCII byte per character of the name).
+pub const MAX_AGENT_FOLDER_LEN: usize = 255;
+
+/// An agent name that cannot name a run's folder.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid agent name `{shown}`: {reason} (an agent name becomes the run's folder, so it must not be empty, `.` or `..`, nor longer than {MAX_AGENT_FOLDER_LEN} characters)"
+)]
+pub struct InvalidAgentName {
+    /// The name, cut to 80 characters and escaped for display.
+    pub shown: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
 /// Identity of one run: which scenario, which agent, which pass.
+///
+/// Read from records, it is checked like the ids it holds: an agent name that would not name a
+/// folder of its own (empty, `.`, `..`, too long) does not deserialise, so a crafted record
+/// cannot put its run into another run's folder.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "RunKeyFields")]
 pub struct RunKey {
     /// Topology (the scenario's `Topology:` header).
     pub topology: TopologyId,
@@ -115,13 +136,36 @@ pub struct RunKey {
     pub pass: u32,
 }
 
+/// The stored form of [`RunKey`], checked on the way in.
+#[derive(Deserialize)]
+struct RunKeyFields {
+    topology: TopologyId,
+    layer: Layer,
+    scenario_id: ScenarioId,
+    agent: String,
+    pass: u32,
+}
+
+impl TryFrom<RunKeyFields> for RunKey {
+    type Error = InvalidAgentName;
+    fn try_from(f: RunKeyFields) -> Result<RunKey, InvalidAgentName> {
+        RunKey::agent_folder(&f.agent)?;
+        Ok(RunKey {
+            topology: f.topology,
+            layer: f.layer,
+            scenario_id: f.scenario_id,
+            agent: f.agent,
+            pass: f.pass,
+        })
+    }
+}
+
 impl RunKey {
-    /// The run directory under a runs root:
-    /// `<topology>/<layer>__<scenario>/<agent>/p<pass>` (agent names are made path-safe; the
-    /// topology and scenario ids are validated types, so the result is always under `root`).
-    pub fn dir(&self, root: &Path) -> PathBuf {
-        let agent: String = self
-            .agent
+    /// The folder name of an agent's runs: the name with every character other than ASCII
+    /// letters, digits, `-`, `_` and `.` replaced by `_`. Refused when that is empty, `.` or
+    /// `..` (a path step, not a folder) or longer than [`MAX_AGENT_FOLDER_LEN`].
+    pub fn agent_folder(agent: &str) -> Result<String, InvalidAgentName> {
+        let folder: String = agent
             .chars()
             .map(|c| {
                 if c.is_ascii_alphanumeric() || "-_.".contains(c) {
@@ -131,14 +175,51 @@ impl RunKey {
                 }
             })
             .collect();
-        root.join(self.topology.as_str())
+        let reason = match folder.as_str() {
+            "" => Some("it is empty".to_string()),
+            "." | ".." => Some(format!(
+                "`{folder}` is a step between folders, not a folder"
+            )),
+            f if f.len() > MAX_AGENT_FOLDER_LEN => {
+                Some(format!("it is {} characters long", f.len()))
+            }
+            _ => None,
+        };
+        match reason {
+            None => Ok(folder),
+            Some(reason) => {
+                let mut shown: String = agent.chars().take(80).collect();
+                if shown.len() < agent.len() {
+                    shown.push('…');
+                }
+                Err(InvalidAgentName {
+                    shown: shown.escape_debug().to_string(),
+                    reason,
+                })
+            }
+        }
+    }
+
+    /// The run directory relative to a runs root:
+    /// `<topology>/<layer>__<scenario>/<agent>/p<pass>` (see [`RunKey::agent_folder`]; the
+    /// topology and scenario ids are validated types, so every part is one plain folder name).
+    pub fn relative_dir(&self) -> Result<PathBuf, InvalidAgentName> {
+        let agent = RunKey::agent_folder(&self.agent)?;
+        Ok(PathBuf::from(self.topology.as_str())
             .join(format!(
                 "{}__{}",
                 self.layer.as_str(),
                 self.scenario_id.as_str()
             ))
             .join(agent)
-            .join(format!("p{}", self.pass))
+            .join(format!("p{}", self.pass)))
+    }
+
+    /// The run directory under a runs root ([`RunKey::relative_dir`] joined to `root`). Write
+    /// into it through [`OutputDir::open`](crate::output::OutputDir::open)`(root, relative_dir)`,
+    /// which refuses links planted below the root.
+    pub fn dir(&self, root: &Path) -> Result<PathBuf, InvalidAgentName> {
+        Ok(root.join(self.relative_dir()?))
     }
 
     /// The release's arm for this run.
@@ -520,6 +601,15 @@ pub struct RecordError {
     pub message: String,
 }
 
+impl From<crate::output::OutputError> for RecordError {
+    fn from(e: crate::output::OutputError) -> RecordError {
+        RecordError {
+            path: e.path,
+            message: e.kind.to_string(),
+        }
+    }
+}
+
 impl RunRecord {
     /// Submitted = the agent produced a final text (false for `agent_error` and
     /// `no_submission`, as in the release).
@@ -568,17 +658,22 @@ impl RunRecord {
         }
     }
 
-    /// Writes `result.json` atomically (temp file, fsync, rename) into `dir`.
+    /// Writes `result.json` atomically (temp file, fsync, rename) into `dir`, which is used as
+    /// given (created if missing; links in it are followed). Below an untrusted root, open the
+    /// folder with [`OutputDir::open`](crate::output::OutputDir::open) and use
+    /// [`RunRecord::write_in`].
     pub fn write(&self, dir: &Path) -> Result<PathBuf, RecordError> {
-        let path = dir.join("result.json");
-        let err = |message: String| RecordError {
-            path: path.clone(),
-            message,
-        };
-        std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create run folder: {e}")))?;
-        let text = serde_json::to_string_pretty(self).map_err(|e| err(e.to_string()))?;
-        crate::fsutil::write_atomic(&path, text.as_bytes()).map_err(|e| err(e.to_string()))?;
-        Ok(path)
+        let out = crate::output::OutputDir::open(dir, "")?;
+        self.write_in(&out)
+    }
+
+    /// Writes `result.json` atomically into an output folder; a link at that name is refused.
+    pub fn write_in(&self, dir: &crate::output::OutputDir) -> Result<PathBuf, RecordError> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| RecordError {
+            path: dir.file_path("result.json"),
+            message: e.to_string(),
+        })?;
+        Ok(dir.write("result.json", text.as_bytes())?)
     }
 
     /// Reads a `result.json`: a regular file of at most [`MAX_RECORD_BYTES`].
@@ -764,11 +859,12 @@ pub fn scan_records(root: &Path) -> (Vec<(PathBuf, RunRecord)>, Vec<RecordError>
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::scenario::ScenarioSpec;
 
-    fn record() -> RunRecord {
+    /// A scored run record (also used by the store's tests).
+    pub(crate) fn record() -> RunRecord {
         let text = include_str!("../tests/data/minimal.txt");
         let spec = ScenarioSpec::parse(text).unwrap();
         let mut outcome = AgentOutcome::answer(
@@ -879,7 +975,7 @@ mod tests {
             "{}",
             judged.manifest_row().to_csv()
         );
-        let dir = r.key.dir(Path::new("/R"));
+        let dir = r.key.dir(Path::new("/R")).unwrap();
         assert_eq!(
             dir,
             Path::new("/R/Lab/base__lab-r1-ospfd-down/external_claude_code/p2")
@@ -890,7 +986,7 @@ mod tests {
     fn a_record_whose_key_is_a_path_is_refused_naming_the_file() {
         let tmp = tempfile::tempdir().unwrap();
         let r = record();
-        let path = r.write(&r.key.dir(tmp.path())).unwrap();
+        let path = r.write(&r.key.dir(tmp.path()).unwrap()).unwrap();
         for (field, value) in [
             ("topology", "/etc"),
             ("topology", "../.."),
@@ -906,6 +1002,53 @@ mod tests {
         }
     }
 
+    /// Issue 30: agent `..` was accepted, and its run folder `<topology>/<layer>__<id>/../p1`
+    /// is `<topology>/p1` — shared by every scenario of the topology, so two runs landed in one
+    /// folder (and `.` put the run beside its agents' folders).
+    #[test]
+    fn a_record_whose_agent_is_a_path_step_is_refused_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = record();
+        let path = r.write(&r.key.dir(tmp.path()).unwrap()).unwrap();
+        let long = "a".repeat(MAX_AGENT_FOLDER_LEN + 1);
+        for value in ["..", ".", "", long.as_str()] {
+            let mut v = serde_json::to_value(&r).unwrap();
+            v["key"]["agent"] = serde_json::json!(value);
+            std::fs::write(&path, v.to_string()).unwrap();
+            let e = RunRecord::read(&path).unwrap_err().to_string();
+            assert!(e.contains(&path.display().to_string()), "{e}");
+            assert!(e.contains("invalid agent name"), "{e}");
+            assert!(e.len() < 600, "a long name is cut in the message: {e}");
+        }
+        let (ok, bad) = scan_records(tmp.path());
+        assert!(ok.is_empty() && bad.len() == 1, "{ok:?} {bad:?}");
+    }
+
+    #[test]
+    fn agent_folders_are_one_plain_name_or_refused() {
+        assert_eq!(
+            RunKey::agent_folder("external:a b").unwrap(),
+            "external_a_b"
+        );
+        assert_eq!(RunKey::agent_folder("../x").unwrap(), ".._x");
+        assert_eq!(RunKey::agent_folder("...").unwrap(), "...");
+        assert_eq!(RunKey::agent_folder("/").unwrap(), "_");
+        for bad in ["", ".", ".."] {
+            assert!(RunKey::agent_folder(bad).is_err(), "{bad:?}");
+        }
+        let long = "é".repeat(MAX_AGENT_FOLDER_LEN);
+        assert_eq!(
+            RunKey::agent_folder(&long).unwrap().len(),
+            MAX_AGENT_FOLDER_LEN
+        );
+        let mut r = record();
+        r.key.agent = "..".into();
+        let e = r.key.relative_dir().unwrap_err();
+        assert!(e.to_string().contains("`..`"), "{e}");
+        // A key made in code with such a name is refused where its folder is needed.
+        assert!(r.key.dir(Path::new("/R")).is_err());
+    }
+
     /// Issue 19, finding 6: the scan followed directory links, so a `loop -> .` link counted
     /// every run once per level until the kernel's link limit (2 runs became 82), and two links
     /// made it exponential.
@@ -913,11 +1056,13 @@ mod tests {
     fn scanning_never_follows_directory_links() {
         let tmp = tempfile::tempdir().unwrap();
         let r = record();
-        r.write(&r.key.dir(tmp.path())).unwrap();
+        r.write(&r.key.dir(tmp.path()).unwrap()).unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
         let mut other = r.clone();
         other.key.pass = 9;
-        other.write(&other.key.dir(elsewhere.path())).unwrap();
+        other
+            .write(&other.key.dir(elsewhere.path()).unwrap())
+            .unwrap();
         std::os::unix::fs::symlink(".", tmp.path().join("loop")).unwrap();
         std::os::unix::fs::symlink(elsewhere.path(), tmp.path().join("Lab/out")).unwrap();
         let (ok, bad) = scan_records(tmp.path());
@@ -929,7 +1074,7 @@ mod tests {
     fn write_read_round_trip_and_scan() {
         let tmp = tempfile::tempdir().unwrap();
         let r = record();
-        let dir = r.key.dir(tmp.path());
+        let dir = r.key.dir(tmp.path()).unwrap();
         r.write(&dir).unwrap();
         std::fs::create_dir_all(tmp.path().join("junk")).unwrap();
         std::fs::write(tmp.path().join("junk/result.json"), "{ torn").unwrap();

@@ -5,6 +5,10 @@
 //! between the last two steps is repaired on the next open by rebuilding the registry from them,
 //! and a torn last registry line is never read as a run.
 //!
+//! The root itself is the user's (`--runs-root`, used as given); everything below it is written
+//! through [`OutputDir`]: a run folder, `MANIFEST.csv` or `result.json` that is a link planted in
+//! the root is refused, never written through.
+//!
 //! ```
 //! use faultbench_core::store::RunsRoot;
 //! let dir = tempfile::tempdir().unwrap();
@@ -13,8 +17,8 @@
 //! assert!(dir.path().join("MANIFEST.csv").is_file());
 //! ```
 
-use crate::fsutil::{append_line_synced, write_atomic};
-use crate::record::{MANIFEST_HEADER, RecordError, RunKey, RunRecord, scan_records};
+use crate::output::{OutputDir, OutputError};
+use crate::record::{MANIFEST_HEADER, RunKey, RunRecord, scan_records};
 use crate::status::RunStatus;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,6 +31,24 @@ pub struct StoreError {
     pub path: PathBuf,
     /// What went wrong.
     pub message: String,
+}
+
+impl From<OutputError> for StoreError {
+    fn from(e: OutputError) -> StoreError {
+        StoreError {
+            path: e.path,
+            message: e.kind.to_string(),
+        }
+    }
+}
+
+impl From<crate::record::RecordError> for StoreError {
+    fn from(e: crate::record::RecordError) -> StoreError {
+        StoreError {
+            path: e.path,
+            message: e.message,
+        }
+    }
 }
 
 /// A runs root (`RUNS/`).
@@ -59,10 +81,19 @@ impl RunsRoot {
 
     /// Replaces a run's `result.json` without touching the registry.
     pub fn write_record(&self, record: &RunRecord) -> Result<PathBuf, StoreError> {
-        let dir = record.key.dir(&self.root);
-        record
-            .write(&dir)
-            .map_err(|RecordError { path, message }| StoreError { path, message })
+        Ok(record.write_in(&self.run_dir(&record.key)?)?)
+    }
+
+    /// A run's folder, created without following any link below the root.
+    fn run_dir(&self, key: &RunKey) -> Result<OutputDir, StoreError> {
+        let relative = key.relative_dir().map_err(|e| StoreError {
+            path: self.root.clone(),
+            message: format!(
+                "run {} {} pass {}: {e}",
+                key.scenario_id, key.agent, key.pass
+            ),
+        })?;
+        Ok(OutputDir::open(&self.root, relative)?)
     }
 
     /// The folder.
@@ -101,14 +132,12 @@ impl RunsRoot {
         }
         let path = self.manifest_path();
         // Only compared, to skip a needless write: anything unreadable (a FIFO planted in the
-        // root is refused, not waited on) counts as different and is replaced.
+        // root is refused, not waited on) counts as different and is replaced — and a link is
+        // refused by the write below.
         let current =
             crate::fsutil::read_regular_string_capped(&path, text.len() as u64).unwrap_or_default();
         if current != text {
-            write_atomic(&path, text.as_bytes()).map_err(|e| StoreError {
-                path: path.clone(),
-                message: format!("cannot write the registry: {e}"),
-            })?;
+            OutputDir::existing(&self.root)?.write("MANIFEST.csv", text.as_bytes())?;
         }
         Ok(n)
     }
@@ -133,34 +162,91 @@ impl RunsRoot {
             .iter()
             .filter_map(|e| serde_json::to_value(e).ok())
             .collect();
-        let dir = record.key.dir(&self.root);
-        let err = |path: &Path, message: String| StoreError {
-            path: path.to_path_buf(),
-            message,
-        };
-        std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e.to_string()))?;
+        let dir = self.run_dir(&record.key)?;
         let mut lines = String::new();
         for ev in &trace {
             lines.push_str(&ev.to_string());
             lines.push('\n');
         }
-        let trace_path = dir.join("trace.jsonl");
-        write_atomic(&trace_path, lines.as_bytes()).map_err(|e| err(&trace_path, e.to_string()))?;
-        record
-            .write(&dir)
-            .map_err(|RecordError { path, message }| err(&path, message))?;
-        let manifest = self.manifest_path();
-        append_line_synced(&manifest, &record.manifest_row().to_csv())
-            .map_err(|e| err(&manifest, e.to_string()))?;
-        Ok(dir)
+        dir.write("trace.jsonl", lines.as_bytes())?;
+        record.write_in(&dir)?;
+        OutputDir::existing(&self.root)?
+            .append_line("MANIFEST.csv", &record.manifest_row().to_csv())?;
+        Ok(dir.path().to_path_buf())
     }
 
     /// Replaces a run's `result.json` (e.g. after re-judging) and rebuilds the registry.
     pub fn update(&self, record: &RunRecord) -> Result<(), StoreError> {
-        let dir = record.key.dir(&self.root);
-        record
-            .write(&dir)
-            .map_err(|RecordError { path, message }| StoreError { path, message })?;
+        record.write_in(&self.run_dir(&record.key)?)?;
         self.rebuild_manifest(|_| true).map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::tests::record;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn archives_a_run_and_lists_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = RunsRoot::open(tmp.path()).unwrap();
+        let r = record();
+        let dir = root.archive(&r).unwrap();
+        assert_eq!(dir, r.key.dir(tmp.path()).unwrap());
+        assert!(dir.join("trace.jsonl").is_file() && dir.join("result.json").is_file());
+        assert_eq!(root.records().unwrap().len(), 1);
+        let manifest = std::fs::read_to_string(root.manifest_path()).unwrap();
+        assert_eq!(manifest.lines().count(), 2, "{manifest}");
+    }
+
+    /// Issue 30: a run folder's parent planted as a link sent the bench's writes (run folders,
+    /// records, traces) outside the root.
+    #[test]
+    fn a_link_planted_in_the_root_is_refused_not_written_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = RunsRoot::open(tmp.path()).unwrap();
+        let r = record();
+        symlink(outside.path(), tmp.path().join(r.key.topology.as_str())).unwrap();
+        for e in [
+            root.archive(&r).unwrap_err(),
+            root.write_record(&r).unwrap_err(),
+            root.update(&r).unwrap_err(),
+        ] {
+            assert_eq!(e.path, tmp.path().join("Lab"), "{e}");
+            assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_registry_planted_as_a_link_is_refused_and_its_target_untouched() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let root = RunsRoot::open(tmp.path()).unwrap();
+        std::fs::remove_file(root.manifest_path()).unwrap();
+        symlink(&victim, root.manifest_path()).unwrap();
+        let e = root.archive(&record()).unwrap_err();
+        assert_eq!(e.path, root.manifest_path(), "{e}");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        let e = RunsRoot::open(tmp.path()).unwrap_err();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
+
+    #[test]
+    fn a_key_whose_agent_is_a_path_step_is_refused_before_anything_is_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = RunsRoot::open(tmp.path()).unwrap();
+        let mut r = record();
+        r.key.agent = "..".into();
+        let e = root.archive(&r).unwrap_err();
+        assert!(e.to_string().contains("invalid agent name"), "{e}");
+        let entries: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert_eq!(entries.len(), 1, "only MANIFEST.csv: {entries:?}");
     }
 }

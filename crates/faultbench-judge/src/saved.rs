@@ -9,6 +9,7 @@
 use crate::release::{ReleaseError, ReleaseRun, find_result_files, is_release_record};
 use faultbench_core::fsutil::read_regular_string_capped;
 use faultbench_core::judge::Scores;
+use faultbench_core::output::{OutputDir, OutputError};
 use faultbench_core::record::{MAX_RECORD_BYTES, RecordError, RunRecord, digest_of};
 use faultbench_core::scenario::{ScenarioError, ScenarioSpec};
 use faultbench_core::status::RunStatus;
@@ -111,14 +112,16 @@ pub enum StoreVerdictError {
     /// The sidecar file could not be encoded.
     #[error("cannot encode the verdict: {0}")]
     Encode(#[source] serde_json::Error),
-    /// The sidecar file could not be written.
-    #[error("{}: {source}", path.display())]
-    Write {
-        /// The sidecar file.
+    /// The record's folder or the sidecar file could not be written (a link there is refused).
+    #[error(transparent)]
+    Write(#[from] OutputError),
+    /// The run was not loaded from under `root`.
+    #[error("{}: not under {}; verdicts are stored only below the root the runs were loaded from", path.display(), root.display())]
+    Outside {
+        /// The record.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The root.
+        root: PathBuf,
     },
 }
 
@@ -240,11 +243,24 @@ pub enum Stored {
 /// spend is added to the record's `phases.judge` (everything spent judging the run). The
 /// record is rewritten where it was read (`run.path`). Release records get a sidecar file
 /// instead.
+///
+/// `root` is the folder the runs were loaded from (the user named it, so it is used as given);
+/// the run's folder below it is opened without following links, and a link at `result.json` or
+/// at the sidecar's name is refused, never written through.
 pub fn store_verdict(
+    root: &Path,
     run: &SavedRun,
     judge: &str,
     verdict: Result<&Scores, &str>,
 ) -> Result<Stored, StoreVerdictError> {
+    let parent = run.path.parent().unwrap_or(Path::new(""));
+    let below = parent
+        .strip_prefix(root)
+        .map_err(|_| StoreVerdictError::Outside {
+            path: run.path.clone(),
+            root: root.to_path_buf(),
+        })?;
+    let dir = OutputDir::open(root, below)?;
     match &run.origin {
         Origin::Faultbench(record) => {
             let mut rec = (**record).clone();
@@ -271,22 +287,17 @@ pub fn store_verdict(
             // record's own key, which a crafted record controls and which differs from the
             // location when `root` is a sub-folder of a runs root. The registry is rebuilt once
             // by the caller after all updates (`RunsRoot::rebuild_manifest`), not once per run.
-            let dir = run.path.parent().unwrap_or(Path::new("."));
-            let written = rec.write(dir)?;
+            let written = rec.write_in(&dir)?;
             Ok(Stored::Record(written))
         }
         Origin::Release => {
-            let dir = run.path.parent().unwrap_or(Path::new("."));
-            let path = dir.join(format!("rejudged-{}.json", judge.replace([':', '/'], "_")));
+            let name = format!("rejudged-{}.json", judge.replace([':', '/'], "_"));
             let body = match verdict {
                 Ok(s) => serde_json::json!({"status": "scored", "judge": judge, "scores": s}),
                 Err(e) => serde_json::json!({"status": "judge_failed", "judge": judge, "error": e}),
             };
             let text = serde_json::to_string_pretty(&body).map_err(StoreVerdictError::Encode)?;
-            if let Err(source) = std::fs::write(&path, text) {
-                return Err(StoreVerdictError::Write { path, source });
-            }
-            Ok(Stored::Sidecar(path))
+            Ok(Stored::Sidecar(dir.write(&name, text.as_bytes())?))
         }
     }
 }

@@ -98,7 +98,7 @@ fn a_judge_failed_record_is_rejudged_in_place() {
 
     let scores = RubricJudge::new().score(&run.scenario, run.diagnosis.as_ref().unwrap());
     assert!(scores.is_correct(), "{scores:#?}");
-    let stored = store_verdict(run, "rubric", Ok(&scores)).unwrap();
+    let stored = store_verdict(dir.path(), run, "rubric", Ok(&scores)).unwrap();
     let Stored::Record(path) = stored else {
         panic!("{stored:?}")
     };
@@ -119,7 +119,13 @@ fn a_judge_failed_record_is_rejudged_in_place() {
 
     // A failure keeps the diagnosis and records judge_failed.
     let (runs, _) = load_runs(dir.path()).unwrap();
-    store_verdict(&runs[0], "llm:gpt-5-mini", Err("answer invalid")).unwrap();
+    store_verdict(
+        dir.path(),
+        &runs[0],
+        "llm:gpt-5-mini",
+        Err("answer invalid"),
+    )
+    .unwrap();
     let rec = RunRecord::read(&path).unwrap();
     assert_eq!(rec.status, RunStatus::JudgeFailed);
     assert!(rec.diagnosis.is_some());
@@ -170,7 +176,7 @@ fn release_records_get_a_sidecar_and_bad_files_are_reported() {
     assert_eq!(run.recorded.as_ref().unwrap().judge, "release:gpt-5-mini");
 
     let scores = RubricJudge::new().score(&run.scenario, run.diagnosis.as_ref().unwrap());
-    let Stored::Sidecar(p) = store_verdict(run, "rubric", Ok(&scores)).unwrap() else {
+    let Stored::Sidecar(p) = store_verdict(dir.path(), run, "rubric", Ok(&scores)).unwrap() else {
         panic!()
     };
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
@@ -181,4 +187,66 @@ fn release_records_get_a_sidecar_and_bad_files_are_reported() {
         std::fs::read(src).unwrap(),
         std::fs::read(run_dir.join("result.json")).unwrap()
     );
+}
+
+/// Issue 30: the verdict was written with `std::fs::write`, which follows a link planted at the
+/// sidecar's name (`rejudged-rubric.json -> ~/.bashrc`), and a record swapped for a link after
+/// loading was rewritten through it.
+#[test]
+fn verdicts_are_never_written_through_a_planted_link() {
+    let Some(record) = judge_failed_record() else {
+        return;
+    };
+    let Some(release) = release_for_test() else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+
+    // A release record with a link at its sidecar's name.
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir
+        .path()
+        .join("cex120/Kath1/kath1-false-premise-wifi-down/sade/p3");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let src = release.run_record(
+        "cex120",
+        "Kath1",
+        "kath1-false-premise-wifi-down",
+        "sade",
+        "p3",
+    );
+    std::fs::copy(&src, run_dir.join("result.json")).unwrap();
+    std::os::unix::fs::symlink(&victim, run_dir.join("rejudged-rubric.json")).unwrap();
+    let (runs, _) = load_runs(dir.path()).unwrap();
+    let run = &runs[0];
+    let scores = RubricJudge::new().score(&run.scenario, run.diagnosis.as_ref().unwrap());
+    let e = store_verdict(dir.path(), run, "rubric", Ok(&scores)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("rejudged-rubric.json: is a symbolic link"),
+        "{e}"
+    );
+
+    // A faultbench record whose result.json became a link after it was loaded.
+    let dir = tempfile::tempdir().unwrap();
+    RunsRoot::open(dir.path())
+        .unwrap()
+        .archive(&record)
+        .unwrap();
+    let (runs, _) = load_runs(dir.path()).unwrap();
+    std::fs::remove_file(&runs[0].path).unwrap();
+    std::os::unix::fs::symlink(&victim, &runs[0].path).unwrap();
+    let e = store_verdict(dir.path(), &runs[0], "rubric", Err("x")).unwrap_err();
+    assert!(
+        e.to_string().contains("result.json: is a symbolic link"),
+        "{e}"
+    );
+
+    // A run loaded from elsewhere is not written under another root.
+    let other = tempfile::tempdir().unwrap();
+    let e = store_verdict(other.path(), &runs[0], "rubric", Err("x")).unwrap_err();
+    assert!(e.to_string().contains("not under"), "{e}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 }

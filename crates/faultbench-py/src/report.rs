@@ -104,24 +104,26 @@ pub fn report(
     py.detach(|| {
         let index = RunIndex::load(&runs_root).map_err(|e| FaultbenchError::new_err(chain(&e)))?;
         let report = Report::new(&index, None);
-        let html_path = if write {
-            let dir = out_dir.unwrap_or_else(|| {
-                let root = if runs_root.is_dir() {
-                    runs_root.clone()
-                } else {
-                    runs_root.parent().map(PathBuf::from).unwrap_or_default()
+        let html_path =
+            if write {
+                // A folder the caller named is used as given; the default `report/` is derived from
+                // the runs root, and a link planted there is refused, never written through.
+                let (base, below) = match out_dir {
+                    Some(dir) => (dir, ""),
+                    None if runs_root.is_dir() => (runs_root.clone(), "report"),
+                    None => (
+                        runs_root.parent().map(PathBuf::from).unwrap_or_default(),
+                        "report",
+                    ),
                 };
-                root.join("report")
-            });
-            Some(report.write_all(&dir).map_err(|e| {
-                FaultbenchError::new_err(format!(
-                    "cannot write the report into {}: {e}",
-                    dir.display()
-                ))
-            })?)
-        } else {
-            None
-        };
+                let written = faultbench_core::output::OutputDir::open(&base, below)
+                    .and_then(|dir| report.write_into(&dir));
+                Some(written.map_err(|e| {
+                    FaultbenchError::new_err(format!("cannot write the report: {e}"))
+                })?)
+            } else {
+                None
+            };
         Ok(PyReport { report, html_path })
     })
 }

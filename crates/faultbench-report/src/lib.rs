@@ -51,6 +51,7 @@ pub use tables::Tables;
 
 use faultbench_core::dataset::DatasetStats;
 use faultbench_core::identity::RunIdentity;
+use faultbench_core::output::{OutputDir, OutputError};
 use std::path::{Path, PathBuf};
 
 /// A computed report.
@@ -200,21 +201,59 @@ impl Report {
     }
 
     /// Writes `report.md`, `report.csv`, `report.json`, `statistics.csv`, the SVG charts and
-    /// `report.html` into `dir`; returns the HTML path.
-    pub fn write_all(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(dir)?;
-        faultbench_core::fsutil::write_atomic(&dir.join("report.md"), self.markdown().as_bytes())?;
-        faultbench_core::fsutil::write_atomic(&dir.join("report.csv"), self.csv().as_bytes())?;
-        faultbench_core::fsutil::write_atomic(&dir.join("report.json"), self.json().as_bytes())?;
-        faultbench_core::fsutil::write_atomic(
-            &dir.join("statistics.csv"),
-            self.statistics_csv().as_bytes(),
-        )?;
+    /// `report.html` into `dir`, a folder the caller names (used as given, created if missing);
+    /// returns the HTML path. For the default `report/` folder inside a runs root, use
+    /// [`Report::write_into`] with `OutputDir::open(root, "report")`, which refuses a link
+    /// planted there.
+    pub fn write_all(&self, dir: &Path) -> Result<PathBuf, OutputError> {
+        self.write_into(&OutputDir::open(dir, "")?)
+    }
+
+    /// Writes the report's files into an output folder (each atomically; a link at any of
+    /// their names is refused, never written through); returns the HTML path.
+    pub fn write_into(&self, dir: &OutputDir) -> Result<PathBuf, OutputError> {
+        dir.write("report.md", self.markdown().as_bytes())?;
+        dir.write("report.csv", self.csv().as_bytes())?;
+        dir.write("report.json", self.json().as_bytes())?;
+        dir.write("statistics.csv", self.statistics_csv().as_bytes())?;
         for (name, svg) in self.charts() {
-            faultbench_core::fsutil::write_atomic(&dir.join(name), svg.as_bytes())?;
+            dir.write(&name, svg.as_bytes())?;
         }
-        let html = dir.join("report.html");
-        faultbench_core::fsutil::write_atomic(&html, self.html().as_bytes())?;
-        Ok(html)
+        dir.write("report.html", self.html().as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30: `write_all` created `RUNS/report` with `create_dir_all`, which follows a link
+    /// planted there, so the report's files went to the link's target.
+    #[test]
+    fn the_default_report_folder_is_never_a_planted_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, tmp.path().join("report")).unwrap();
+        let e = OutputDir::open(tmp.path(), "report").unwrap_err();
+        assert!(e.to_string().contains("report: is a symbolic link"), "{e}");
+        std::fs::remove_file(tmp.path().join("report")).unwrap();
+
+        // A link at one of the report's file names is refused, its target untouched.
+        let victim = outside.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let dir = OutputDir::open(tmp.path(), "report").unwrap();
+        std::os::unix::fs::symlink(&victim, tmp.path().join("report/report.csv")).unwrap();
+        let report = Report::new(&RunIndex::default(), None);
+        let e = report.write_into(&dir).unwrap_err();
+        assert!(
+            e.to_string().contains("report.csv: is a symbolic link"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        std::fs::remove_file(tmp.path().join("report/report.csv")).unwrap();
+        let html = report.write_into(&dir).unwrap();
+        assert_eq!(html, tmp.path().join("report/report.html"));
+        assert!(html.is_file());
     }
 }

@@ -53,7 +53,10 @@ fn archive_then_crash_repairs_and_resume_keeps_only_results() {
     root.archive(&record("a", 1, RunStatus::Scored)).unwrap();
     root.archive(&record("b", 1, RunStatus::DeployIncomplete))
         .unwrap();
-    let run_dir = record("a", 1, RunStatus::Scored).key.dir(dir.path());
+    let run_dir = record("a", 1, RunStatus::Scored)
+        .key
+        .dir(dir.path())
+        .unwrap();
     let trace = faultbench_core::trace::read_jsonl(&run_dir.join("trace.jsonl")).unwrap();
     assert!(
         !trace.is_empty(),
@@ -66,7 +69,12 @@ fn archive_then_crash_repairs_and_resume_keeps_only_results() {
     text.push_str("base80,p1,Lab,c,basel");
     std::fs::write(&manifest, text).unwrap();
     record("c", 1, RunStatus::NoSubmission)
-        .write(&record("c", 1, RunStatus::NoSubmission).key.dir(dir.path()))
+        .write(
+            &record("c", 1, RunStatus::NoSubmission)
+                .key
+                .dir(dir.path())
+                .unwrap(),
+        )
         .unwrap();
 
     let root = RunsRoot::open(dir.path()).unwrap();

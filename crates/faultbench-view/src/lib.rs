@@ -20,10 +20,18 @@
 //! failure. Every run-supplied string is escaped ([`html`]); pages carry a Content-Security-
 //! Policy that lets only the index's own script (by hash) run.
 //!
+//! Output: [`build`] writes into a folder the caller names (used as given); [`build_in`] into an
+//! [`OutputDir`], e.g. `OutputDir::open(root, "view")` for the default `view/` inside a runs root
+//! — a folder derived from a root someone else may have prepared. Either way every folder and
+//! page below the output folder is written without following links: a link planted at
+//! `view/index.html` or `view/runs` is refused and its target left untouched.
+//!
 //! ```no_run
-//! let summary = faultbench_view::build(std::path::Path::new("runs/e1"), std::path::Path::new("runs/e1/view"))?;
+//! use faultbench_core::output::OutputDir;
+//! let root = std::path::Path::new("runs/e1");
+//! let summary = faultbench_view::build_in(root, &OutputDir::open(root, "view")?)?;
 //! println!("{} runs, open {}", summary.runs, summary.index.display());
-//! # Ok::<(), faultbench_view::ViewError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod html;
@@ -37,6 +45,7 @@ mod timeline;
 pub use index_page::{COLUMNS, SCRIPT};
 pub use site::{SiteSummary, file_name};
 
+use faultbench_core::output::{OutputDir, OutputError};
 use std::path::{Path, PathBuf};
 
 /// Why a site could not be built.
@@ -48,18 +57,18 @@ pub enum ViewError {
     /// The run registry (`MANIFEST.csv`) could not be read.
     #[error("{0}")]
     RunIndex(#[source] faultbench_report::RunIndexError),
-    /// A page could not be written.
-    #[error("{}: cannot write: {source}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A folder or page could not be written (or is a link, which is never written through).
+    #[error(transparent)]
+    Write(#[from] OutputError),
 }
 
-/// Builds the site for `source` into `out` (created if needed; existing pages are replaced).
+/// Builds the site for `source` into `out`, a folder the caller names (created if needed; links
+/// in it are followed; existing pages are replaced).
 pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
+    site::build(source, &OutputDir::open(out, "")?)
+}
+
+/// Builds the site for `source` into an output folder opened by the caller (see the crate docs).
+pub fn build_in(source: &Path, out: &OutputDir) -> Result<SiteSummary, ViewError> {
     site::build(source, out)
 }

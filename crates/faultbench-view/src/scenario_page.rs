@@ -6,8 +6,9 @@ use crate::ViewError;
 use crate::html::{esc, num, page};
 use crate::model::RunSummary;
 use crate::run_page::status_class;
+use crate::site::write;
+use faultbench_core::output::OutputDir;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 /// Outcome spread from which a ticket counts as inconsistent for an agent (the paper's 0.5).
 pub const SPREAD: f64 = 0.5;
@@ -45,15 +46,13 @@ impl AgentLine<'_> {
     }
 }
 
-fn write(path: &Path, text: &str) -> Result<(), ViewError> {
-    std::fs::write(path, text).map_err(|e| ViewError::Write {
-        path: path.to_path_buf(),
-        source: e,
-    })
-}
-
-/// Writes every scenario page and `scenarios.html`; returns the number of scenario pages.
-pub fn write_all(runs: &[RunSummary], out: &Path) -> Result<usize, ViewError> {
+/// Writes every scenario page (into `pages`, the site's `scenarios/`) and `scenarios.html` (into
+/// `out`); returns the number of scenario pages.
+pub fn write_all(
+    runs: &[RunSummary],
+    out: &OutputDir,
+    pages: &OutputDir,
+) -> Result<usize, ViewError> {
     let mut groups: BTreeMap<&str, Vec<&RunSummary>> = BTreeMap::new();
     let mut families: BTreeMap<String, BTreeSet<(&str, &str, &str)>> = BTreeMap::new();
     for r in runs {
@@ -159,7 +158,8 @@ pub fn write_all(runs: &[RunSummary], out: &Path) -> Result<usize, ViewError> {
         }
         body.push_str("</table>\n");
         write(
-            &out.join("scenarios").join(page_name),
+            pages,
+            page_name,
             &page(&first.id.scenario_id, "../", &body, None),
         )?;
         list.push_str(&format!(
@@ -176,7 +176,8 @@ pub fn write_all(runs: &[RunSummary], out: &Path) -> Result<usize, ViewError> {
     }
     list.push_str("</table>\n");
     write(
-        &out.join("scenarios.html"),
+        out,
+        "scenarios.html",
         &page("faultbench scenarios", "", &list, None),
     )?;
     Ok(groups.len())

@@ -4,6 +4,7 @@
 use crate::html::{esc, json_value, page};
 use crate::model::{RunSummary, apply_record, apply_row, str_at};
 use crate::{ViewError, index_page, run_page, scenario_page};
+use faultbench_core::output::OutputDir;
 use faultbench_core::record::ManifestRow;
 use faultbench_report::RunIndex;
 use faultbench_report::compare::read_identity;
@@ -187,16 +188,16 @@ impl Mix {
     }
 }
 
-fn write(path: &Path, text: &str) -> Result<(), ViewError> {
-    std::fs::write(path, text).map_err(|e| ViewError::Write {
-        path: path.to_path_buf(),
-        source: e,
-    })
+/// Writes one page (atomically, never through a link; unsynced: the site is rebuilt from its
+/// root on every run, and a sync per page would cost seconds on thousands of pages).
+pub(crate) fn write(dir: &OutputDir, name: &str, text: &str) -> Result<(), ViewError> {
+    dir.write_unsynced(name, text.as_bytes())?;
+    Ok(())
 }
 
 /// Notes an unknown status, then writes the page of a run with a record.
 fn write_run_page(
-    out: &Path,
+    pages: &OutputDir,
     s: &mut RunSummary,
     row: Option<&ManifestRow>,
     record: &Value,
@@ -207,15 +208,12 @@ fn write_run_page(
     }
     let body = run_page::body(s, row, record, dir);
     let title = format!("{} — {} {}", s.id.scenario_id, s.id.agent, s.id.pass);
-    write(
-        &out.join("runs").join(&s.page),
-        &page(&title, "../", &body, None),
-    )
+    write(pages, &s.page, &page(&title, "../", &body, None))
 }
 
 /// Builds the site for `source` (a runs root, or a `MANIFEST.csv` whose folder may hold
-/// records) into `out`.
-pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
+/// records) into `out`; every folder and page below it is written without following links.
+pub fn build(source: &Path, out: &OutputDir) -> Result<SiteSummary, ViewError> {
     let (run_index, records_dir) = load_index(source)?;
     let mut problems: Vec<String> = run_index.warnings.clone();
     let identity = match read_identity(source) {
@@ -225,10 +223,8 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
             None
         }
     };
-    for d in ["runs", "scenarios"] {
-        let p = out.join(d);
-        std::fs::create_dir_all(&p).map_err(|e| ViewError::Write { path: p, source: e })?;
-    }
+    let run_pages = out.subdir("runs")?;
+    let scenario_pages = out.subdir("scenarios")?;
     let rows: HashMap<RunId, &ManifestRow> =
         run_index.rows.iter().map(|r| (RunId::of(r), r)).collect();
     let mut runs: BTreeMap<RunId, RunSummary> = BTreeMap::new();
@@ -271,7 +267,7 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
             }
             apply_record(&mut s, &v, row.is_some());
             mix.add(&s, &v);
-            write_run_page(out, &mut s, row, &v, path.parent())?;
+            write_run_page(&run_pages, &mut s, row, &v, path.parent())?;
             runs.insert(id, s);
         }
     }
@@ -307,18 +303,15 @@ pub fn build(source: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
         }
     }
     let runs: Vec<RunSummary> = runs.into_values().collect();
-    let scenarios = scenario_page::write_all(&runs, out)?;
+    let scenarios = scenario_page::write_all(&runs, out, &scenario_pages)?;
     let root_info = root_section(source, &run_index, records, identity.as_ref(), &problems);
-    write(
-        &out.join("index.html"),
-        &index_page::page(&runs, &root_info),
-    )?;
+    write(out, "index.html", &index_page::page(&runs, &root_info))?;
     Ok(SiteSummary {
         runs: runs.len(),
         records,
         scenarios,
         problems,
-        index: out.join("index.html"),
+        index: out.file_path("index.html"),
     })
 }
 

@@ -137,12 +137,12 @@ fn crafted_root(dir: &Path) -> PathBuf {
     va["agent_changes"] = json!([{"device": "r1", "kind": "route", "before": "10.0.0.0/24 via 1.1.1.1", "after": format!("removed {SCRIPT}")}]);
     va["repair"] = json!({"verdict": "repaired", "probes": [{"probe": "pc1->pc2", "ok": true}]});
     va["identity"] = json!({"hash": "aaaa"});
-    write_json(&a.key.dir(&root).join("result.json"), &va);
+    write_json(&a.key.dir(&root).unwrap().join("result.json"), &va);
     let mut vb = serde_json::to_value(&b).unwrap();
     vb["identity"] = json!({"hash": "bbbb"});
     // faultbench's own shape: entries with a one-line summary.
     vb["agent_changes"] = json!([{"device": "r2", "aspect": "routes", "change": "removed", "item": "10.9.0.0/24", "before": "via 10.0.0.1", "after": null, "summary": format!("r2 routes: removed 10.9.0.0/24 {SCRIPT}")}]);
-    write_json(&b.key.dir(&root).join("result.json"), &vb);
+    write_json(&b.key.dir(&root).unwrap().join("result.json"), &vb);
     // Unknown status, almost nothing else.
     write_json(
         &root.join("Lab/base__weird/react/p1/result.json"),
@@ -338,6 +338,48 @@ fn a_missing_root_is_an_error_naming_it() {
     std::fs::write(&bad, "not,a,registry\n").unwrap();
     let e = faultbench_view::build(&bad, &tmp.path().join("site")).unwrap_err();
     assert!(e.to_string().contains("MANIFEST.csv:1"), "{e}");
+}
+
+/// Issue 30: pages were written with `std::fs::write` and folders with `create_dir_all`, both
+/// following links, so `view/index.html` or `view/runs` planted in a runs root sent the site's
+/// pages into the links' targets.
+#[test]
+fn a_link_planted_in_the_site_folder_is_refused_and_its_target_untouched() {
+    use faultbench_core::output::OutputDir;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("runs");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("MANIFEST.csv"), format!("{MANIFEST_HEADER}\n")).unwrap();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let victim = outside.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+
+    std::fs::create_dir_all(root.join("view")).unwrap();
+    std::os::unix::fs::symlink(&victim, root.join("view/index.html")).unwrap();
+    let site = OutputDir::open(&root, "view").unwrap();
+    let e = faultbench_view::build_in(&root, &site)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("view/index.html: is a symbolic link"), "{e}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+
+    std::fs::remove_file(root.join("view/index.html")).unwrap();
+    std::fs::remove_dir_all(root.join("view/scenarios")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("view/scenarios")).unwrap();
+    let e = faultbench_view::build_in(&root, &site)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("view/scenarios: is a symbolic link"), "{e}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        1,
+        "only the victim"
+    );
+
+    std::fs::remove_file(root.join("view/scenarios")).unwrap();
+    faultbench_view::build_in(&root, &site).unwrap();
+    assert!(root.join("view/index.html").is_file());
 }
 
 #[test]

@@ -397,7 +397,7 @@ async fn runs(a: RunsArgs) -> anyhow::Result<ExitCode> {
                 (Some(sc), _) => Ok(sc),
                 (None, e) => Err(e.as_deref().unwrap_or("judge failed")),
             };
-            store_verdict(run, judge.name(), verdict)?;
+            store_verdict(&root_path, run, judge.name(), verdict)?;
         }
     }
     if a.write && judged + failed > 0 {

@@ -2,6 +2,7 @@
 //! `faultbench report --compare A B [C …]`.
 
 use faultbench_core::dataset::{Dataset, StatsOptions};
+use faultbench_core::output::OutputDir;
 use faultbench_report::compare::{self, Source};
 use faultbench_report::details::RunDetails;
 use faultbench_report::sensitivity::axis_totals;
@@ -53,15 +54,19 @@ fn records_dir(source: &Path) -> Option<PathBuf> {
     }
 }
 
-fn default_out(source: &Path, name: &str) -> PathBuf {
-    if source.is_dir() {
-        source.join(name)
-    } else {
-        source
-            .parent()
-            .map(|p| p.join(name))
-            .unwrap_or_else(|| PathBuf::from(name))
-    }
+/// The output folder: `--out` as the user named it, or `name/` inside the runs root (beside a
+/// MANIFEST.csv), derived from a root that may come from someone else — opened without following
+/// a link there, so a planted `RUNS/report` link is refused.
+fn out_dir(out: Option<&Path>, source: &Path, name: &str) -> anyhow::Result<OutputDir> {
+    let dir = match out {
+        Some(o) => OutputDir::open(o, ""),
+        None if source.is_dir() => OutputDir::open(source, name),
+        None => OutputDir::open(
+            source.parent().map(Path::to_path_buf).unwrap_or_default(),
+            name,
+        ),
+    };
+    Ok(dir?)
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -103,13 +108,11 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let report = Report::with_options(&index, dataset, &opts);
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(&source, "report"));
+    let dir = out_dir(args.out.as_deref(), &source, "report")?;
+    let out = dir.path().to_path_buf();
     let html = report
-        .write_all(&out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write report: {e}", out.display()))?;
+        .write_into(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
     if args.print {
         outln!("{}", report.markdown());
     }
@@ -140,16 +143,12 @@ fn run_compare(args: &Args, boot: Bootstrap) -> anyhow::Result<ExitCode> {
         });
     }
     let cmp = compare::compare(&sources, boot);
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(&args.compare[0], "compare"));
-    std::fs::create_dir_all(&out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", out.display()))?;
+    let dir = out_dir(args.out.as_deref(), &args.compare[0], "compare")?;
+    let out = dir.path().to_path_buf();
     let md = cmp.markdown();
-    let write = |name: &str, text: &str| {
-        faultbench_core::fsutil::write_atomic(&out.join(name), text.as_bytes())
-            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", out.join(name).display()))
+    let write = |name: &str, text: &str| -> anyhow::Result<()> {
+        dir.write(name, text.as_bytes())?;
+        Ok(())
     };
     write("compare.md", &md)?;
     write("compare.csv", &cmp.csv())?;

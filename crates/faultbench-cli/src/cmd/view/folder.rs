@@ -1,13 +1,15 @@
 //! Where `faultbench view` writes the site.
 //!
 //! `--out DIR` is the user's folder and is used as given. Without it, a plain build goes to
-//! `view/` beside the runs; `--serve` goes to a fresh private temporary folder: made by
+//! `view/` beside the runs — derived from a runs root that may come from someone else, so it is
+//! opened without following a link planted there ([`OutputDir`]); `--serve` goes to a fresh private temporary folder: made by
 //! `tempfile` with an unpredictable name and mode 0700, so no other local user can create it
 //! first (with `index.html` linked to a file of theirs choosing, which the build would then
 //! overwrite as root) or read the site while it is served. The folder is removed when
 //! [`SiteFolder`] is dropped or [`SiteFolder::remove`]d — the caller does so on exit, Ctrl-C
 //! and SIGTERM.
 
+use faultbench_core::output::OutputDir;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -16,8 +18,16 @@ pub const TEMP_PREFIX: &str = "faultbench-view-";
 
 /// The folder the site is written to.
 pub enum SiteFolder {
-    /// `--out`, or the default beside the runs: kept after exit.
+    /// `--out`: the user's folder, used as given (links in it followed); kept after exit.
     Kept(PathBuf),
+    /// The default `view/` in the runs root (or beside a MANIFEST.csv): kept after exit, and
+    /// never written through a link planted in the root.
+    InRoot {
+        /// The runs root (or the MANIFEST.csv's folder), as the user named it.
+        root: PathBuf,
+        /// `root/view`.
+        path: PathBuf,
+    },
     /// A private temporary folder: removed on drop.
     Temporary(tempfile::TempDir),
 }
@@ -35,7 +45,9 @@ impl SiteFolder {
             return Ok(Self::Kept(out.to_path_buf()));
         }
         if !serving {
-            return Ok(Self::Kept(default_out(source)));
+            let root = root_of(source);
+            let path = root.join("view");
+            return Ok(Self::InRoot { root, path });
         }
         tempfile::Builder::new()
             .prefix(TEMP_PREFIX)
@@ -53,15 +65,26 @@ impl SiteFolder {
     /// The folder's path.
     pub fn path(&self) -> &Path {
         match self {
-            Self::Kept(p) => p,
+            Self::Kept(p) | Self::InRoot { path: p, .. } => p,
             Self::Temporary(t) => t.path(),
         }
+    }
+
+    /// Opens (creating) the folder for writing: `view/` below the runs root component by
+    /// component without following a link, the others as given.
+    pub fn open(&self) -> anyhow::Result<OutputDir> {
+        let dir = match self {
+            Self::Kept(p) => OutputDir::open(p, ""),
+            Self::InRoot { root, .. } => OutputDir::open(root, "view"),
+            Self::Temporary(t) => OutputDir::open(t.path(), ""),
+        };
+        Ok(dir?)
     }
 
     /// Removes a temporary folder now (a kept one stays), saying why it could not be removed.
     pub fn remove(self) -> anyhow::Result<()> {
         match self {
-            Self::Kept(_) => Ok(()),
+            Self::Kept(_) | Self::InRoot { .. } => Ok(()),
             Self::Temporary(t) => {
                 let path = t.path().to_path_buf();
                 t.close().map_err(|e| {
@@ -75,15 +98,12 @@ impl SiteFolder {
     }
 }
 
-/// `view/` in a runs root, or beside a MANIFEST.csv.
-fn default_out(source: &Path) -> PathBuf {
+/// The folder that holds the default `view/`: the runs root, or a MANIFEST.csv's folder.
+fn root_of(source: &Path) -> PathBuf {
     if source.is_dir() {
-        source.join("view")
+        source.to_path_buf()
     } else {
-        source
-            .parent()
-            .map(|p| p.join("view"))
-            .unwrap_or_else(|| PathBuf::from("view"))
+        source.parent().map(Path::to_path_buf).unwrap_or_default()
     }
 }
 
@@ -155,6 +175,26 @@ mod tests {
             .remove()
             .unwrap();
         assert!(out.is_dir(), "--out is never removed");
+    }
+
+    /// Issue 30: the default `view/` was written with calls that follow links, so a runs root
+    /// with `view -> /elsewhere` put the site there.
+    #[test]
+    fn the_default_folder_in_the_root_is_never_a_planted_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = tmp.path().join("runs");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&runs).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, runs.join("view")).unwrap();
+        let folder = SiteFolder::choose(None, &runs, false, tmp.path()).unwrap();
+        assert_eq!(folder.path(), runs.join("view"));
+        let e = folder.open().unwrap_err().to_string();
+        assert!(e.contains("view: is a symbolic link"), "{e}");
+        // `--out` naming that link is the user's choice, and followed.
+        let named = SiteFolder::choose(Some(&runs.join("view")), &runs, false, tmp.path()).unwrap();
+        named.open().unwrap().write("index.html", b"x").unwrap();
+        assert!(outside.join("index.html").is_file());
     }
 
     #[test]

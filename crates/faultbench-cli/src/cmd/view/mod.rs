@@ -106,8 +106,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let t0 = std::time::Instant::now();
     let source = args.source.clone();
-    let out = folder.path().to_path_buf();
-    let build = tokio::task::spawn_blocking(move || faultbench_view::build(&source, &out));
+    // Opened here, without following a link below the runs root for the default `view/`.
+    let site = folder.open()?;
+    let build = tokio::task::spawn_blocking(move || faultbench_view::build_in(&source, &site));
     let built = match &mut stop {
         None => build.await,
         Some(stop) => tokio::select! {
