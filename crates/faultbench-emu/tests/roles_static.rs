@@ -100,8 +100,8 @@ fn shipped_topologies_keep_their_host_sets_and_the_evidence_is_reported() {
                 files_only.end_hosts()
             ));
         }
-        let pinned = chosen.from == HostsFrom::Pinned;
-        if pinned != !missed_by_names(t).is_empty() {
+        let needs_pin = !missed_by_names(t).is_empty();
+        if (chosen.from == HostsFrom::Pinned) != needs_pin {
             failures.push(format!(
                 "{t}: a [reachability] pin is needed exactly where the evidence differs"
             ));

@@ -601,6 +601,36 @@ mod tests {
     }
 
     #[test]
+    fn a_nika_summary_without_roles_takes_them_from_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |p: &str, t: &str| {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, t).unwrap();
+        };
+        w(
+            "lab.conf",
+            "gw[0]=A\ngw[1]=B\nh1[0]=A\nsrv1[0]=B\nodd[0]=B\n",
+        );
+        w("gw/etc/frr/daemons", "zebra=yes\nospfd=yes\n");
+        w("h1.startup", "ip addr add 10.0.0.2/24 dev eth0\n");
+        w("srv1.startup", "ip addr add 10.0.1.2/24 dev eth0\nnamed\n");
+        // `odd` is given by hand: the file wins over its (absent) evidence.
+        w(
+            TOPOLOGY_FILE,
+            "summary = \"nika\"\n[roles]\nhosts = [\"odd\"]\n",
+        );
+        let s = summarize_dir(dir.path()).unwrap();
+        assert!(
+            s.text.contains(
+                "Devices:\n  Routers (FRR): gw\n  Hosts: h1, odd\n  Dns servers: srv1\n\n"
+            ),
+            "{}",
+            s.text
+        );
+    }
+
+    #[test]
     fn parse_errors_carry_a_line_number() {
         let e = TopologyMeta::parse("name = \"x\"\nsummary = \"fancy\"\n").unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");

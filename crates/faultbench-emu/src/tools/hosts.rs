@@ -91,7 +91,7 @@ impl NikaTools {
             .cloned()
             .collect();
         let par = self.config.parallelism.max(1);
-        let probed = map_concurrent(undecided.into_iter(), par, |d| async move {
+        let probed = map_concurrent(undecided, par, |d| async move {
             let e = probe(self.lab.as_ref(), &d, self.config.exec_timeout).await;
             (d, e)
         })

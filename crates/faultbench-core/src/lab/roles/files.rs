@@ -274,17 +274,17 @@ fn device_evidence(lab: &LabDir, device: &str, notes: &mut Vec<String>) -> Evide
         }
     }
     for f in [tree.join("etc/bird/bird.conf"), tree.join("etc/bird.conf")] {
-        if let Some(text) = read(&f) {
-            if let Some((i, line)) = text.lines().enumerate().find(|(_, l)| {
-                let mut w = l.split_whitespace();
-                w.next() == Some("protocol")
-                    && matches!(w.next(), Some("ospf" | "bgp" | "rip" | "babel"))
-            }) {
-                e.add_routing(Clue::new(
-                    format!("bird configured ({})", line.trim()),
-                    format!("{}:{}", rel(&f), i + 1),
-                ));
-            }
+        let Some(text) = read(&f) else { continue };
+        let protocol = text.lines().enumerate().find(|(_, l)| {
+            let mut w = l.split_whitespace();
+            w.next() == Some("protocol")
+                && matches!(w.next(), Some("ospf" | "bgp" | "rip" | "babel"))
+        });
+        if let Some((i, line)) = protocol {
+            e.add_routing(Clue::new(
+                format!("bird configured ({})", line.trim()),
+                format!("{}:{}", rel(&f), i + 1),
+            ));
         }
     }
     services_configured(&mut e, &lab.root, &tree, &rel, &mut read);

@@ -490,17 +490,18 @@ impl ScriptFacts {
                         _ => {}
                     }
                 }
-            } else if verb == "set" {
-                if let Some(master) = value_after("master") {
-                    let dev = match rest.get(1).map(String::as_str) {
-                        Some("dev") => rest.get(2),
-                        _ => rest.get(1),
-                    };
-                    if let Some(dev) = dev {
-                        if !self.bonds.contains(master) {
-                            self.port(dev, &format!("master {master}"), at);
-                        }
-                    }
+            } else if verb == "set"
+                && let Some(master) = value_after("master")
+            {
+                let dev = match rest.get(1).map(String::as_str) {
+                    Some("dev") => rest.get(2),
+                    _ => rest.get(1),
+                };
+                // A bond's members are not bridge ports (the bond is).
+                if let Some(dev) = dev
+                    && !self.bonds.contains(master)
+                {
+                    self.port(dev, &format!("master {master}"), at);
                 }
             }
         }
@@ -519,12 +520,13 @@ impl ScriptFacts {
 /// The interface a DHCP client runs on (`dhclient -v eth0`, `udhcpc -i eth0`); `eth0` when the
 /// command does not say.
 fn dhcp_client_iface(prog: &str, args: &[String]) -> String {
-    if prog == "udhcpc" {
-        if let Some(i) = args.iter().position(|a| a == "-i") {
-            if let Some(v) = args.get(i + 1) {
-                return v.clone();
-            }
-        }
+    if prog == "udhcpc"
+        && let Some(v) = args
+            .iter()
+            .position(|a| a == "-i")
+            .and_then(|i| args.get(i + 1))
+    {
+        return v.clone();
     }
     args.iter()
         .rev()
