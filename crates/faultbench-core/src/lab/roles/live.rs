@@ -218,6 +218,16 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any answer, even a hostile one, parses without panic and never counts `lo`.
+        #[test]
+        fn any_answer_parses(s in "(?s).{0,400}") {
+            if let Some(e) = parse(&format!("@@addr\n{s}\n@@listen\n{s}\n@@link\n{s}\n@@end\n")) {
+                proptest::prop_assert!(!e.addressed.contains_key("lo"));
+            }
+        }
+    }
+
     #[test]
     fn garbage_is_no_evidence() {
         assert!(parse("").is_none());

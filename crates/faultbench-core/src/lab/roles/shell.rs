@@ -280,9 +280,7 @@ impl ScriptFacts {
             }
             "dhclient" | "dhcpcd" | "udhcpc" => {
                 let iface = dhcp_client_iface(prog, args);
-                self.evidence
-                    .addressed
-                    .insert(iface, Clue::new(format!("address by DHCP ({prog})"), at));
+                self.address(&iface, &format!("address by DHCP ({prog})"), at);
             }
             "vtysh" => {
                 for a in args {
@@ -628,6 +626,67 @@ mod tests {
             "ip addr add 1.1.1.1/32 dev lo\nip link add lo1 type dummy\nip addr add 2.2.2.2/24 dev lo1\nip addr add 10.0.0.2/30 dev eth0\n",
         );
         assert_eq!(e.addressed.keys().collect::<Vec<_>>(), ["eth0"]);
+    }
+
+    const WORDS: [&str; 40] = [
+        "ip",
+        "-4",
+        "-n",
+        "a",
+        "addr",
+        "add",
+        "dev",
+        "link",
+        "set",
+        "master",
+        "type",
+        "bridge",
+        "bond",
+        "dummy",
+        "route",
+        "r",
+        "default",
+        "via",
+        "ifconfig",
+        "dhclient",
+        "brctl",
+        "addif",
+        ";",
+        "&&",
+        "\"",
+        "'",
+        "\\\n",
+        "\n",
+        "10.0.0.1/24",
+        "eth0",
+        "lo",
+        ">",
+        "/proc/sys/net/ipv4/ip_forward",
+        "echo",
+        "0",
+        "vtysh",
+        "-c",
+        "router ospf",
+        "systemctl",
+        "busybox",
+    ];
+
+    proptest::proptest! {
+        /// Whatever the script, reading it ends, and what it yields is well-formed: no empty or
+        /// loopback interface counts as addressed.
+        #[test]
+        fn any_script_reads_without_panic(words in proptest::collection::vec(proptest::sample::select(WORDS.to_vec()), 0..60)) {
+            let (e, _) = read(&words.join(" "));
+            for iface in e.addressed.keys() {
+                proptest::prop_assert!(!iface.is_empty() && iface != "lo", "{iface:?}");
+            }
+        }
+
+        #[test]
+        fn any_text_reads_without_panic(s in "(?s).{0,300}") {
+            let (e, _) = read(&s);
+            proptest::prop_assert!(e.addressed.keys().all(|i| i != "lo"));
+        }
     }
 
     #[test]
