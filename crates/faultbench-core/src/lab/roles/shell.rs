@@ -164,7 +164,7 @@ fn split_line(line: &str) -> Vec<Vec<String>> {
 }
 
 /// Drops what precedes the program: shell keywords, `sudo`, `nohup`, `exec`, `env`,
-/// variable assignments.
+/// variable assignments, and `busybox` (in `busybox httpd` the applet is the program).
 fn program_words(words: &[String]) -> &[String] {
     let mut i = 0;
     while i < words.len() {
@@ -188,6 +188,7 @@ fn program_words(words: &[String]) -> &[String] {
                 | "time"
                 | "command"
                 | "timeout"
+                | "busybox"
         ) || assignment
         {
             i += 1;
@@ -317,8 +318,6 @@ impl ScriptFacts {
                 }
             }
             "php" if args.iter().any(|a| a == "-S") => self.service("web", "runs php -S", at),
-            // `busybox httpd`, `busybox udhcpc -i eth0`: the applet is the program.
-            "busybox" => self.command(args, at),
             _ => self.program(prog, args, at),
         }
     }
@@ -618,6 +617,15 @@ mod tests {
             "{:?}",
             e.routing
         );
+    }
+
+    #[test]
+    fn a_long_chain_of_wrappers_is_read_without_recursion() {
+        let (e, _) = read(&format!(
+            "{} httpd -p 80\n",
+            "busybox sudo ".repeat(200_000)
+        ));
+        assert!(e.services.contains_key("web"));
     }
 
     #[test]
