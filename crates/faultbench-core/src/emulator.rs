@@ -229,6 +229,13 @@ pub trait Lab: Send + Sync + fmt::Debug {
     /// Stops everything the lab started and removes every trace of it. Idempotent.
     async fn teardown(&self) -> Result<(), EmuError>;
 
+    /// The lab directory the lab was deployed from, when there is one: its files are the
+    /// evidence of each device's role (`crate::lab::roles`), read before asking the devices.
+    /// The default (`None`) suits backends without files, such as mock networks.
+    fn lab_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     /// The state of one device for a [`crate::snapshot::Snapshot`]. The default runs
     /// [`crate::snapshot::SNAPSHOT_SCRIPT`] through [`Lab::exec`]; a backend that cannot run
     /// it (e.g. a mock network) answers from its own model. Never fails: what cannot be read is

@@ -100,15 +100,34 @@ impl Uf {
     }
 }
 
-/// The role a device's evidence shows.
-pub fn infer_role(hint: DeviceKind, given: bool, facts: Option<&Facts>) -> (DeviceKind, String) {
+/// Where the role of a device comes from when its probe tells nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hint {
+    /// The summary's role lines state it.
+    Summary,
+    /// `get_reachability` named it as an end host (the tools' evidence from the lab's files).
+    EndHost,
+    /// Its name alone.
+    Name,
+}
+
+/// The role a device's evidence shows; `hint` is the summary's or the name's role, `source`
+/// where it comes from.
+pub fn infer_role(hint: DeviceKind, source: Hint, facts: Option<&Facts>) -> (DeviceKind, String) {
+    let given = source == Hint::Summary;
     let Some(f) = facts.filter(|f| f.understood) else {
-        let why = if given {
-            "as the summary says"
-        } else {
-            "guessed from its name (not probed)"
+        return match source {
+            Hint::Summary => (hint, "as the summary says".into()),
+            Hint::EndHost => (
+                if hint == DeviceKind::Server {
+                    DeviceKind::Server
+                } else {
+                    DeviceKind::Host
+                },
+                "an end host for get_reachability (not probed)".into(),
+            ),
+            Hint::Name => (hint, "guessed from its name (not probed)".into()),
         };
-        return (hint, why.into());
     };
     let daemons = f.routing_daemons();
     let addressed: BTreeSet<&str> = f
@@ -170,12 +189,30 @@ pub fn infer_role(hint: DeviceKind, given: bool, facts: Option<&Facts>) -> (Devi
 }
 
 impl Model {
-    /// Builds the model from the summary and the probes.
+    /// Builds the model from the summary and the probes alone (the tests' shorthand).
+    #[cfg(test)]
     pub fn build(topo: &SummaryTopology, facts: &BTreeMap<String, Facts>) -> Model {
+        Model::build_with_end_hosts(topo, facts, &BTreeSet::new())
+    }
+
+    /// Builds the model from the summary, the probes and the end hosts `get_reachability`
+    /// named (the role of an unprobed device the summary does not state).
+    pub fn build_with_end_hosts(
+        topo: &SummaryTopology,
+        facts: &BTreeMap<String, Facts>,
+        end_hosts: &BTreeSet<String>,
+    ) -> Model {
         let mut m = Model::default();
         for (name, dev) in &topo.devices {
             let f = facts.get(name).filter(|f| f.understood);
-            let (role, why) = infer_role(dev.role, topo.given_roles.contains(name), f);
+            let source = if topo.given_roles.contains(name) {
+                Hint::Summary
+            } else if end_hosts.contains(name) {
+                Hint::EndHost
+            } else {
+                Hint::Name
+            };
+            let (role, why) = infer_role(dev.role, source, f);
             m.nodes.insert(
                 name.clone(),
                 Node {
@@ -505,6 +542,30 @@ mod tests {
             "r"
         );
         assert_eq!(m.primary_addr("r").unwrap().to_string(), "10.0.1.1/24");
+    }
+
+    #[test]
+    fn an_unprobed_device_named_by_get_reachability_is_an_end_host_not_a_router() {
+        let topo = SummaryTopology::parse(
+            "Devices:\n  h1: eth0=lan\n  srv1: eth0=lan\n  x2: eth0=lan\n\n\
+             Collision domains (shared L2 segments):\n  lan: h1.eth0, srv1.eth0, x2.eth0",
+        );
+        // No probe answered; by name `h1` would be a router and `srv1` a server.
+        let hosts: BTreeSet<String> = ["h1".to_string(), "srv1".into()].into();
+        let m = Model::build_with_end_hosts(&topo, &BTreeMap::new(), &hosts);
+        assert_eq!(m.role("h1"), DeviceKind::Host);
+        assert_eq!(
+            m.nodes["h1"].why,
+            "an end host for get_reachability (not probed)"
+        );
+        assert_eq!(m.role("srv1"), DeviceKind::Server);
+        assert_eq!(m.role("x2"), DeviceKind::Router);
+        assert_eq!(m.nodes["x2"].why, "guessed from its name (not probed)");
+        // Without the tools' list, the names decide, as before.
+        assert_eq!(
+            Model::build(&topo, &BTreeMap::new()).role("h1"),
+            DeviceKind::Router
+        );
     }
 
     /// A host on an access port (PVID 40) of a VLAN-aware bridge, a trunk to a distribution

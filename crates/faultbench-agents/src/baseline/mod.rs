@@ -10,7 +10,10 @@
 //!    refused) it falls back to `get_host_net_config`, `netstat` and `cat_file`.
 //! 3. **Roles from evidence** (`lan`): routing daemons, addressed interfaces, bridges and
 //!    service ports decide who is a router, switch, server or host — never the name alone
-//!    (`cs_lab1` is a host because it has one address and no routing daemon).
+//!    (`cs_lab1` is a host because it has one address and no routing daemon). A device the
+//!    probes could not read keeps the role the summary gives it, else is an end host when
+//!    `get_reachability` named it (the tools decide that from the lab's files), and only
+//!    then gets the role its name suggests.
 //! 4. **Control plane.** For each router: the running configuration and the state of the
 //!    protocols it runs (OSPF neighbours, BGP sessions, RIP peers).
 //! 5. **Traffic.** Pings, in parallel inside each source, from one end host per LAN (plus the
@@ -130,7 +133,7 @@ impl Agent for BaselineAgent {
         let mut obs = Observations::default();
         gather::reachability(&mut p, &mut obs).await;
         gather::inventory(&mut p, &mut obs, &topo).await;
-        let model = Model::build(&topo, &obs.facts);
+        let model = Model::build_with_end_hosts(&topo, &obs.facts, &obs.reach_hosts);
         if !obs.facts.is_empty() {
             obs.checked.push(model.roles_summary());
         }

@@ -5,8 +5,9 @@
 //! - NIKA: `Devices:` with role lines (`  Routers (FRR): r1, r2`, `  Hosts: pc1`), then
 //!   `Links (device:iface <-> device:iface):` and `  a:eth0 <-> b:eth1`.
 //!
-//! Roles are taken from NIKA role lines when present, else guessed from names; a guess only
-//! decides what to probe first, never what to conclude.
+//! Roles are taken from NIKA role lines when present (with the server kind of a
+//! `Dns servers:` line), else guessed from names; a guess only decides what to probe first,
+//! never what to conclude — the probes decide roles from evidence (`lan`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,6 +44,9 @@ pub struct SummaryTopology {
     pub devices: BTreeMap<String, Device>,
     /// Devices whose role the summary states (NIKA role lines), not guessed from the name.
     pub given_roles: BTreeSet<String>,
+    /// Server kinds the summary states: device → `dns`, `web`, `dhcp`, … (the first word of
+    /// a `Dns servers:` line, lower case).
+    pub server_kinds: BTreeMap<String, String>,
     /// L2 segments: domain name → member devices (NIKA links become two-member segments).
     pub segments: BTreeMap<String, BTreeSet<String>>,
 }
@@ -138,8 +142,14 @@ impl SummaryTopology {
                         None
                     };
                     if let Some(role) = role_line {
+                        let kind = (role == DeviceKind::Server)
+                            .then(|| lower.split([' ', '_']).next().unwrap_or("").to_string())
+                            .filter(|k| !k.is_empty() && *k != "servers");
                         for d in rest.split(',').map(str::trim).filter(|d| !d.is_empty()) {
                             given.insert(d.to_string(), role);
+                            if let Some(k) = &kind {
+                                t.server_kinds.insert(d.to_string(), k.clone());
+                            }
                             t.add(d);
                         }
                     } else {
@@ -272,5 +282,7 @@ mod tests {
         assert!(t.neighbours("leaf_0").contains("spine_0"));
         assert!(t.devices["leaf_0"].interfaces.contains("eth1"));
         assert!(t.given_roles.contains("leaf_0") && t.given_roles.contains("pc_0_0"));
+        assert_eq!(t.server_kinds["dns_0"], "dns");
+        assert_eq!(t.server_kinds.len(), 1);
     }
 }

@@ -25,6 +25,7 @@
 
 mod baseline;
 mod conf;
+pub mod roles;
 mod summary;
 mod topology;
 mod topology_meta;

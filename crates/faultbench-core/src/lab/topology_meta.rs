@@ -15,12 +15,18 @@
 //! url = "https://github.com/sands-lab/nika"
 //! port = "deployed unchanged by the FaulT-Bench release"
 //!
-//! [roles]                  # used by the NIKA summary; every name must be a lab.conf device
-//! routers = ["router1", "router2"]
+//! [roles]                  # every name must be a lab.conf device; devices left out get
+//! routers = ["router1", "router2"]   # their role from evidence (`roles`)
 //! switches = []
 //! hosts = ["pc1", "pc2"]
 //! servers = [{ kind = "dns", devices = ["ns"] }]   # one line per kind, in this order
+//!
+//! [reachability]           # optional: the hosts `get_reachability` pings, when they must
+//! hosts = ["pc1", "pc2"]   # not follow the roles (the release's name-based host sets)
 //! ```
+//!
+//! Roles are not required: a device `[roles]` does not list gets its role from the lab's files
+//! ([`super::roles`]), so `summary = "nika"` alone gives a role-grouped summary of any lab.
 //!
 //! The two summary styles are the two the public release gives its agents. The Kathará style
 //! lists each device's interfaces and each collision domain. The NIKA style (the release's
@@ -109,7 +115,7 @@ pub struct Roles {
 /// The role of one device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Role {
-    /// Runs FRR.
+    /// Routes: runs a routing daemon, or forwards between networks.
     Router,
     /// Layer-2 device.
     Switch,
@@ -145,9 +151,32 @@ impl Roles {
             .chain(self.servers.iter().flat_map(|g| &g.devices))
     }
 
-    fn is_empty(&self) -> bool {
-        self.all_named().next().is_none()
+    /// Adds `device` to the list of `role` (a server kind not listed yet goes last).
+    pub fn add(&mut self, device: String, role: &Role) {
+        match role {
+            Role::Router => self.routers.push(device),
+            Role::Switch => self.switches.push(device),
+            Role::Host => self.hosts.push(device),
+            Role::Server(kind) => match self.servers.iter_mut().find(|g| g.kind == *kind) {
+                Some(g) => g.devices.push(device),
+                None => self.servers.push(ServerGroup {
+                    kind: kind.clone(),
+                    devices: vec![device],
+                }),
+            },
+        }
     }
+}
+
+/// `[reachability]`: a fixed host set for `get_reachability`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReachabilityHosts {
+    /// The hosts pinged between, instead of the end hosts the roles give. The shipped ports
+    /// of the release's labs use it to keep the release's name-based host sets, so that tool
+    /// outputs stay comparable with the release's runs.
+    #[serde(default)]
+    pub hosts: Option<Vec<String>>,
 }
 
 /// The parsed `topology.toml`.
@@ -163,9 +192,12 @@ pub struct TopologyMeta {
     /// Provenance.
     #[serde(default)]
     pub source: SourceInfo,
-    /// Device roles (needed by the NIKA summary).
+    /// Device roles given by hand (the rest come from evidence).
     #[serde(default)]
     pub roles: Roles,
+    /// A fixed host set for `get_reachability`.
+    #[serde(default)]
+    pub reachability: ReachabilityHosts,
 }
 
 /// A `topology.toml` that cannot be used, with the file and, where known, the line.
@@ -217,10 +249,28 @@ impl TopologyMeta {
         Ok(Some(meta))
     }
 
-    /// Checks the file against the lab: every role names a `lab.conf` device, no device has
-    /// two roles, server kinds are unique, and a NIKA summary gives every device a role.
+    /// Checks the file against the lab: every role and reachability host names a `lab.conf`
+    /// device, no device has two roles or is listed twice, and server kinds are unique.
     /// On error: the quoted name to point at (for the line number) and the message.
     fn check(&self, conf: &LabConf) -> Result<(), (Option<String>, String)> {
+        if let Some(hosts) = &self.reachability.hosts {
+            for (i, h) in hosts.iter().enumerate() {
+                if conf.device(h).is_none() {
+                    return Err((
+                        Some(format!("\"{h}\"")),
+                        format!(
+                            "[reachability] names `{h}`, which lab.conf does not declare; fix the name or remove it"
+                        ),
+                    ));
+                }
+                if hosts[..i].contains(h) {
+                    return Err((
+                        Some(format!("\"{h}\"")),
+                        format!("[reachability] lists `{h}` twice; keep one"),
+                    ));
+                }
+            }
+        }
         let mut seen: Vec<&String> = Vec::new();
         for d in self.roles.all_named() {
             if conf.device(d).is_none() {
@@ -251,29 +301,27 @@ impl TopologyMeta {
                 ));
             }
         }
-        if self.summary == SummaryStyle::Nika {
-            if self.roles.is_empty() {
-                return Err((
-                    Some("summary".into()),
-                    "summary = \"nika\" needs a [roles] table (routers, switches, hosts, servers)"
-                        .into(),
-                ));
+        Ok(())
+    }
+
+    /// The `[roles]` lists completed from evidence: devices the file leaves out are added to
+    /// the list of the role their files show ([`super::roles::LabRoles`]), new server kinds
+    /// after the file's own.
+    pub fn complete_roles(&self, lab: &LabDir) -> Roles {
+        let mut roles = self.roles.clone();
+        if lab.conf.devices.iter().all(|d| roles.of(&d.name).is_some()) {
+            return roles;
+        }
+        let found = super::roles::LabRoles::from_lab(lab, Some(self));
+        for d in &lab.conf.devices {
+            if self.roles.of(&d.name).is_some() {
+                continue;
             }
-            if let Some(d) = conf
-                .devices
-                .iter()
-                .find(|d| self.roles.of(&d.name).is_none())
-            {
-                return Err((
-                    Some("[roles]".into()),
-                    format!(
-                        "device `{}` has no role; add it to routers, switches, hosts or a server kind",
-                        d.name
-                    ),
-                ));
+            if let Some(role) = found.role(&d.name) {
+                roles.add(d.name.clone(), role);
             }
         }
-        Ok(())
+        roles
     }
 }
 
@@ -435,7 +483,7 @@ impl TopologySummary {
         let name = topology_name(lab, meta.as_ref());
         match meta {
             Some(m) if m.summary == SummaryStyle::Nika => {
-                TopologySummary::nika(&name, &lab.conf, &m.roles).map_err(|mut e| {
+                TopologySummary::nika(&name, &lab.conf, &m.complete_roles(lab)).map_err(|mut e| {
                     e.path = Some(lab.root.join(TOPOLOGY_FILE));
                     e
                 })
@@ -534,16 +582,14 @@ mod tests {
         assert!(m.check(&c).unwrap_err().1.contains("`r9`"));
         let m = TopologyMeta::parse("[roles]\nrouters = [\"r1\"]\nhosts = [\"r1\"]\n").unwrap();
         assert!(m.check(&c).unwrap_err().1.contains("more than one role"));
+        // A NIKA summary no longer needs every role by hand: evidence completes them.
         let m = TopologyMeta::parse("summary = \"nika\"\n[roles]\nrouters = [\"r1\", \"r2\"]\n")
             .unwrap();
-        assert!(
-            m.check(&c)
-                .unwrap_err()
-                .1
-                .contains("device `pc1` has no role")
-        );
-        let m = TopologyMeta::parse("summary = \"nika\"\n").unwrap();
-        assert!(m.check(&c).unwrap_err().1.contains("needs a [roles] table"));
+        assert!(m.check(&c).is_ok());
+        let m = TopologyMeta::parse("[reachability]\nhosts = [\"pc1\", \"pc9\"]\n").unwrap();
+        assert!(m.check(&c).unwrap_err().1.contains("`pc9`"));
+        let m = TopologyMeta::parse("[reachability]\nhosts = [\"pc1\", \"pc1\"]\n").unwrap();
+        assert!(m.check(&c).unwrap_err().1.contains("twice"));
         let m = TopologyMeta::parse(
             "[roles]\nservers = [{ kind = \"dns\", devices = [\"ns\"] }, { kind = \"dns\", devices = [\"web1\"] }]\n",
         )
@@ -555,6 +601,36 @@ mod tests {
                 .unwrap()
                 .check(&c)
                 .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_nika_summary_without_roles_takes_them_from_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |p: &str, t: &str| {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, t).unwrap();
+        };
+        w(
+            "lab.conf",
+            "gw[0]=A\ngw[1]=B\nh1[0]=A\nsrv1[0]=B\nodd[0]=B\n",
+        );
+        w("gw/etc/frr/daemons", "zebra=yes\nospfd=yes\n");
+        w("h1.startup", "ip addr add 10.0.0.2/24 dev eth0\n");
+        w("srv1.startup", "ip addr add 10.0.1.2/24 dev eth0\nnamed\n");
+        // `odd` is given by hand: the file wins over its (absent) evidence.
+        w(
+            TOPOLOGY_FILE,
+            "summary = \"nika\"\n[roles]\nhosts = [\"odd\"]\n",
+        );
+        let s = summarize_dir(dir.path()).unwrap();
+        assert!(
+            s.text.contains(
+                "Devices:\n  Routers (FRR): gw\n  Hosts: h1, odd\n  Dns servers: srv1\n\n"
+            ),
+            "{}",
+            s.text
         );
     }
 

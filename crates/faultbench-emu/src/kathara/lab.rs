@@ -163,6 +163,12 @@ impl Lab for KatharaLab {
         self.devices.clone()
     }
 
+    /// The staged copy of the lab directory (its files are the user's, unchanged but for
+    /// `LAB_NAME`).
+    fn lab_dir(&self) -> Option<PathBuf> {
+        Some(self.dir.clone())
+    }
+
     async fn exec(
         &self,
         device: &str,

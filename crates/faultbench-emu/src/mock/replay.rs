@@ -132,6 +132,9 @@ impl Lab for RecordingLab {
     fn devices(&self) -> Vec<String> {
         self.inner.devices()
     }
+    fn lab_dir(&self) -> Option<std::path::PathBuf> {
+        self.inner.lab_dir()
+    }
     async fn exec(
         &self,
         device: &str,

@@ -237,6 +237,10 @@ impl Lab for NetnsLab {
             .collect()
     }
 
+    fn lab_dir(&self) -> Option<PathBuf> {
+        Some(self.dir())
+    }
+
     async fn exec(
         &self,
         device: &str,

@@ -60,6 +60,7 @@ pub mod args;
 mod base;
 mod factory;
 mod frr;
+mod hosts;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "mcp")]
@@ -71,6 +72,7 @@ mod specs;
 pub mod telemetry;
 
 pub use factory::NikaToolsFactory;
+pub use hosts::{HostChoice, HostSource};
 pub use output::{cap_text, render};
 pub use policy::{Policy, PolicyToolbox, UnknownPolicy};
 pub use reach::{Reachability, is_end_host};
@@ -99,8 +101,9 @@ pub struct ToolConfig {
     pub parallelism: usize,
     /// Pause after a service start/stop/restart/reload so the change settles (release: 5 s).
     pub service_settle: Duration,
-    /// The end hosts for `get_reachability`; `None` uses the release's naming rule
-    /// ([`is_end_host`]).
+    /// The end hosts for `get_reachability`; `None` takes them from the lab: a fixed list in
+    /// its `topology.toml`, else the devices whose role is host or server by evidence (files,
+    /// then probes), the release's naming rule ([`is_end_host`]) only where there is none.
     pub hosts: Option<Vec<String>>,
 }
 
@@ -135,6 +138,8 @@ pub struct NikaTools {
     telemetry: Option<Arc<TelemetryStore>>,
     /// Telemetry is off for the run: the `influx_*` tools answer as the release's did.
     telemetry_off: bool,
+    /// The end hosts, chosen at the first call that needs them.
+    hosts: tokio::sync::OnceCell<HostChoice>,
     /// A collector this toolbox owns (stopped when the toolbox is dropped).
     collector: Option<telemetry::Collector>,
     specs: Vec<ToolSpec>,
@@ -151,12 +156,14 @@ impl NikaTools {
             telemetry_off: false,
             collector: None,
             specs: all_specs(),
+            hosts: tokio::sync::OnceCell::new(),
         }
     }
 
     /// Replaces the configuration.
     pub fn with_config(mut self, config: ToolConfig) -> Self {
         self.config = config;
+        self.hosts = tokio::sync::OnceCell::new();
         self
     }
 

@@ -1,7 +1,8 @@
 //! `get_reachability`: ping between the lab's end hosts, deterministically.
 //!
-//! Hosts follow the release's rule ([`is_end_host`]): devices whose name contains `pc`, `host`
-//! or `client`, plus the servers (`dns`, `dhcp`, `web`, `lb`, `vpn`, `influxdb`), in natural
+//! The hosts are the lab's end hosts — devices whose role is host or server, decided from
+//! evidence (the lab's files, then a probe of the device), the release's naming rule
+//! ([`is_end_host`]) only where there is none; or a fixed list (see `hosts.rs`) — in natural
 //! name order (`pc2` before `pc10`). Each host's address is its first IPv4 address on eth0 (else
 //! any). The release pinged two random destinations per source; here every ordered pair is
 //! pinged by default ([`Reachability::AllPairs`]), or a seeded sample of destinations
@@ -35,8 +36,9 @@ pub enum Reachability {
     },
 }
 
-/// The release's rule for end hosts: the name contains `pc`, `host` or `client`, or names a
-/// server (`dns`, `dhcp`, `web`, `lb`, `vpn`, `influxdb`). Case-insensitive.
+/// The release's rule for end hosts, now the last resort when a device shows no evidence of
+/// its role: the name contains `pc`, `host` or `client`, or names a server (`dns`, `dhcp`,
+/// `web`, `lb`, `vpn`, `influxdb`). Case-insensitive.
 ///
 /// ```
 /// use faultbench_emu::tools::is_end_host;
@@ -44,12 +46,7 @@ pub enum Reachability {
 /// assert!(!is_end_host("r1") && !is_end_host("switch0"));
 /// ```
 pub fn is_end_host(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    [
-        "pc", "host", "client", "dns", "dhcp", "web", "lb", "vpn", "influxdb",
-    ]
-    .iter()
-    .any(|k| n.contains(k))
+    faultbench_core::lab::roles::name_suggests_end_host(name)
 }
 
 /// Sort key that orders digit runs by value: `pc2` < `pc10`.
@@ -208,17 +205,9 @@ struct Report {
 struct NoArgs {}
 
 impl NikaTools {
-    /// The end hosts in natural order (configured list, or the naming rule).
-    pub(super) fn end_hosts(&self) -> Vec<String> {
-        let devices = self.devices();
-        let mut hosts: Vec<String> = match &self.config.hosts {
-            Some(list) => list
-                .iter()
-                .filter(|h| devices.contains(h))
-                .cloned()
-                .collect(),
-            None => devices.into_iter().filter(|d| is_end_host(d)).collect(),
-        };
+    /// The end hosts in natural order ([`NikaTools::host_choice`]).
+    pub async fn end_hosts(&self) -> Vec<String> {
+        let mut hosts = self.host_choice().await.hosts.clone();
         hosts.sort_by_key(|h| natural_key(h));
         hosts.dedup();
         hosts
@@ -227,7 +216,7 @@ impl NikaTools {
     pub(super) async fn get_reachability(&self, a: Value) -> Result<ToolOutput, ToolError> {
         const T: &str = "get_reachability";
         let _: NoArgs = parse(T, a)?;
-        let hosts = self.end_hosts();
+        let hosts = self.end_hosts().await;
         let par = self.config.parallelism.max(1);
 
         // Addresses, in parallel, kept in host order.

@@ -93,6 +93,9 @@ pub struct Observations {
     pub routers: BTreeMap<String, RouterState>,
     /// `get_reachability` pairs: (src, dst device, dst address, status).
     pub reach: Vec<(String, String, Option<Ipv4Addr>, String)>,
+    /// The end hosts `get_reachability` named (with an address or without): the tools take
+    /// them from the lab's evidence, so they are evidence too where a probe fails.
+    pub reach_hosts: std::collections::BTreeSet<String>,
     /// Sweep pings.
     pub pings: Vec<Ping>,
     /// DNS queries.

@@ -19,6 +19,8 @@ pub async fn reachability(p: &mut Prober, obs: &mut Observations) {
         return;
     };
     let r = read::reachability(&a.text);
+    obs.reach_hosts
+        .extend(r.hosts.iter().chain(&r.unaddressed).cloned());
     let hosts = ip_map(&a.text);
     for pair in &r.pairs {
         let ip = hosts.get(&pair.dst).copied();
@@ -101,10 +103,12 @@ pub async fn inventory(p: &mut Prober, obs: &mut Observations, topo: &SummaryTop
             f.routes = routes;
         }
         if facts.is_none() && !p.shell && !p.out_of_budget {
-            let router_hint = topo
-                .devices
-                .get(name)
-                .is_some_and(|d| d.role == DeviceKind::Router);
+            // An end host of get_reachability has no FRR daemons file worth reading.
+            let router_hint = !obs.reach_hosts.contains(name)
+                && topo
+                    .devices
+                    .get(name)
+                    .is_some_and(|d| d.role == DeviceKind::Router);
             facts = fallback(p, name, router_hint).await;
         }
         match facts {

@@ -8,9 +8,13 @@ use crate::baseline::topo::DeviceKind;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
-/// The service a server's name promises: (port, service, daemons that provide it).
-fn promised(name: &str) -> Option<(u16, &'static str, &'static str)> {
-    let n = name.to_ascii_lowercase();
+/// The service a server promises: the kind the summary gives it (`Dns servers: ns1`), else
+/// the one its name suggests: (port, service, daemons that provide it).
+fn promised(kind: Option<&str>, name: &str) -> Option<(u16, &'static str, &'static str)> {
+    if kind.is_some_and(|k| !matches!(k, "dns" | "dhcp" | "web" | "http")) {
+        return None;
+    }
+    let n = kind.map_or_else(|| name.to_ascii_lowercase(), str::to_string);
     if n.contains("dns") {
         Some((53, "DNS", "named/dnsmasq"))
     } else if n.contains("dhcp") {
@@ -20,6 +24,11 @@ fn promised(name: &str) -> Option<(u16, &'static str, &'static str)> {
     } else {
         None
     }
+}
+
+/// The server kind the summary gives a device.
+fn kind_of<'a>(cx: &'a Ctx, device: &str) -> Option<&'a str> {
+    cx.topo.server_kinds.get(device).map(String::as_str)
 }
 
 /// The findings of this family.
@@ -40,7 +49,7 @@ fn closed_ports(cx: &Ctx) -> Vec<Finding> {
         let Some(f) = node.facts.as_ref().filter(|f| f.sockets_known) else {
             continue;
         };
-        let Some((port, service, daemon)) = promised(&node.name) else {
+        let Some((port, service, daemon)) = promised(kind_of(cx, &node.name), &node.name) else {
             continue;
         };
         let proto_ok = if port == 67 {
@@ -70,7 +79,7 @@ pub fn open_services(cx: &Ctx) -> Vec<String> {
         .values()
         .filter_map(|n| {
             let f = n.facts.as_ref().filter(|f| f.sockets_known)?;
-            let (port, service, _) = promised(&n.name)?;
+            let (port, service, _) = promised(kind_of(cx, &n.name), &n.name)?;
             let open = if port == 67 {
                 f.listeners.iter().any(|l| l.port == 67)
             } else {
@@ -354,8 +363,12 @@ mod tests {
         assert_eq!(typo_distance("10.200.0.12", "10.200.0.21"), 2);
         assert_eq!(typo_distance("10.200.0.12", "10.200.0.13"), 1);
         assert!(typo_distance("10.200.0.12", "10.9.9.9") > 2);
-        assert_eq!(promised("web_server_2").map(|p| p.0), Some(80));
-        assert_eq!(promised("dns_server").map(|p| p.0), Some(53));
-        assert!(promised("pc1").is_none());
+        assert_eq!(promised(None, "web_server_2").map(|p| p.0), Some(80));
+        assert_eq!(promised(None, "dns_server").map(|p| p.0), Some(53));
+        assert!(promised(None, "pc1").is_none());
+        // The summary's kind comes before the name: `srv1` is a DNS server, `web_lb` a load
+        // balancer that promises no HTTP port of its own.
+        assert_eq!(promised(Some("dns"), "srv1").map(|p| p.0), Some(53));
+        assert!(promised(Some("load_balancer"), "web_lb").is_none());
     }
 }
