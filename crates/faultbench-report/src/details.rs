@@ -190,8 +190,38 @@ pub enum JsonFileError {
         what: &'static str,
     },
     /// Not JSON.
-    #[error("not JSON: {0}")]
+    #[error("not JSON: {}", faultbench_core::bounds::echo(&.0.to_string()))]
     NotJson(#[source] serde_json::Error),
+    /// Nested deeper, or holding more values, than such a file may (checked before parsing).
+    #[error("{0}")]
+    Shape(String),
+}
+
+/// Reads a regular file (not through a link) of at most `limit` bytes; `what` names the kind
+/// of file in the size error. At most `limit + 1` bytes are read, so a file that grows after
+/// it was measured is refused too.
+pub(crate) fn read_bounded_bytes(
+    path: &Path,
+    limit: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, JsonFileError> {
+    use std::io::Read;
+    let meta = std::fs::symlink_metadata(path).map_err(JsonFileError::Read)?;
+    if !meta.is_file() {
+        return Err(JsonFileError::NotAFile);
+    }
+    let too_large = |size| JsonFileError::TooLarge { size, limit, what };
+    if meta.len() > limit {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(JsonFileError::Read)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
 /// Reads a regular file (not through a link) of at most `limit` bytes as JSON; `what` names
@@ -201,18 +231,7 @@ pub(crate) fn read_bounded_json(
     limit: u64,
     what: &'static str,
 ) -> Result<Value, JsonFileError> {
-    let meta = std::fs::symlink_metadata(path).map_err(JsonFileError::Read)?;
-    if !meta.is_file() {
-        return Err(JsonFileError::NotAFile);
-    }
-    if meta.len() > limit {
-        return Err(JsonFileError::TooLarge {
-            size: meta.len(),
-            limit,
-            what,
-        });
-    }
-    let text = std::fs::read(path).map_err(JsonFileError::Read)?;
+    let text = read_bounded_bytes(path, limit, what)?;
     serde_json::from_slice(&text).map_err(JsonFileError::NotJson)
 }
 
