@@ -178,9 +178,10 @@ pub const MAX_REGISTRY_ROWS: usize = 2_000_000;
 pub const MAX_REPORT_AGENTS: usize = 1_000;
 
 /// Longest text field of a registry row kept when read, in characters (agent, model, scenario
-/// id, …; real ones are under a hundred). A longer value is kept as its first 160 and last 80
-/// characters around `…(N bytes, #hash)…`, the hash telling apart values that share both ends,
-/// and a warning names the line: every table, chart and export then repeats at most this much.
+/// id, …; real ones are under a hundred). A longer value is kept as its first 130 and last 80
+/// characters around `…(N bytes, #hash)…` (at most 41 characters), the hash telling apart
+/// values that share both ends, and a warning names the line: every table, chart and export
+/// then repeats at most this much.
 pub const MAX_FIELD_CHARS: usize = 256;
 
 /// Warnings about cut fields listed one by one; the rest are counted in one more warning.
@@ -188,7 +189,7 @@ const MAX_CUT_WARNINGS: usize = 20;
 
 /// `s` kept as [`MAX_FIELD_CHARS`] describes, or `None` when it is short enough.
 fn bounded_field(s: &str) -> Option<String> {
-    const HEAD: usize = 160;
+    const HEAD: usize = 130;
     const TAIL: usize = 80;
     let chars = s.chars().count();
     if chars <= MAX_FIELD_CHARS {
@@ -231,13 +232,21 @@ fn bound_row(r: &mut ManifestRow) -> Vec<&'static str> {
 
 /// Applies the caps on rows, agents and field lengths as rows are added to an index.
 struct Limits {
+    max_rows: usize,
+    max_agents: usize,
     agents: std::collections::HashSet<String>,
     cut_rows: usize,
 }
 
 impl Limits {
     fn new() -> Limits {
+        Limits::with_caps(MAX_REGISTRY_ROWS, MAX_REPORT_AGENTS)
+    }
+
+    fn with_caps(max_rows: usize, max_agents: usize) -> Limits {
         Limits {
+            max_rows,
+            max_agents,
             agents: std::collections::HashSet::new(),
             cut_rows: 0,
         }
@@ -251,7 +260,7 @@ impl Limits {
         mut row: ManifestRow,
         where_: impl FnOnce() -> String,
     ) -> Result<(), RunIndexProblem> {
-        if index.rows.len() >= MAX_REGISTRY_ROWS {
+        if index.rows.len() >= self.max_rows {
             return Err(RunIndexProblem::TooManyRows);
         }
         let cut = bound_row(&mut row);
@@ -266,7 +275,7 @@ impl Limits {
             }
         }
         if !self.agents.contains(&row.agent) {
-            if self.agents.len() >= MAX_REPORT_AGENTS {
+            if self.agents.len() >= self.max_agents {
                 return Err(RunIndexProblem::TooManyAgents);
             }
             self.agents.insert(row.agent.clone());
@@ -314,6 +323,10 @@ impl RunIndex {
     /// Reads a registry's bytes (as [`RunIndex::load_csv`] does a file); `path` names it in
     /// errors and warnings.
     pub fn from_csv_bytes(bytes: &[u8], path: &Path) -> Result<RunIndex, RunIndexError> {
+        RunIndex::parse_csv(bytes, path, Limits::new())
+    }
+
+    fn parse_csv(bytes: &[u8], path: &Path, mut limits: Limits) -> Result<RunIndex, RunIndexError> {
         let err = |line: usize, problem: RunIndexProblem| RunIndexError {
             path: path.to_path_buf(),
             line,
@@ -340,8 +353,7 @@ impl RunIndex {
         // One row per line at most: reserve once rather than double (and copy) a vector of a
         // million rows.
         let lines = body.iter().filter(|b| **b == b'\n').count();
-        reg.rows.reserve_exact(lines.min(MAX_REGISTRY_ROWS));
-        let mut limits = Limits::new();
+        reg.rows.reserve_exact(lines.min(limits.max_rows));
         let mut next = records.next();
         while let Some(current) = next {
             next = records.next();
@@ -626,6 +638,39 @@ mod tests {
             parse_row(&format!("{row},1,2,0.5")).unwrap().judge_cost_usd,
             Some(0.5)
         );
+    }
+
+    #[test]
+    fn rows_past_the_cap_are_refused_with_their_line() {
+        let good =
+            "base80,p1,Kath1,kath1-x,sade,m,scored,True,True,1.0,1.0,0.9,10,8,100,5,50,0.1,200.5";
+        let text = format!("{RELEASE_MANIFEST_HEADER}\n{good}\n{good}\n{good}\n");
+        let p = Path::new("MANIFEST.csv");
+        let e = RunIndex::parse_csv(text.as_bytes(), p, Limits::with_caps(2, 10)).unwrap_err();
+        assert!(matches!(e.problem, RunIndexProblem::TooManyRows), "{e}");
+        assert_eq!(e.line, 4);
+        let ok = RunIndex::parse_csv(text.as_bytes(), p, Limits::with_caps(3, 10)).unwrap();
+        assert_eq!(ok.rows.len(), 3);
+    }
+
+    #[test]
+    fn long_fields_are_cut_apart_and_within_the_cap() {
+        let half = "é".repeat(5_000);
+        let (a, b) = (format!("{half}a{half}"), format!("{half}b{half}"));
+        let (ca, cb) = (bounded_field(&a).unwrap(), bounded_field(&b).unwrap());
+        assert_ne!(ca, cb, "values sharing both ends stay apart");
+        for c in [&ca, &cb] {
+            assert!(
+                c.chars().count() <= MAX_FIELD_CHARS,
+                "{}",
+                c.chars().count()
+            );
+            assert!(c.contains(&format!("({} bytes, #", a.len())), "{c}");
+        }
+        assert_eq!(bounded_field(&"x".repeat(MAX_FIELD_CHARS)), None);
+        // The end is kept: the category of a scenario id is read from its suffix.
+        let id = format!("{}-misdirected", "t".repeat(1_000));
+        assert!(bounded_field(&id).unwrap().ends_with("-misdirected"));
     }
 
     #[test]
