@@ -169,8 +169,9 @@ fn cut(s: &str) -> String {
 /// Largest registry read (the release's 3,960 runs take 0.65 MB).
 pub const MAX_REGISTRY_BYTES: u64 = 256 * 1024 * 1024;
 
-/// Most runs a report reads: 500 times the release's 3,960, and within a gigabyte of memory
-/// for the whole report (a row and its share of the statistics take a few hundred bytes).
+/// Most runs a report reads: 500 times the release's 3,960. A run takes about 0.65 KB of
+/// memory in a report (its row, and its share of one table's statistics): a report over a
+/// million runs peaks at about 670 MB (`scripts/report-bounds.sh`).
 pub const MAX_REGISTRY_ROWS: usize = 2_000_000;
 
 /// Most distinct agents a report shows (its tables have one column per agent): far more than
