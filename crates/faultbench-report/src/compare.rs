@@ -92,7 +92,7 @@ pub struct IdentityDifferences {
 /// walk over both documents with one path buffer: memory does not grow with their size beyond
 /// the listed differences.
 pub fn identity_differences(a: &Value, b: &Value) -> IdentityDifferences {
-    fn children<'v>(v: Option<&'v Value>) -> (Option<&'v Map<String, Value>>, &'v [Value]) {
+    fn children(v: Option<&Value>) -> (Option<&Map<String, Value>>, &[Value]) {
         match v {
             Some(Value::Object(m)) => (Some(m), &[]),
             Some(Value::Array(x)) => (None, x.as_slice()),

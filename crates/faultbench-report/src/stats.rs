@@ -670,7 +670,7 @@ mod tests {
                 let mut e = Estimator::new(kind);
                 // Some estimators are empty: they get no interval.
                 if i % 17 != 3 {
-                    for _ in 0..(1 + i % 5) {
+                    for _ in 0..=(i % 5) {
                         let v = f64::from(rng.below(100)) / 100.0;
                         e.add(rng.below(40), rng.below(2) as u16, v, 1.0);
                     }
