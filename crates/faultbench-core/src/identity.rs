@@ -897,6 +897,27 @@ mod tests {
         assert!(msg.len() < 50 * 400, "{} bytes of message", msg.len());
     }
 
+    /// Issue 30: a 709 KB identity — one 200 KB member name over 40,000 members — took 15.7 GB
+    /// and 78 s in `report`, and wrote an 8 GB report.md: every row of the configuration held
+    /// the whole path. Rows now hold cut paths and values, and the section lists a bounded
+    /// number of them.
+    #[test]
+    fn a_long_member_name_over_many_members_gives_a_bounded_configuration() {
+        let mut id = RunIdentity::example();
+        let members: serde_json::Map<String, Value> = (0..8_000)
+            .map(|i| (format!("m{i}"), Value::String("v".into())))
+            .collect();
+        id.extra.insert("K".repeat(100_000), Value::Object(members));
+        let rows = id.rows();
+        assert!(rows.len() > 8_000);
+        assert!(rows.iter().all(|(k, v)| k.len() < 300 && v.len() < 300));
+        let md = id.markdown();
+        assert!(md.len() < 3_000_000, "{} bytes of Markdown", md.len());
+        assert!(md.contains("more settings (see identity.json)"));
+        let d = RunIdentity::example().differences(&id);
+        assert!(d.iter().all(|d| d.field.len() < 300), "differences hold cut paths");
+    }
+
     #[test]
     fn finds_runs_cheaply() {
         let dir = tempfile::tempdir().unwrap();
