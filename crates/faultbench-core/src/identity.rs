@@ -915,7 +915,10 @@ mod tests {
         assert!(md.len() < 3_000_000, "{} bytes of Markdown", md.len());
         assert!(md.contains("more settings (see identity.json)"));
         let d = RunIdentity::example().differences(&id);
-        assert!(d.iter().all(|d| d.field.len() < 300), "differences hold cut paths");
+        assert!(
+            d.iter().all(|d| d.field.len() < 300),
+            "differences hold cut paths"
+        );
     }
 
     #[test]

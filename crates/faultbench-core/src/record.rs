@@ -585,7 +585,13 @@ impl RunRecord {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| err(format!("not a faultbench run record: {e}")))
+        // serde repeats a wrongly typed value (`invalid type: string "…"`): cut it.
+        serde_json::from_str(&text).map_err(|e| {
+            err(format!(
+                "not a faultbench run record: {}",
+                crate::bounds::echo(&e.to_string())
+            ))
+        })
     }
 }
 
@@ -758,6 +764,22 @@ pub fn scan_records(root: &Path) -> (Vec<(PathBuf, RunRecord)>, Vec<RecordError>
 mod tests {
     use super::*;
     use crate::scenario::ScenarioSpec;
+
+    /// Issue 30: a megabyte field value of the wrong type was repeated whole in the error.
+    #[test]
+    fn a_bad_value_is_not_echoed_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("result.json");
+        std::fs::write(&path, format!("{{\"key\": \"{}\"}}", "x".repeat(1 << 20))).unwrap();
+        let e = RunRecord::read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("result.json") && e.contains("not a faultbench run record"),
+            "{}",
+            &e[..300]
+        );
+        assert!(e.len() < 1_000, "{} bytes of message", e.len());
+        assert!(e.contains("more bytes)"), "{e}");
+    }
 
     fn record() -> RunRecord {
         let text = include_str!("../tests/data/minimal.txt");

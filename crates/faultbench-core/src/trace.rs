@@ -346,7 +346,10 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<TraceEvent>, (usize, String)> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| (i + 1, e.to_string())))
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| (i + 1, crate::bounds::echo(&e.to_string()).into_owned()))
+        })
         .collect()
 }
 
