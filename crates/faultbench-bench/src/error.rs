@@ -106,7 +106,7 @@ pub enum BenchError {
     #[error("--agents: {0}")]
     AgentName(#[source] faultbench_core::record::InvalidAgentName),
     /// `--shard` is malformed.
-    #[error("--shard `{0}`: expected K/N with 1 ≤ K ≤ N (e.g. 2/3)")]
+    #[error("--shard `{0}`: expected K/N with 1 ≤ K ≤ N ≤ {max} (e.g. 2/3)", max = crate::plan::MAX_SHARDS)]
     BadShard(String),
     /// `repair_persist` without the repair task.
     #[error("--repair-persist belongs to the repair task: add --task repair")]

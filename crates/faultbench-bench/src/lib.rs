@@ -69,7 +69,7 @@ pub use error::BenchError;
 pub use events::{BenchEvent, Cancel, EventSink};
 pub use identity::IdentityVerdict;
 pub use merge::{Clash, MergeError, MergeReport, merge};
-pub use plan::{Item, Selection, Shard};
+pub use plan::{Item, MAX_SHARDS, Selection, Shard};
 pub use prepared::Prepared;
 pub use resolve::{AgentChoice, DELAY_ENV, JudgeChoice, Registries};
 pub use run::{BenchOutcome, WrittenReport};

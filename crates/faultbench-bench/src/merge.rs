@@ -95,6 +95,15 @@ pub enum MergeError {
     /// Two roots were made with different configurations.
     #[error("{0}")]
     Differs(Box<Clash>),
+    /// A root's identity records a shard that is not `K/N` with 1 ≤ K ≤ N ≤
+    /// [`MAX_SHARDS`](crate::MAX_SHARDS).
+    #[error("{}: its identity.json records shard `{value}`, which is not K/N with 1 ≤ K ≤ N ≤ {}; nothing was written — restore identity.json from a backup", root.display(), crate::MAX_SHARDS)]
+    BadShard {
+        /// The root.
+        root: PathBuf,
+        /// The recorded value (cut for the message).
+        value: String,
+    },
     /// The same run in two roots with different records.
     #[error("run {} ({}, pass {}) is in {} and in {} with different results (status {first_status} vs {second_status}); nothing was written — keep one of them", key.scenario_id, key.agent, key.pass, first.display(), second.display())]
     Disagree {
@@ -178,9 +187,16 @@ pub struct MergeReport {
     pub runs: usize,
     /// The shards the sources ran (`K/N`), if sharded.
     pub shards: BTreeSet<String>,
-    /// Shards of the split that no source ran (`K/N`).
+    /// Shards of the split that no source ran (`K/N`): the first
+    /// [`MAX_LISTED_MISSING_SHARDS`] of them ([`MergeReport::missing_shard_count`] counts all).
     pub missing_shards: Vec<String>,
+    /// How many shards of the split no source ran.
+    pub missing_shard_count: usize,
 }
+
+/// Most missing shards a [`MergeReport`] lists (a split may have up to
+/// [`MAX_SHARDS`](crate::MAX_SHARDS) parts; the rest are counted).
+pub const MAX_LISTED_MISSING_SHARDS: usize = 20;
 
 /// The identity without the fields that may differ between parts of one configuration.
 fn comparable(id: &RunIdentity) -> RunIdentity {
@@ -189,10 +205,29 @@ fn comparable(id: &RunIdentity) -> RunIdentity {
     id
 }
 
-fn shard_of(id: &RunIdentity) -> Option<(u32, u32)> {
-    let s = id.extra.get(SHARD_FIELD)?.as_str()?;
-    let shard: crate::Shard = s.parse().ok()?;
-    Some((shard.index, shard.count))
+/// The shard a root's identity records, if any; a recorded value that is not a valid shard
+/// is refused (it was not written by `bench --shard`).
+fn shard_of(root: &Path, id: &RunIdentity) -> Result<Option<crate::Shard>, MergeError> {
+    let Some(v) = id.extra.get(SHARD_FIELD) else {
+        return Ok(None);
+    };
+    let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    text.parse().map(Some).map_err(|_| MergeError::BadShard {
+        root: root.to_path_buf(),
+        value: faultbench_core::text::echo(&text).into_owned(),
+    })
+}
+
+/// The shards `1/n … n/n` that are not in `present`: the first
+/// [`MAX_LISTED_MISSING_SHARDS`], and how many there are (memory does not grow with `n`).
+fn missing_shards(n: u32, present: &BTreeSet<u32>) -> (Vec<String>, usize) {
+    let count = (n as usize).saturating_sub(present.range(1..=n).count());
+    let listed = (1..=n)
+        .filter(|k| !present.contains(k))
+        .take(MAX_LISTED_MISSING_SHARDS)
+        .map(|k| format!("{k}/{n}"))
+        .collect();
+    (listed, count)
 }
 
 fn shard_text(id: &RunIdentity) -> String {
@@ -283,11 +318,15 @@ pub fn merge(roots: &[PathBuf], into: &Path) -> Result<MergeReport, MergeError> 
     if let Some(id) = RunIdentity::load(into)? {
         ids.push((into.to_path_buf(), id));
     }
+    let shards: Vec<Option<crate::Shard>> = ids
+        .iter()
+        .map(|(root, id)| shard_of(root, id))
+        .collect::<Result<_, _>>()?;
     let (first, base) = (&ids[0].0, comparable(&ids[0].1));
-    for (root, id) in &ids[1..] {
+    for (k, (root, id)) in ids.iter().enumerate().skip(1) {
         let mut diffs = base.differences(&comparable(id));
-        if let (Some((_, n1)), Some((_, n2))) = (shard_of(&ids[0].1), shard_of(id))
-            && n1 != n2
+        if let (Some(a), Some(b)) = (shards[0], shards[k])
+            && a.count != b.count
         {
             diffs.insert(
                 0,
@@ -376,16 +415,10 @@ pub fn merge(roots: &[PathBuf], into: &Path) -> Result<MergeReport, MergeError> 
     for name in [IDENTITY_FILE, "MANIFEST.csv"] {
         check_no_link(into, Path::new(name))?;
     }
-    for (_, id) in &ids {
-        if let Some(s) = id.extra.get(SHARD_FIELD).and_then(|v| v.as_str()) {
-            report.shards.insert(s.to_string());
-        }
-    }
-    if let Some((_, n)) = ids.iter().find_map(|(_, id)| shard_of(id)) {
-        report.missing_shards = (1..=n)
-            .map(|k| format!("{k}/{n}"))
-            .filter(|s| !report.shards.contains(s))
-            .collect();
+    report.shards = shards.iter().flatten().map(ToString::to_string).collect();
+    if let Some(n) = shards.iter().flatten().map(|s| s.count).next() {
+        let present: BTreeSet<u32> = shards.iter().flatten().map(|s| s.index).collect();
+        (report.missing_shards, report.missing_shard_count) = missing_shards(n, &present);
     }
 
     // Write: run folders, then the identity, then the registry.
@@ -568,5 +601,56 @@ mod tests {
         let real = tmp.path().canonicalize().unwrap();
         assert_eq!(resolved(&tmp.path().join("x/./y/../z")), real.join("x/z"));
         assert_eq!(resolved(tmp.path()), real);
+    }
+
+    fn root_with_shard(dir: &Path, name: &str, shard: &str) -> PathBuf {
+        let root = dir.join(name);
+        std::fs::create_dir_all(&root).unwrap();
+        let mut id = RunIdentity::example();
+        id.extra.insert(SHARD_FIELD.into(), shard.into());
+        id.write(&root).unwrap();
+        root
+    }
+
+    /// Issue 30: `"shard": "1/4294967295"` in an identity made merge list every missing shard
+    /// (over 2.2 GB, then an abort). Such a shard is now refused before anything is written.
+    #[test]
+    fn a_shard_count_over_the_cap_is_refused_before_writing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = root_with_shard(tmp.path(), "a", "1/4294967295");
+        let b = root_with_shard(tmp.path(), "b", "2/4294967295");
+        let into = tmp.path().join("merged");
+        let e = merge(&[a.clone(), b], &into).unwrap_err();
+        assert!(matches!(e, MergeError::BadShard { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&a.display().to_string()) && msg.contains("1/4294967295"),
+            "{msg}"
+        );
+        assert!(!into.exists(), "nothing written");
+    }
+
+    #[test]
+    fn missing_shards_are_listed_up_to_a_bound_and_counted() {
+        let present: BTreeSet<u32> = [1, 3].into();
+        let (listed, count) = missing_shards(4, &present);
+        assert_eq!((listed, count), (vec!["2/4".into(), "4/4".into()], 2));
+        // However many parts a split claims, the list stays short.
+        let (listed, count) = missing_shards(u32::MAX, &present);
+        assert_eq!(listed.len(), MAX_LISTED_MISSING_SHARDS);
+        assert_eq!(listed[0], format!("2/{}", u32::MAX));
+        assert_eq!(count, u32::MAX as usize - 2);
+    }
+
+    #[test]
+    fn the_largest_split_merges_and_reports_its_missing_shards() {
+        let tmp = tempfile::tempdir().unwrap();
+        let n = crate::MAX_SHARDS;
+        let a = root_with_shard(tmp.path(), "a", &format!("1/{n}"));
+        let b = root_with_shard(tmp.path(), "b", &format!("{n}/{n}"));
+        let r = merge(&[a, b], &tmp.path().join("merged")).unwrap();
+        assert_eq!(r.missing_shard_count, n as usize - 2);
+        assert_eq!(r.missing_shards.len(), MAX_LISTED_MISSING_SHARDS);
+        assert_eq!(r.missing_shards[0], format!("2/{n}"));
     }
 }

@@ -441,6 +441,10 @@ pub struct Shard {
 /// The identity field that records a shard.
 pub const SHARD_FIELD: &str = "shard";
 
+/// Most parts a plan may be split into (`--shard K/10000`): far more machines than anyone
+/// runs a benchmark on, and few enough that listing or checking every part stays cheap.
+pub const MAX_SHARDS: u32 = 10_000;
+
 impl std::fmt::Display for Shard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
@@ -454,7 +458,7 @@ impl std::str::FromStr for Shard {
         let (k, n) = s.trim().split_once('/').ok_or_else(bad)?;
         let index: u32 = k.trim().parse().map_err(|_| bad())?;
         let count: u32 = n.trim().parse().map_err(|_| bad())?;
-        if index == 0 || index > count {
+        if index == 0 || index > count || count > MAX_SHARDS {
             return Err(bad());
         }
         Ok(Shard { index, count })
@@ -600,7 +604,14 @@ mod tests {
         }
         let distinct: HashSet<_> = all.iter().cloned().collect();
         assert_eq!((all.len(), distinct.len()), (28, 28));
-        for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
+        assert_eq!(
+            format!("{MAX_SHARDS}/{MAX_SHARDS}")
+                .parse::<Shard>()
+                .unwrap()
+                .count,
+            MAX_SHARDS
+        );
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "1/4294967295", "1/10001"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
     }

@@ -42,6 +42,7 @@
 
 use crate::output::{OutputDir, OutputError};
 use crate::scenario::Scenario;
+use crate::text::echo;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -54,9 +55,100 @@ pub const IDENTITY_FILE: &str = "identity.json";
 /// Version of the identity format (bumped only when a field's meaning changes).
 pub const IDENTITY_SCHEMA: u32 = 1;
 
-/// Largest identity file read, in bytes (a root's identity is a few kilobytes; the scenario map
-/// of 560 files is about 40 KB).
-const MAX_IDENTITY_BYTES: u64 = 8 << 20;
+/// Largest identity file read, in bytes. A root's identity is a few kilobytes (the scenario map
+/// of the release's 560 files is about 40 KB), so 1 MiB holds over ten thousand scenario files;
+/// a larger file is refused before it is read.
+pub const MAX_IDENTITY_BYTES: u64 = 1 << 20;
+
+/// Deepest nesting of objects and arrays read in an identity file. Identities written by
+/// faultbench are 3 levels deep (`agents.<label>.model`); fields of newer versions get room.
+pub const MAX_IDENTITY_DEPTH: usize = 32;
+
+/// Most JSON values (objects, arrays, members, elements) read in an identity file: about four
+/// per agent and one per scenario file. A megabyte of `[0,0,…]` would otherwise parse into half
+/// a million values — tens of megabytes, and more in every copy the comparison makes.
+pub const MAX_IDENTITY_VALUES: usize = 50_000;
+
+/// Most differences, or configuration rows, that a message or a report section lists; the rest
+/// are counted. Each listed field and value is cut to
+/// [`ECHO_MAX`](crate::text::ECHO_MAX).
+pub const MAX_LISTED_DIFFERENCES: usize = 50;
+
+/// Most settings the Markdown configuration section lists (a root with a thousand agents has
+/// about four thousand); the rest are counted.
+pub const MAX_CONFIGURATION_ROWS: usize = 5_000;
+
+/// Why an identity file's text is refused before it is parsed, or `None` when it is within
+/// [`MAX_IDENTITY_DEPTH`] and [`MAX_IDENTITY_VALUES`] (the size is checked by the reader).
+///
+/// ```
+/// use faultbench_core::identity::identity_shape_problem;
+/// assert!(identity_shape_problem(br#"{"schema": 1}"#).is_none());
+/// let deep = "[".repeat(100);
+/// assert!(identity_shape_problem(deep.as_bytes()).unwrap().contains("nested 100 levels"));
+/// ```
+pub fn identity_shape_problem(text: &[u8]) -> Option<String> {
+    let shape = crate::bounds::json_shape(text);
+    if shape.depth > MAX_IDENTITY_DEPTH {
+        return Some(format!(
+            "nested {} levels deep; a run identity has at most {MAX_IDENTITY_DEPTH}",
+            shape.depth
+        ));
+    }
+    if shape.values > MAX_IDENTITY_VALUES {
+        return Some(format!(
+            "{} JSON values; a run identity has at most {MAX_IDENTITY_VALUES}",
+            shape.values
+        ));
+    }
+    None
+}
+
+/// Reads an identity file's bytes within the caps: `Ok(None)` when there is no such file; an
+/// error (naming the cap) for a link, a folder, a file over [`MAX_IDENTITY_BYTES`] (also one
+/// that grows past it while read), or text nested or filled beyond [`identity_shape_problem`].
+pub fn read_identity_bytes(path: &Path) -> Result<Option<Vec<u8>>, IdentityError> {
+    let bad = |message: String| IdentityError::Unreadable {
+        path: path.to_path_buf(),
+        message,
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(bad(format!("cannot read: {e}"))),
+    };
+    if !meta.is_file() {
+        return Err(bad(
+            "not a regular file (a link or a folder); remove it".into()
+        ));
+    }
+    let too_large = |size: String| {
+        bad(format!(
+            "{size} bytes is too large for a run identity (at most {MAX_IDENTITY_BYTES} bytes); restore it from a backup, or move the runs to a new root"
+        ))
+    };
+    if meta.len() > MAX_IDENTITY_BYTES {
+        return Err(too_large(meta.len().to_string()));
+    }
+    // Opened as a regular file (a FIFO swapped in after the check is refused, not waited on)
+    // and read to at most one byte more than the cap, so that the cap holds whatever the file
+    // is now.
+    let bytes =
+        crate::fsutil::read_regular_capped(path, MAX_IDENTITY_BYTES).map_err(|e| {
+            match e.problem {
+                crate::fsutil::InputProblem::TooBig { .. } => {
+                    too_large(format!("over {MAX_IDENTITY_BYTES}"))
+                }
+                _ => bad(e.reason()),
+            }
+        })?;
+    if let Some(problem) = identity_shape_problem(&bytes) {
+        return Err(bad(format!(
+            "{problem}; restore it from a backup, or move the runs to a new root"
+        )));
+    }
+    Ok(Some(bytes))
+}
 
 /// A short content hash: the first 16 hex digits of SHA-256 over the parts, each prefixed by its
 /// length so that `["ab", "c"]` and `["a", "bc"]` differ.
@@ -215,6 +307,11 @@ pub struct RunIdentity {
     pub extra: BTreeMap<String, Value>,
 }
 
+/// A Markdown table cell: pipes escaped, line breaks as spaces.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
 fn diagnose() -> String {
     crate::task::Task::Diagnose.to_string()
 }
@@ -267,12 +364,21 @@ pub enum IdentityError {
     },
 }
 
+/// The differences, one per line, at most [`MAX_LISTED_DIFFERENCES`] of them.
 fn list(differences: &[Difference]) -> String {
-    differences
+    let mut out = differences
         .iter()
+        .take(MAX_LISTED_DIFFERENCES)
         .map(|d| format!("  {d}"))
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    if differences.len() > MAX_LISTED_DIFFERENCES {
+        out.push_str(&format!(
+            "\n  … and {} more",
+            differences.len() - MAX_LISTED_DIFFERENCES
+        ));
+    }
+    out
 }
 
 /// Fields that are history, not configuration.
@@ -281,22 +387,37 @@ const NOT_COMPARED: [&str; 4] = ["created_at", "adopted", "scenarios.hash", "sce
 /// Maps whose keys may grow: a new key is an addition, not a difference.
 const GROWING: [&str; 2] = ["agents", "scenarios.files"];
 
+/// A value as messages and reports show it, cut to
+/// [`ECHO_MAX`](crate::text::ECHO_MAX).
 fn show(v: Option<&Value>) -> String {
-    match v {
-        None => "(absent)".into(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) => "none".into(),
+    let text = match v {
+        None => return "(absent)".into(),
+        Some(Value::String(s)) => return echo(s).into_owned(),
+        Some(Value::Null) => return "none".into(),
         Some(other) => other.to_string(),
-    }
+    };
+    echo(&text).into_owned()
 }
 
-fn diff(path: &str, stored: Option<&Value>, new: Option<&Value>, out: &mut Vec<Difference>) {
-    if NOT_COMPARED.contains(&path) {
+/// Appends `.key` (or `key` at the top) to a dotted path held in one buffer; the caller
+/// truncates it back to `len` afterwards. One buffer for the whole walk: a path is never
+/// copied per node, however long its member names.
+fn push_key(path: &mut String, key: &str) -> usize {
+    let len = path.len();
+    if len > 0 {
+        path.push('.');
+    }
+    path.push_str(key);
+    len
+}
+
+fn diff(path: &mut String, stored: Option<&Value>, new: Option<&Value>, out: &mut Vec<Difference>) {
+    if NOT_COMPARED.contains(&path.as_str()) {
         return;
     }
     match (stored, new) {
         (Some(Value::Object(a)), Some(Value::Object(b))) => {
-            let growing = GROWING.contains(&path);
+            let growing = GROWING.contains(&path.as_str());
             let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
             keys.sort();
             keys.dedup();
@@ -306,16 +427,13 @@ fn diff(path: &str, stored: Option<&Value>, new: Option<&Value>, out: &mut Vec<D
                 if growing && (x.is_none() || y.is_none()) {
                     continue;
                 }
-                let sub = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                diff(&sub, x, y, out);
+                let len = push_key(path, k);
+                diff(path, x, y, out);
+                path.truncate(len);
             }
         }
         (a, b) if a != b => out.push(Difference {
-            field: path.to_string(),
+            field: echo(path).into_owned(),
             stored: show(a),
             new: show(b),
         }),
@@ -330,7 +448,7 @@ impl RunIdentity {
         let a = serde_json::to_value(self).unwrap_or_default();
         let b = serde_json::to_value(new).unwrap_or_default();
         let mut out = Vec::new();
-        diff("", Some(&a), Some(&b), &mut out);
+        diff(&mut String::new(), Some(&a), Some(&b), &mut out);
         out
     }
 
@@ -353,36 +471,23 @@ impl RunIdentity {
         root.join(IDENTITY_FILE)
     }
 
-    /// Reads a root's identity; `Ok(None)` when the root has none.
+    /// Reads a root's identity; `Ok(None)` when the root has none. The file is read within
+    /// [`MAX_IDENTITY_BYTES`], [`MAX_IDENTITY_DEPTH`] and [`MAX_IDENTITY_VALUES`]
+    /// ([`read_identity_bytes`]).
     pub fn load(root: &Path) -> Result<Option<RunIdentity>, IdentityError> {
         let path = RunIdentity::path_in(root);
-        let bad = |message: String| IdentityError::Unreadable {
-            path: path.clone(),
-            message,
+        let Some(bytes) = read_identity_bytes(&path)? else {
+            return Ok(None);
         };
-        let meta = match std::fs::symlink_metadata(&path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(bad(format!("cannot read: {e}"))),
-        };
-        if !meta.is_file() {
-            return Err(bad(
-                "not a regular file (a link or a folder); remove it".into()
-            ));
-        }
-        if meta.len() > MAX_IDENTITY_BYTES {
-            return Err(bad(format!(
-                "{} bytes is too large for a run identity (at most {MAX_IDENTITY_BYTES})",
-                meta.len()
-            )));
-        }
-        let text = crate::fsutil::read_regular_string_capped(&path, MAX_IDENTITY_BYTES)
-            .map_err(|e| bad(e.reason()))?;
-        serde_json::from_str(&text).map(Some).map_err(|e| {
-            bad(format!(
-                "not a faultbench run identity ({}); restore it from a backup, or move the runs to a new root",
-                crate::text::json_error(&e)
-            ))
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            IdentityError::Unreadable {
+                path: path.clone(),
+                // serde repeats the offending value (`invalid type: string "…"`): cut it.
+                message: format!(
+                    "not a faultbench run identity ({}); restore it from a backup, or move the runs to a new root",
+                    crate::text::json_error(&e)
+                ),
+            }
         })
     }
 
@@ -405,8 +510,9 @@ impl RunIdentity {
 
     /// The configuration as `(setting, value)` rows for reports: every field by its dotted path
     /// (fields of newer versions included), the scenario files summarised by count and hash.
+    /// Settings and values are cut to [`ECHO_MAX`](crate::text::ECHO_MAX).
     pub fn rows(&self) -> Vec<(String, String)> {
-        fn walk(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
+        fn walk(path: &mut String, v: &Value, out: &mut Vec<(String, String)>) {
             match v {
                 Value::Object(m) if path == "scenarios" => {
                     out.push((
@@ -420,33 +526,35 @@ impl RunIdentity {
                 }
                 Value::Object(m) => {
                     for (k, v) in m {
-                        let sub = if path.is_empty() {
-                            k.clone()
-                        } else {
-                            format!("{path}.{k}")
-                        };
-                        walk(&sub, v, out);
+                        let len = push_key(path, k);
+                        walk(path, v, out);
+                        path.truncate(len);
                     }
                 }
-                other => out.push((path.to_string(), show(Some(other)))),
+                other => out.push((echo(path).into_owned(), show(Some(other)))),
             }
         }
         let mut out = Vec::new();
         walk(
-            "",
+            &mut String::new(),
             &serde_json::to_value(self).unwrap_or_default(),
             &mut out,
         );
         out
     }
 
-    /// The configuration as a Markdown section (for reports and `--dry-run`).
+    /// The configuration as a Markdown section (for reports and `--dry-run`), listing at most
+    /// [`MAX_CONFIGURATION_ROWS`] settings.
     pub fn markdown(&self) -> String {
         let mut out = String::from("## Configuration\n\n| setting | value |\n|---|---|\n");
-        for (k, v) in self.rows() {
+        let rows = self.rows();
+        for (k, v) in rows.iter().take(MAX_CONFIGURATION_ROWS) {
+            out.push_str(&format!("| {} | {} |\n", cell(k), cell(v)));
+        }
+        if rows.len() > MAX_CONFIGURATION_ROWS {
             out.push_str(&format!(
-                "| {k} | {} |\n",
-                v.replace('|', "\\|").replace('\n', " ")
+                "\n… and {} more settings (see identity.json).\n",
+                rows.len() - MAX_CONFIGURATION_ROWS
             ));
         }
         if self.adopted {
@@ -721,6 +829,114 @@ mod tests {
         assert!(
             e.contains("identity.json") && e.contains("not a faultbench run identity"),
             "{e}"
+        );
+    }
+
+    /// An identity with `field` added, as the text of its file.
+    fn with_extra(field: &str, value: &str) -> String {
+        let text = serde_json::to_string(&RunIdentity::example()).unwrap();
+        format!("{},\"{field}\":{value}}}", text.strip_suffix('}').unwrap())
+    }
+
+    /// Issue 30: an 8 MB identity.json (under the old 8 MiB cap) took 2.2 GB to parse; it is
+    /// now refused by its size, naming the file and the cap, before it is read.
+    #[test]
+    fn an_identity_over_the_size_cap_is_refused_naming_file_and_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let padding = format!("[{}0]", "0,".repeat(4_000_000));
+        std::fs::write(dir.path().join(IDENTITY_FILE), with_extra("x", &padding)).unwrap();
+        let e = RunIdentity::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("identity.json"), "{e}");
+        assert!(
+            e.contains(&format!("at most {MAX_IDENTITY_BYTES} bytes")),
+            "{e}"
+        );
+        // Just under the cap, but half a million values: refused by count, before parsing.
+        let padding = format!("[{}0]", "0,".repeat(500_000));
+        std::fs::write(dir.path().join(IDENTITY_FILE), with_extra("x", &padding)).unwrap();
+        let e = RunIdentity::load(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("identity.json") && e.contains(&format!("at most {MAX_IDENTITY_VALUES}")),
+            "{e}"
+        );
+    }
+
+    /// Issue 30: nesting below serde's own limit (128) was parsed and walked; an identity is
+    /// now refused past [`MAX_IDENTITY_DEPTH`] levels.
+    #[test]
+    fn a_deeply_nested_identity_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        std::fs::write(dir.path().join(IDENTITY_FILE), with_extra("x", &deep)).unwrap();
+        let e = RunIdentity::load(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("identity.json") && e.contains("nested 101 levels deep"),
+            "{e}"
+        );
+        assert!(e.contains(&format!("at most {MAX_IDENTITY_DEPTH}")), "{e}");
+        // The identities faultbench writes are well within the caps.
+        RunIdentity::example().write(dir.path()).unwrap();
+        assert!(RunIdentity::load(dir.path()).unwrap().is_some());
+    }
+
+    /// Issue 30: a wrongly typed megabyte value was repeated whole by the parse error; and a
+    /// refusal listed every one of thousands of differences.
+    #[test]
+    fn messages_cut_echoed_values_and_list_a_bounded_number_of_differences() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = serde_json::to_string(&RunIdentity::example())
+            .unwrap()
+            .replace(
+                "\"max_turns\":20",
+                &format!("\"max_turns\":\"{}\"", "x".repeat(900_000)),
+            );
+        std::fs::write(dir.path().join(IDENTITY_FILE), text).unwrap();
+        let e = RunIdentity::load(dir.path()).unwrap_err().to_string();
+        assert!(e.len() < 2_000, "{} bytes of message", e.len());
+        assert!(e.contains("more bytes)"), "{}", &e[..e.len().min(500)]);
+
+        let stored = RunIdentity::example();
+        let mut new = stored.clone();
+        for i in 0..5_000 {
+            new.extra
+                .insert(format!("k{i}"), Value::String("y".repeat(10_000)));
+        }
+        let e = reconcile(Some(&stored), true, &new, false).unwrap_err();
+        let IdentityError::Differs { differences, .. } = &e else {
+            panic!("{e}");
+        };
+        assert_eq!(differences.len(), 5_000);
+        assert!(differences.iter().all(|d| d.new.len() < 300), "values cut");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("… and 4950 more"),
+            "{}",
+            &msg[msg.len() - 300..]
+        );
+        assert!(msg.len() < 50 * 400, "{} bytes of message", msg.len());
+    }
+
+    /// Issue 30: a 709 KB identity — one 200 KB member name over 40,000 members — took 15.7 GB
+    /// and 78 s in `report`, and wrote an 8 GB report.md: every row of the configuration held
+    /// the whole path. Rows now hold cut paths and values, and the section lists a bounded
+    /// number of them.
+    #[test]
+    fn a_long_member_name_over_many_members_gives_a_bounded_configuration() {
+        let mut id = RunIdentity::example();
+        let members: serde_json::Map<String, Value> = (0..8_000)
+            .map(|i| (format!("m{i}"), Value::String("v".into())))
+            .collect();
+        id.extra.insert("K".repeat(100_000), Value::Object(members));
+        let rows = id.rows();
+        assert!(rows.len() > 8_000);
+        assert!(rows.iter().all(|(k, v)| k.len() < 300 && v.len() < 300));
+        let md = id.markdown();
+        assert!(md.len() < 3_000_000, "{} bytes of Markdown", md.len());
+        assert!(md.contains("more settings (see identity.json)"));
+        let d = RunIdentity::example().differences(&id);
+        assert!(
+            d.iter().all(|d| d.field.len() < 300),
+            "differences hold cut paths"
         );
     }
 

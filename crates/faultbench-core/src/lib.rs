@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod bounds;
 pub mod category;
 pub mod concurrent;
 pub mod dataset;

@@ -863,6 +863,22 @@ pub(crate) mod tests {
     use super::*;
     use crate::scenario::ScenarioSpec;
 
+    /// Issue 30: a megabyte field value of the wrong type was repeated whole in the error.
+    #[test]
+    fn a_bad_value_is_not_echoed_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("result.json");
+        std::fs::write(&path, format!("{{\"key\": \"{}\"}}", "x".repeat(1 << 20))).unwrap();
+        let e = RunRecord::read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("result.json") && e.contains("not a faultbench run record"),
+            "{}",
+            &e[..300]
+        );
+        assert!(e.len() < 1_000, "{} bytes of message", e.len());
+        assert!(e.contains("more bytes)"), "{e}");
+    }
+
     /// A scored run record (also used by the store's tests).
     pub(crate) fn record() -> RunRecord {
         let text = include_str!("../tests/data/minimal.txt");

@@ -1,6 +1,7 @@
 //! The analyses beyond the paper's printed tables — pass-to-pass variation, effort by category,
 //! weight sensitivity — and the bootstrap that gives every mean and rate its interval. One
-//! [`Plan`] holds every statistic, so a single pass over the replicates serves them all.
+//! [`Plan`] indexes the rows; each table's statistics are registered in it, bootstrapped and
+//! forgotten before the next table's, so memory follows the largest table, not the report.
 
 use super::cells::{Families, Plan};
 use super::details::RunDetails;
@@ -53,25 +54,23 @@ pub struct Analyses {
     pub sensitivity: Sensitivity,
 }
 
-/// Computes the analyses and writes every interval into `tables`.
+/// Computes the analyses and writes every interval into `tables`. Each table is bootstrapped
+/// on its own ([`Plan::run_table`]).
 pub fn compute(rows: &[ManifestRow], tables: &mut Tables, opts: &ReportOptions) -> Analyses {
     let fam = Families::of(rows);
     let cols = tables.outcome_by_category.agents.clone();
     let mut plan = Plan::new(rows, &opts.details, &fam);
-    let table_stats = intervals::register(&mut plan, tables);
+    intervals::compute(&mut plan, tables, opts.bootstrap);
     let (mut variation, var_stats) = variation::build(rows, &fam, &cols, &mut plan);
-    let (mut effort_by_group, eff_stats) = effort_groups::build(&cols, &mut plan);
-    let sensitivity = sensitivity::build(rows, &fam, &opts.details, &opts.axis_totals, &cols);
-    let with_ci = opts.bootstrap.resamples > 0;
-    let iv = plan.run(opts.bootstrap);
-    intervals::apply(tables, &table_stats, &iv);
+    let iv = plan.run_table(opts.bootstrap);
     variation.cis = var_stats
         .iter()
         .map(|r| r.iter().map(|s| iv.get(*s)).collect())
         .collect();
-    effort_groups::fill(&mut effort_by_group, &eff_stats, &iv);
+    let effort_by_group = effort_groups::compute(&cols, &mut plan, opts.bootstrap);
+    let sensitivity = sensitivity::build(rows, &fam, &opts.details, &opts.axis_totals, &cols);
     Analyses {
-        bootstrap: with_ci.then_some(opts.bootstrap),
+        bootstrap: (opts.bootstrap.resamples > 0).then_some(opts.bootstrap),
         records: opts.details.len(),
         variation,
         effort_by_group,

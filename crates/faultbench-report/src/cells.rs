@@ -248,10 +248,17 @@ impl Families {
 }
 
 /// Estimators for many statistics over one set of rows, bootstrapped together.
+///
+/// A plan is run one table at a time ([`Plan::run_table`]): the statistics registered since the
+/// last run are bootstrapped and forgotten, so the estimators held at once are one table's,
+/// not the whole report's. The rows of each agent are indexed once, so registering a statistic
+/// of one agent reads that agent's rows only (a report over many agents is not quadratic).
 pub struct Plan<'a> {
     rows: &'a [ManifestRow],
     details: &'a RunDetails,
     families: &'a Families,
+    /// Row indices of each agent, in row order.
+    by_agent: HashMap<&'a str, Vec<usize>>,
     estimators: Vec<Estimator>,
     differences: Vec<Difference>,
     memo: HashMap<CellSpec, usize>,
@@ -303,10 +310,15 @@ impl Intervals {
 impl<'a> Plan<'a> {
     /// A plan over `rows` (with `families` computed from the same rows).
     pub fn new(rows: &'a [ManifestRow], details: &'a RunDetails, families: &'a Families) -> Self {
+        let mut by_agent: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, r) in rows.iter().enumerate() {
+            by_agent.entry(r.agent.as_str()).or_default().push(i);
+        }
         Plan {
             rows,
             details,
             families,
+            by_agent,
             estimators: Vec::new(),
             differences: Vec::new(),
             memo: HashMap::new(),
@@ -333,14 +345,20 @@ impl<'a> Plan<'a> {
 
     fn build(&mut self, spec: &CellSpec, keep: &dyn Fn(usize, u32) -> bool) -> Stat {
         let mut e = Estimator::new(spec.measure.kind());
-        for (i, r) in self.rows.iter().enumerate() {
+        let mut add = |i: usize| {
+            let r = &self.rows[i];
             let f = self.families.family_of[i];
             if !spec.selects(r, self.families.kind_of[i]) || !keep(i, f) {
-                continue;
+                return;
             }
             if let Some((s, c)) = spec.measure.contribution(r, self.details) {
                 e.add(f, self.families.pass_of[i], s, c);
             }
+        };
+        if spec.agent == ALL {
+            (0..self.rows.len()).for_each(&mut add);
+        } else if let Some(mine) = self.by_agent.get(spec.agent.as_str()) {
+            mine.iter().copied().for_each(&mut add);
         }
         self.estimators.push(e);
         Stat::Cell(self.estimators.len() - 1)
@@ -377,12 +395,22 @@ impl<'a> Plan<'a> {
     }
 
     /// Runs the bootstrap over every registered statistic.
-    pub fn run(self, boot: Bootstrap) -> Intervals {
-        let values = boot.run(&self.families.design, &self.estimators, &self.differences);
+    pub fn run(mut self, boot: Bootstrap) -> Intervals {
+        self.run_table(boot)
+    }
+
+    /// Runs the bootstrap over the statistics registered since the last run (one table's) and
+    /// forgets them: the handles given out since then refer to the returned intervals, and the
+    /// next statistic registered starts a new table.
+    pub fn run_table(&mut self, boot: Bootstrap) -> Intervals {
+        let estimators = std::mem::take(&mut self.estimators);
+        let differences = std::mem::take(&mut self.differences);
+        self.memo.clear();
+        let values = boot.run(&self.families.design, &estimators, &differences);
         Intervals {
-            cells: self.estimators.len(),
-            points: self.estimators.iter().map(Estimator::point).collect(),
-            counts: self.estimators.iter().map(Estimator::adds).collect(),
+            cells: estimators.len(),
+            points: estimators.iter().map(Estimator::point).collect(),
+            counts: estimators.iter().map(Estimator::adds).collect(),
             values,
         }
     }

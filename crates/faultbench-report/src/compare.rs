@@ -13,14 +13,19 @@
 //! is said too; so is an agent run with several models inside one source.
 
 use super::cells::{CellSpec, Families, Group, Measure, Plan, Stat, Subset};
-use super::details::{JsonFileError, RunDetails, read_bounded_json};
+use super::details::{JsonFileError, RunDetails, read_bounded_bytes};
 use super::intervals::{category_groups, fix_groups, style_groups, timeout_groups};
+use super::labels::{label, md};
 use super::metrics::ALL;
 use super::run_index::RunIndex;
 use super::stats::{Bootstrap, Design, Interval};
+use faultbench_core::identity::{
+    MAX_IDENTITY_BYTES, MAX_LISTED_DIFFERENCES, identity_shape_problem,
+};
 use faultbench_core::record::ManifestRow;
+use faultbench_core::text::echo;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -35,9 +40,6 @@ pub struct Source {
     pub identity: Option<Value>,
 }
 
-/// Largest `identity.json` read.
-const MAX_IDENTITY_BYTES: u64 = 1024 * 1024;
-
 /// An `identity.json` that exists but cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {problem}", path.display())]
@@ -50,7 +52,9 @@ pub struct IdentityFileError {
 }
 
 /// The `identity.json` of a runs root (or of the folder holding a `MANIFEST.csv`): `Ok(None)`
-/// when there is none, `Err` when it exists but cannot be used.
+/// when there is none, `Err` when it exists but cannot be used. It is read within the caps of
+/// run identities ([`MAX_IDENTITY_BYTES`], nesting and number of values:
+/// [`identity_shape_problem`]) before it is parsed.
 pub fn read_identity(source: &Path) -> Result<Option<Value>, IdentityFileError> {
     let dir = if source.is_dir() {
         source.to_path_buf()
@@ -61,53 +65,88 @@ pub fn read_identity(source: &Path) -> Result<Option<Value>, IdentityFileError> 
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
-    match read_bounded_json(&path, MAX_IDENTITY_BYTES, "an identity.json") {
-        Ok(v) => Ok(Some(v)),
-        Err(problem) => Err(IdentityFileError { path, problem }),
-    }
+    let checked =
+        read_bounded_bytes(&path, MAX_IDENTITY_BYTES, "an identity.json").and_then(|bytes| {
+            match identity_shape_problem(&bytes) {
+                Some(problem) => Err(JsonFileError::Shape(problem)),
+                None => serde_json::from_slice(&bytes).map_err(JsonFileError::NotJson),
+            }
+        });
+    checked
+        .map(Some)
+        .map_err(|problem| IdentityFileError { path, problem })
 }
 
-/// Dotted paths and values of a JSON document's leaves.
-pub fn flatten(v: &Value) -> BTreeMap<String, String> {
-    fn go(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+/// The fields in which two identities differ, as many as [`identity_differences`] lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IdentityDifferences {
+    /// `(path, left, right)` of the first [`MAX_LISTED_DIFFERENCES`] differing leaves, in
+    /// path order (`–` when absent on one side); paths and values cut to
+    /// [`ECHO_MAX`](faultbench_core::text::ECHO_MAX).
+    pub listed: Vec<(String, String, String)>,
+    /// How many leaves differ.
+    pub total: usize,
+}
+
+/// The leaves (dotted paths, `[i]` for array elements) in which two identities differ. One
+/// walk over both documents with one path buffer: memory does not grow with their size beyond
+/// the listed differences.
+pub fn identity_differences(a: &Value, b: &Value) -> IdentityDifferences {
+    fn children(v: Option<&Value>) -> (Option<&Map<String, Value>>, &[Value]) {
         match v {
-            Value::Object(m) => {
-                for (k, x) in m {
-                    let p = if prefix.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{prefix}.{k}")
-                    };
-                    go(&p, x, out);
-                }
-            }
-            Value::Array(a) => {
-                for (i, x) in a.iter().enumerate() {
-                    go(&format!("{prefix}[{i}]"), x, out);
-                }
-            }
-            other => {
-                out.insert(prefix.to_string(), other.to_string());
-            }
+            Some(Value::Object(m)) => (Some(m), &[]),
+            Some(Value::Array(x)) => (None, x.as_slice()),
+            _ => (None, &[]),
         }
     }
-    let mut out = BTreeMap::new();
-    go("", v, &mut out);
+    fn leaf(v: Option<&Value>) -> Option<&Value> {
+        v.filter(|v| !v.is_object() && !v.is_array())
+    }
+    fn shown(v: Option<&Value>) -> String {
+        v.map_or_else(|| "–".into(), |v| echo(&v.to_string()).into_owned())
+    }
+    fn walk(
+        path: &mut String,
+        a: Option<&Value>,
+        b: Option<&Value>,
+        out: &mut IdentityDifferences,
+    ) {
+        let (la, lb) = (leaf(a), leaf(b));
+        if (la.is_some() || lb.is_some()) && la != lb {
+            out.total += 1;
+            if out.listed.len() < MAX_LISTED_DIFFERENCES {
+                out.listed
+                    .push((echo(path).into_owned(), shown(la), shown(lb)));
+            }
+        }
+        let ((ma, xa), (mb, xb)) = (children(a), children(b));
+        let mut keys: Vec<&String> = ma.iter().chain(mb.iter()).flat_map(|m| m.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let len = path.len();
+            if len > 0 {
+                path.push('.');
+            }
+            path.push_str(k);
+            walk(
+                path,
+                ma.and_then(|m| m.get(k)),
+                mb.and_then(|m| m.get(k)),
+                out,
+            );
+            path.truncate(len);
+        }
+        for i in 0..xa.len().max(xb.len()) {
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            walk(path, xa.get(i), xb.get(i), out);
+            path.truncate(len);
+        }
+    }
+    let mut out = IdentityDifferences::default();
+    walk(&mut String::new(), Some(a), Some(b), &mut out);
     out
-}
-
-/// The fields in which two identities differ: `(path, left, right)` (`–` when absent).
-pub fn identity_differences(a: &Value, b: &Value) -> Vec<(String, String, String)> {
-    let (fa, fb) = (flatten(a), flatten(b));
-    let keys: BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
-    keys.into_iter()
-        .filter(|k| fa.get(*k) != fb.get(*k))
-        .map(|k| {
-            let get =
-                |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or_else(|| "–".into());
-            (k.clone(), get(&fa), get(&fb))
-        })
-        .collect()
 }
 
 /// A difference to the first source.
@@ -266,6 +305,23 @@ fn models_by_agent(rows: &[ManifestRow]) -> BTreeMap<String, BTreeSet<String>> {
     m
 }
 
+/// Most models a note names (an agent run with many models is named with the first few).
+const MAX_NOTED_MODELS: usize = 5;
+
+/// The first [`MAX_NOTED_MODELS`] of `names` as labels, joined by `sep`, then `… (N more)`.
+fn some(names: &BTreeSet<String>, sep: &str) -> String {
+    let mut s = names
+        .iter()
+        .take(MAX_NOTED_MODELS)
+        .map(|n| label(n).into_owned())
+        .collect::<Vec<_>>()
+        .join(sep);
+    if names.len() > MAX_NOTED_MODELS {
+        s.push_str(&format!("{sep}… ({} more)", names.len() - MAX_NOTED_MODELS));
+    }
+    s
+}
+
 fn notes(sources: &[Source]) -> Vec<String> {
     let mut out = Vec::new();
     let first = &sources[0];
@@ -273,9 +329,10 @@ fn notes(sources: &[Source]) -> Vec<String> {
         for (agent, models) in models_by_agent(&s.index.rows) {
             if models.len() > 1 {
                 out.push(format!(
-                    "{}: agent {agent} ran with several models ({}): one root should hold one configuration",
+                    "{}: agent {} ran with several models ({}): one root should hold one configuration",
                     s.label,
-                    models.iter().cloned().collect::<Vec<_>>().join(", ")
+                    label(&agent),
+                    some(&models, ", ")
                 ));
             }
         }
@@ -284,24 +341,28 @@ fn notes(sources: &[Source]) -> Vec<String> {
         match (&first.identity, &s.identity) {
             (Some(a), Some(b)) => {
                 let d = identity_differences(a, b);
-                if d.is_empty() {
+                if d.total == 0 {
                     out.push(format!(
                         "{} and {} have the same run identity.",
                         first.label, s.label
                     ));
                 } else {
                     let list: Vec<String> = d
+                        .listed
                         .iter()
-                        .take(30)
                         .map(|(k, x, y)| format!("{k}: {x} vs {y}"))
                         .collect();
                     out.push(format!(
                         "{} and {} have DIFFERENT run identities ({} fields): {}{}",
                         first.label,
                         s.label,
-                        d.len(),
+                        d.total,
                         list.join("; "),
-                        if d.len() > 30 { "; …" } else { "" }
+                        if d.total > d.listed.len() {
+                            "; …"
+                        } else {
+                            ""
+                        }
                     ));
                 }
             }
@@ -328,10 +389,11 @@ fn notes(sources: &[Source]) -> Vec<String> {
                 && other != models
             {
                 out.push(format!(
-                    "agent {agent}: model {} in {} but {} in {}",
-                    models.iter().cloned().collect::<Vec<_>>().join("/"),
+                    "agent {}: model {} in {} but {} in {}",
+                    label(agent),
+                    some(models, "/"),
                     first.label,
-                    other.iter().cloned().collect::<Vec<_>>().join("/"),
+                    some(other, "/"),
                     s.label
                 ));
             }
@@ -577,7 +639,7 @@ impl Comparison {
                 out.push_str(&format!(
                     "| {} | {} | {} | {} |\n",
                     r.row,
-                    r.agent,
+                    md(&r.agent),
                     vals.join(" | "),
                     diffs.join(" | ")
                 ));

@@ -7,15 +7,18 @@
 //! injection). Agent names are the only text cells that come from input; numbers are written as
 //! numbers (a negative Δ stays a number).
 
+use super::labels::csv_field;
 use super::metrics::round3;
 use super::tables::Tables;
 
-/// A text cell safe to open in a spreadsheet.
+/// A text cell safe to open in a spreadsheet, and at most
+/// [`MAX_CSV_FIELD_CHARS`](super::labels::MAX_CSV_FIELD_CHARS) long ([`csv_field`]).
 pub fn neutralise(cell: &str) -> std::borrow::Cow<'_, str> {
+    let cell = csv_field(cell);
     if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{cell}").into()
     } else {
-        cell.into()
+        cell
     }
 }
 

@@ -194,15 +194,20 @@ pub enum JsonFileError {
     /// source, whose message would quote it whole).
     #[error("not JSON: {}", faultbench_core::text::json_error(.0))]
     NotJson(serde_json::Error),
+    /// Nested deeper, or holding more values, than such a file may (checked before parsing).
+    #[error("{0}")]
+    Shape(String),
 }
 
-/// Reads a regular file (not through a link) of at most `limit` bytes as JSON; `what` names
-/// the kind of file in the size error.
-pub(crate) fn read_bounded_json(
+/// Reads a regular file (not through a link) of at most `limit` bytes; `what` names the kind
+/// of file in the size error. The file is opened as a regular file (a FIFO swapped in after
+/// the check is refused, not waited on) and at most `limit + 1` bytes are read, so a file that
+/// grows after it was measured is refused too.
+pub(crate) fn read_bounded_bytes(
     path: &Path,
     limit: u64,
     what: &'static str,
-) -> Result<Value, JsonFileError> {
+) -> Result<Vec<u8>, JsonFileError> {
     let meta = std::fs::symlink_metadata(path).map_err(JsonFileError::Read)?;
     if !meta.is_file() {
         return Err(JsonFileError::NotAFile);
@@ -214,18 +219,25 @@ pub(crate) fn read_bounded_json(
             what,
         });
     }
-    // Opened as a regular file: a FIFO swapped in after the check above is refused, not
-    // waited on.
-    let text =
-        faultbench_core::fsutil::read_regular_capped(path, limit).map_err(|e| match e.problem {
-            InputProblem::NotRegular(_) => JsonFileError::NotAFile,
-            InputProblem::TooBig { len, .. } => JsonFileError::TooLarge {
-                size: len,
-                limit,
-                what,
-            },
-            _ => JsonFileError::Read(e.into()),
-        })?;
+    faultbench_core::fsutil::read_regular_capped(path, limit).map_err(|e| match e.problem {
+        InputProblem::NotRegular(_) => JsonFileError::NotAFile,
+        InputProblem::TooBig { len, .. } => JsonFileError::TooLarge {
+            size: len,
+            limit,
+            what,
+        },
+        _ => JsonFileError::Read(e.into()),
+    })
+}
+
+/// Reads a regular file (not through a link) of at most `limit` bytes as JSON; `what` names
+/// the kind of file in the size error.
+pub(crate) fn read_bounded_json(
+    path: &Path,
+    limit: u64,
+    what: &'static str,
+) -> Result<Value, JsonFileError> {
+    let text = read_bounded_bytes(path, limit, what)?;
     serde_json::from_slice(&text).map_err(JsonFileError::NotJson)
 }
 

@@ -5,7 +5,7 @@
 
 use super::cells::{CellSpec, Group, Intervals, Measure, Plan, Stat, Subset};
 use super::intervals::timeout_groups;
-use super::stats::Interval;
+use super::stats::{Bootstrap, Interval};
 use super::tables::STYLES;
 use faultbench_core::category::Category;
 use serde::{Deserialize, Serialize};
@@ -67,13 +67,13 @@ fn labels() -> Vec<String> {
     l
 }
 
-/// Registers the tables' cells in `plan`; [`fill`] reads the results.
-pub fn build(cols: &[String], plan: &mut Plan) -> (Vec<GroupEffort>, Vec<Vec<Vec<Stat>>>) {
+/// Computes the tables, one metric at a time (each is bootstrapped and forgotten before the
+/// next is registered).
+pub fn compute(cols: &[String], plan: &mut Plan, boot: Bootstrap) -> Vec<GroupEffort> {
     let groups: Vec<Group> = timeout_groups();
     let mut tables = Vec::new();
-    let mut stats = Vec::new();
     for (name, what, measure) in METRICS {
-        let t_stats: Vec<Vec<Stat>> = groups
+        let stats: Vec<Vec<Stat>> = groups
             .iter()
             .map(|g| {
                 cols.iter()
@@ -81,29 +81,25 @@ pub fn build(cols: &[String], plan: &mut Plan) -> (Vec<GroupEffort>, Vec<Vec<Vec
                     .collect()
             })
             .collect();
+        let iv = plan.run_table(boot);
         tables.push(GroupEffort {
             title: format!("Table 8b — {what} per answered run, by category and ticket style"),
             metric: name.to_string(),
             rows: labels(),
             agents: cols.to_vec(),
-            cells: vec![vec![PooledCell::default(); cols.len()]; groups.len()],
+            cells: stats
+                .iter()
+                .map(|row| row.iter().map(|s| cell(&iv, *s)).collect())
+                .collect(),
         });
-        stats.push(t_stats);
     }
-    (tables, stats)
+    tables
 }
 
-/// Fills the means, counts and intervals after the plan ran.
-pub fn fill(tables: &mut [GroupEffort], stats: &[Vec<Vec<Stat>>], iv: &Intervals) {
-    for (t, ts) in tables.iter_mut().zip(stats) {
-        for (row, srow) in t.cells.iter_mut().zip(ts) {
-            for (c, s) in row.iter_mut().zip(srow) {
-                *c = PooledCell {
-                    mean: iv.point(*s),
-                    n: iv.n(*s),
-                    ci: iv.get(*s),
-                };
-            }
-        }
+fn cell(iv: &Intervals, s: Stat) -> PooledCell {
+    PooledCell {
+        mean: iv.point(s),
+        n: iv.n(s),
+        ci: iv.get(s),
     }
 }

@@ -1,6 +1,7 @@
 //! The self-contained HTML report: tables rendered from Markdown-like data, charts inline.
 
 use super::Report;
+use super::labels::label;
 use super::metrics::Rate;
 use super::tables::{RateTable, ScoreTable};
 
@@ -13,7 +14,7 @@ fn esc(s: &str) -> String {
 fn score_html(t: &ScoreTable) -> String {
     let mut s = format!("<h3>{}</h3>\n<table><tr><th></th>", esc(&t.title));
     for a in &t.agents {
-        s.push_str(&format!("<th>{}</th>", esc(a)));
+        s.push_str(&format!("<th>{}</th>", esc(&label(a))));
     }
     s.push_str("<th>n</th></tr>\n");
     for (label, row) in t.rows.iter().zip(&t.cells) {
@@ -53,7 +54,7 @@ fn score_html(t: &ScoreTable) -> String {
 fn rate_html(t: &RateTable) -> String {
     let mut s = format!("<h3>{}</h3>\n<table><tr><th></th>", esc(&t.title));
     for a in &t.agents {
-        s.push_str(&format!("<th>{}</th>", esc(a)));
+        s.push_str(&format!("<th>{}</th>", esc(&label(a))));
     }
     s.push_str("</tr>\n");
     for (i, (label, row)) in t.rows.iter().zip(&t.cells).enumerate() {

@@ -1,22 +1,12 @@
 //! Bootstrap intervals for every mean and rate of Tables 4–8: each cell is registered in a
 //! [`Plan`] with the same runs and rule the table used, and the intervals are written back
-//! into the cells after one bootstrap over all of them.
+//! into the cells. One table is bootstrapped at a time ([`Plan::run_table`]), so the
+//! estimators held at once are those of one table.
 
 use super::cells::{CellSpec, Group, Intervals, Measure, Plan, Stat, Subset};
+use super::stats::Bootstrap;
 use super::tables::{STYLES, ScoreTable, Tables};
 use faultbench_core::category::Category;
-
-/// Handles of the registered statistics, in table layout.
-pub struct TableStats {
-    outcome_by_category: Vec<Vec<(Stat, Option<Stat>)>>,
-    outcome_by_persona: Vec<Vec<(Stat, Option<Stat>)>>,
-    fix: Vec<Vec<(Stat, Option<Stat>)>>,
-    reasoning: Vec<Vec<(Stat, Option<Stat>)>>,
-    reasoning_by_persona: Vec<Vec<(Stat, Option<Stat>)>>,
-    over_diagnosis: Vec<Vec<Stat>>,
-    timeouts: Vec<Vec<Stat>>,
-    effort: Vec<Vec<(&'static str, Stat)>>,
-}
 
 /// The effort fields of Table 8 with the statistic behind each.
 pub const EFFORT_FIELDS: [(&str, Measure); 10] = [
@@ -104,27 +94,62 @@ fn score_stats(
         .collect()
 }
 
-/// Registers every cell of the tables.
-pub fn register(plan: &mut Plan, t: &Tables) -> TableStats {
-    let cols = &t.outcome_by_category.agents;
-    TableStats {
-        outcome_by_category: score_stats(plan, &category_groups(), cols, Measure::Outcome, Some(0)),
-        outcome_by_persona: score_stats(plan, &style_groups(), cols, Measure::Outcome, Some(0)),
-        fix: score_stats(plan, &fix_groups(), cols, Measure::Fix, None),
-        reasoning: score_stats(plan, &category_groups(), cols, Measure::Reasoning, None),
-        reasoning_by_persona: score_stats(plan, &style_groups(), cols, Measure::Reasoning, None),
-        over_diagnosis: rate_stats(plan, &style_groups(), cols, Measure::OverDiagnosis),
-        timeouts: rate_stats(plan, &timeout_groups(), cols, Measure::TimeoutRate),
-        effort: t
-            .effort
+/// Computes the intervals of every cell of Tables 4–8 and writes them into `t`, one table at
+/// a time.
+pub fn compute(plan: &mut Plan, t: &mut Tables, boot: Bootstrap) {
+    let cols = t.outcome_by_category.agents.clone();
+    let scores: [(&mut ScoreTable, Vec<Group>, Measure, Option<usize>); 5] = [
+        (
+            &mut t.outcome_by_category,
+            category_groups(),
+            Measure::Outcome,
+            Some(0),
+        ),
+        (
+            &mut t.outcome_by_persona,
+            style_groups(),
+            Measure::Outcome,
+            Some(0),
+        ),
+        (&mut t.fix, fix_groups(), Measure::Fix, None),
+        (
+            &mut t.reasoning,
+            category_groups(),
+            Measure::Reasoning,
+            None,
+        ),
+        (
+            &mut t.reasoning_by_persona,
+            style_groups(),
+            Measure::Reasoning,
+            None,
+        ),
+    ];
+    for (table, groups, measure, delta_ref) in scores {
+        let stats = score_stats(plan, &groups, &cols, measure, delta_ref);
+        let iv = plan.run_table(boot);
+        apply_scores(table, &stats, &iv);
+    }
+    let stats = rate_stats(plan, &style_groups(), &cols, Measure::OverDiagnosis);
+    t.over_diagnosis.cis = rate_cis(&stats, &plan.run_table(boot));
+    let stats = rate_stats(plan, &timeout_groups(), &cols, Measure::TimeoutRate);
+    t.timeouts.cis = rate_cis(&stats, &plan.run_table(boot));
+    let stats: Vec<Vec<(&str, Stat)>> = t
+        .effort
+        .iter()
+        .map(|e| {
+            EFFORT_FIELDS
+                .iter()
+                .map(|(name, m)| (*name, plan.cell(CellSpec::new(Group::Any, &e.agent, *m))))
+                .collect()
+        })
+        .collect();
+    let iv = plan.run_table(boot);
+    for (e, fields) in t.effort.iter_mut().zip(&stats) {
+        e.cis = fields
             .iter()
-            .map(|e| {
-                EFFORT_FIELDS
-                    .iter()
-                    .map(|(name, m)| (*name, plan.cell(CellSpec::new(Group::Any, &e.agent, *m))))
-                    .collect()
-            })
-            .collect(),
+            .filter_map(|(name, s)| iv.get(*s).map(|i| (name.to_string(), i)))
+            .collect();
     }
 }
 
@@ -141,31 +166,5 @@ fn rate_cis(stats: &[Vec<Stat>], iv: &Intervals) -> Vec<Vec<Option<super::stats:
     stats
         .iter()
         .map(|r| r.iter().map(|s| iv.get(*s)).collect())
-        .collect()
-}
-
-/// Writes the intervals into the tables.
-pub fn apply(t: &mut Tables, stats: &TableStats, iv: &Intervals) {
-    apply_scores(&mut t.outcome_by_category, &stats.outcome_by_category, iv);
-    apply_scores(&mut t.outcome_by_persona, &stats.outcome_by_persona, iv);
-    apply_scores(&mut t.fix, &stats.fix, iv);
-    apply_scores(&mut t.reasoning, &stats.reasoning, iv);
-    apply_scores(&mut t.reasoning_by_persona, &stats.reasoning_by_persona, iv);
-    t.over_diagnosis.cis = rate_cis(&stats.over_diagnosis, iv);
-    t.timeouts.cis = rate_cis(&stats.timeouts, iv);
-    for (e, fields) in t.effort.iter_mut().zip(&stats.effort) {
-        e.cis = fields
-            .iter()
-            .filter_map(|(name, s)| iv.get(*s).map(|i| (name.to_string(), i)))
-            .collect();
-    }
-}
-
-/// The point estimates the plan computed, in table layout (for consistency checks).
-pub fn points(stats: &TableStats, iv: &Intervals) -> Vec<Vec<Option<f64>>> {
-    stats
-        .outcome_by_category
-        .iter()
-        .map(|r| r.iter().map(|(s, _)| iv.point(*s)).collect())
         .collect()
 }

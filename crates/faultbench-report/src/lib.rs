@@ -29,6 +29,7 @@ pub mod details;
 pub mod effort_groups;
 mod html;
 pub mod intervals;
+pub mod labels;
 mod markdown;
 mod markdown_more;
 pub mod metrics;
@@ -44,8 +45,8 @@ pub mod variation;
 pub use analyses::{Analyses, ReportOptions};
 pub use protocol::{PresenceRow, RunNotes, presence_markdown, presence_rows};
 pub use run_index::{
-    MAX_REGISTRY_BYTES, ManifestRowError, NumberProblem, RunIndex, RunIndexError, RunIndexProblem,
-    parse_row,
+    MAX_FIELD_CHARS, MAX_REGISTRY_BYTES, MAX_REGISTRY_ROWS, MAX_REPORT_AGENTS, ManifestRowError,
+    NumberProblem, RunIndex, RunIndexError, RunIndexProblem, parse_row,
 };
 pub use tables::Tables;
 

@@ -1,6 +1,7 @@
 //! Markdown and CSV renderings of the tables (scores to three decimals, rates as
 //! `24.3% (51/210)`, as the paper prints them).
 
+use super::labels::{md, md_join};
 use super::metrics::Rate;
 use super::tables::{Effort, RateTable, ScoreCell, ScoreTable, Tables};
 use faultbench_core::dataset::DatasetStats;
@@ -34,7 +35,7 @@ pub fn score_table(t: &ScoreTable) -> String {
             "Mean over answered runs, averaged over passes; [bootstrap 95% interval] when computed; ± per-pass SD; (Δ vs {r}). n = answered runs.\n\n"
         ));
     }
-    out.push_str(&format!("| | {} | n |\n", t.agents.join(" | ")));
+    out.push_str(&format!("| | {} | n |\n", md_join(&t.agents, " | ")));
     out.push_str(&format!("|---|{}---:|\n", "---:|".repeat(t.agents.len())));
     for (label, row) in t.rows.iter().zip(&t.cells) {
         let cells: Vec<String> = row.iter().map(|c| score(c, true)).collect();
@@ -47,7 +48,7 @@ pub fn score_table(t: &ScoreTable) -> String {
 /// A rate table in Markdown.
 pub fn rate_table(t: &RateTable) -> String {
     let mut out = format!("### {}\n\n", t.title);
-    out.push_str(&format!("| | {} |\n", t.agents.join(" | ")));
+    out.push_str(&format!("| | {} |\n", md_join(&t.agents, " | ")));
     out.push_str(&format!("|---|{}\n", "---:|".repeat(t.agents.len())));
     for (i, (label, row)) in t.rows.iter().zip(&t.cells).enumerate() {
         let cells: Vec<String> = row
@@ -125,7 +126,7 @@ pub fn effort_table(rows: &[Effort]) -> String {
         };
         out.push_str(&format!(
             "| {} | {} | {} | {} / {} | {} / {} | {} / {} | {} / {} | {:.2} | {share} | {judge_tokens} | {} | {judge_total} | {all} |\n",
-            e.agent,
+            md(&e.agent),
             e.runs,
             Rate {
                 num: e.timeouts,

@@ -3,6 +3,7 @@
 
 use super::analyses::Analyses;
 use super::effort_groups::GroupEffort;
+use super::labels::md_join;
 use super::metrics::Rate;
 use super::sensitivity::Sensitivity;
 use super::stats::Interval;
@@ -20,7 +21,7 @@ fn rate_ci(r: &Rate, ci: Option<Interval>) -> String {
 pub fn variation(v: &Variation) -> String {
     let mut out = format!("### {}\n\n", v.title);
     out.push_str("The paper reports 8% for E1 (\"single runs are noisy\"). Share of cells with at least two answered passes; [bootstrap 95% interval].\n\n");
-    out.push_str(&format!("| | {} |\n", v.agents.join(" | ")));
+    out.push_str(&format!("| | {} |\n", md_join(&v.agents, " | ")));
     out.push_str(&format!("|---|{}\n", "---:|".repeat(v.agents.len())));
     for (i, (label, row)) in v.rows.iter().zip(&v.cells).enumerate() {
         let cells: Vec<String> = row
@@ -46,7 +47,7 @@ fn pooled_num(x: f64) -> String {
 /// One Table 8b metric in Markdown.
 pub fn group_effort(t: &GroupEffort) -> String {
     let mut out = format!("### {}\n\n", t.title);
-    out.push_str(&format!("| | {} |\n", t.agents.join(" | ")));
+    out.push_str(&format!("| | {} |\n", md_join(&t.agents, " | ")));
     out.push_str(&format!("|---|{}\n", "---:|".repeat(t.agents.len())));
     for (label, row) in t.rows.iter().zip(&t.cells) {
         let cells: Vec<String> = row
@@ -78,7 +79,7 @@ pub fn sensitivity(s: &Sensitivity) -> String {
     ));
     out.push_str(&format!(
         "| Rule | Tickets | {} | Ranking |\n",
-        s.agents.join(" | ")
+        md_join(&s.agents, " | ")
     ));
     out.push_str(&format!(
         "|---|---|{}---|\n",
@@ -87,7 +88,7 @@ pub fn sensitivity(s: &Sensitivity) -> String {
     for (k, rule) in s.rules.iter().enumerate() {
         for (i, row) in s.rows.iter().enumerate() {
             let cells: Vec<String> = s.cells[k][i].iter().map(|c| c.format()).collect();
-            let mut ranking = s.ranking[k][i].join(" > ");
+            let mut ranking = md_join(&s.ranking[k][i], " > ");
             if !s.ranking_certain[k][i] {
                 ranking.push_str(" (uncertain: ranges overlap)");
             }

@@ -150,7 +150,11 @@ pub fn presence_markdown(rows: &[PresenceRow]) -> String {
     for r in rows {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",
-            r.topology, r.scenario, r.runs, r.fault_vanished, r.baseline_broke
+            super::labels::md(&r.topology),
+            super::labels::md(&r.scenario),
+            r.runs,
+            r.fault_vanished,
+            r.baseline_broke
         ));
     }
     out

@@ -284,7 +284,7 @@ impl RepairTables {
         let head = |first: &str| {
             let mut s = format!("| {first} |");
             for a in &self.agents {
-                s.push_str(&format!(" {a} |"));
+                s.push_str(&format!(" {} |", super::labels::md(a)));
             }
             s.push_str("\n|---|");
             s.push_str(&"---:|".repeat(self.agents.len()));

@@ -51,6 +51,16 @@ pub enum RunIndexProblem {
     /// A folder with neither a registry nor run records.
     #[error("no MANIFEST.csv and no result.json below this folder")]
     NoRuns,
+    /// More rows than [`MAX_REGISTRY_ROWS`].
+    #[error(
+        "more than {MAX_REGISTRY_ROWS} runs; a report reads at most that many (split the runs over several roots and compare them)"
+    )]
+    TooManyRows,
+    /// More distinct agents than [`MAX_REPORT_AGENTS`].
+    #[error(
+        "more than {MAX_REPORT_AGENTS} distinct agents; a report has at most that many columns (split the runs over several roots)"
+    )]
+    TooManyAgents,
 }
 
 /// A registry row that cannot be read.
@@ -156,6 +166,132 @@ fn cut(s: &str) -> String {
 /// Largest registry read (the release's 3,960 runs take 0.65 MB).
 pub const MAX_REGISTRY_BYTES: u64 = 256 * 1024 * 1024;
 
+/// Most runs a report reads: 500 times the release's 3,960. A run takes about 0.65 KB of
+/// memory in a report (its row, and its share of one table's statistics): a report over a
+/// million runs peaks at about 670 MB (`scripts/report-bounds.sh`).
+pub const MAX_REGISTRY_ROWS: usize = 2_000_000;
+
+/// Most distinct agents a report shows (its tables have one column per agent): far more than
+/// any comparison of agents, and few enough that every table stays readable and cheap.
+pub const MAX_REPORT_AGENTS: usize = 1_000;
+
+/// Longest text field of a registry row kept when read, in characters (agent, model, scenario
+/// id, …; real ones are under a hundred). A longer value is kept as its first 130 and last 80
+/// characters around `…(N bytes, #hash)…` (at most 41 characters), the hash telling apart
+/// values that share both ends, and a warning names the line: every table, chart and export
+/// then repeats at most this much.
+pub const MAX_FIELD_CHARS: usize = 256;
+
+/// Warnings about cut fields listed one by one; the rest are counted in one more warning.
+const MAX_CUT_WARNINGS: usize = 20;
+
+/// `s` kept as [`MAX_FIELD_CHARS`] describes, or `None` when it is short enough.
+fn bounded_field(s: &str) -> Option<String> {
+    const HEAD: usize = 130;
+    const TAIL: usize = 80;
+    let chars = s.chars().count();
+    if chars <= MAX_FIELD_CHARS {
+        return None;
+    }
+    let head_end = s.char_indices().nth(HEAD).map_or(s.len(), |(i, _)| i);
+    let tail_start = s
+        .char_indices()
+        .nth(chars - TAIL)
+        .map_or(s.len(), |(i, _)| i);
+    let hash = faultbench_core::identity::content_hash(&[s.as_bytes()]);
+    Some(format!(
+        "{}…({} bytes, #{})…{}",
+        &s[..head_end],
+        s.len(),
+        &hash[..8],
+        &s[tail_start..]
+    ))
+}
+
+/// Cuts a row's text fields to [`MAX_FIELD_CHARS`]; the names of the fields cut.
+fn bound_row(r: &mut ManifestRow) -> Vec<&'static str> {
+    let mut cut = Vec::new();
+    for (name, field) in [
+        ("arm", &mut r.arm),
+        ("pass", &mut r.pass),
+        ("topology", &mut r.topology),
+        ("scenario_id", &mut r.scenario_id),
+        ("agent", &mut r.agent),
+        ("model", &mut r.model),
+        ("status", &mut r.status),
+    ] {
+        if let Some(short) = bounded_field(field) {
+            *field = short;
+            cut.push(name);
+        }
+    }
+    cut
+}
+
+/// Applies the caps on rows, agents and field lengths as rows are added to an index.
+struct Limits {
+    max_rows: usize,
+    max_agents: usize,
+    agents: std::collections::HashSet<String>,
+    cut_rows: usize,
+}
+
+impl Limits {
+    fn new() -> Limits {
+        Limits::with_caps(MAX_REGISTRY_ROWS, MAX_REPORT_AGENTS)
+    }
+
+    fn with_caps(max_rows: usize, max_agents: usize) -> Limits {
+        Limits {
+            max_rows,
+            max_agents,
+            agents: std::collections::HashSet::new(),
+            cut_rows: 0,
+        }
+    }
+
+    /// Adds `row` (found at `where_`, e.g. `MANIFEST.csv:12`) to `index`, or says which cap it
+    /// passes.
+    fn push(
+        &mut self,
+        index: &mut RunIndex,
+        mut row: ManifestRow,
+        where_: impl FnOnce() -> String,
+    ) -> Result<(), RunIndexProblem> {
+        if index.rows.len() >= self.max_rows {
+            return Err(RunIndexProblem::TooManyRows);
+        }
+        let cut = bound_row(&mut row);
+        if !cut.is_empty() {
+            self.cut_rows += 1;
+            if self.cut_rows <= MAX_CUT_WARNINGS {
+                index.warnings.push(format!(
+                    "{}: {} longer than {MAX_FIELD_CHARS} characters, kept cut",
+                    where_(),
+                    cut.join(", ")
+                ));
+            }
+        }
+        if !self.agents.contains(&row.agent) {
+            if self.agents.len() >= self.max_agents {
+                return Err(RunIndexProblem::TooManyAgents);
+            }
+            self.agents.insert(row.agent.clone());
+        }
+        index.rows.push(row);
+        Ok(())
+    }
+
+    fn finish(self, index: &mut RunIndex) {
+        if self.cut_rows > MAX_CUT_WARNINGS {
+            index.warnings.push(format!(
+                "… and {} more rows with fields longer than {MAX_FIELD_CHARS} characters, kept cut",
+                self.cut_rows - MAX_CUT_WARNINGS
+            ));
+        }
+    }
+}
+
 impl RunIndex {
     /// Reads a `MANIFEST.csv` with the `csv` crate (quoted commas, quotes and newlines are
     /// values). A malformed row in the middle is an error (with its line); a malformed or
@@ -187,6 +323,10 @@ impl RunIndex {
     /// Reads a registry's bytes (as [`RunIndex::load_csv`] does a file); `path` names it in
     /// errors and warnings.
     pub fn from_csv_bytes(bytes: &[u8], path: &Path) -> Result<RunIndex, RunIndexError> {
+        RunIndex::parse_csv(bytes, path, Limits::new())
+    }
+
+    fn parse_csv(bytes: &[u8], path: &Path, mut limits: Limits) -> Result<RunIndex, RunIndexError> {
         let err = |line: usize, problem: RunIndexProblem| RunIndexError {
             path: path.to_path_buf(),
             line,
@@ -210,6 +350,10 @@ impl RunIndex {
             source: path.to_path_buf(),
             ..Default::default()
         };
+        // One row per line at most: reserve once rather than double (and copy) a vector of a
+        // million rows.
+        let lines = body.iter().filter(|b| **b == b'\n').count();
+        reg.rows.reserve_exact(lines.min(limits.max_rows));
         let mut next = records.next();
         while let Some(current) = next {
             next = records.next();
@@ -225,7 +369,9 @@ impl RunIndex {
                 ),
             };
             match parsed {
-                Ok(row) if !last || ends_clean => reg.rows.push(row),
+                Ok(row) if !last || ends_clean => limits
+                    .push(&mut reg, row, || format!("{}:{line}", path.display()))
+                    .map_err(|p| err(line, p))?,
                 Ok(_) => reg.warnings.push(format!(
                     "{}:{line}: last line has no newline (torn write?); skipped",
                     path.display(),
@@ -237,6 +383,7 @@ impl RunIndex {
                 Err(m) => return Err(err(line, m.into())),
             }
         }
+        limits.finish(&mut reg);
         Ok(reg)
     }
 
@@ -254,12 +401,24 @@ impl RunIndex {
                 problem: RunIndexProblem::NoRuns,
             });
         }
-        Ok(RunIndex {
+        let mut index = RunIndex {
             source: root.to_path_buf(),
-            rows: records.iter().map(|(_, r)| r.manifest_row()).collect(),
+            rows: Vec::new(),
             warnings: bad.iter().map(|e| format!("skipped: {e}")).collect(),
             notes: None,
-        })
+        };
+        let mut limits = Limits::new();
+        for (file, r) in &records {
+            limits
+                .push(&mut index, r.manifest_row(), || file.display().to_string())
+                .map_err(|problem| RunIndexError {
+                    path: file.clone(),
+                    line: 0,
+                    problem,
+                })?;
+        }
+        limits.finish(&mut index);
+        Ok(index)
     }
 
     /// Reads either a `MANIFEST.csv` file or a runs root folder, with the notes of the run
@@ -479,6 +638,39 @@ mod tests {
             parse_row(&format!("{row},1,2,0.5")).unwrap().judge_cost_usd,
             Some(0.5)
         );
+    }
+
+    #[test]
+    fn rows_past_the_cap_are_refused_with_their_line() {
+        let good =
+            "base80,p1,Kath1,kath1-x,sade,m,scored,True,True,1.0,1.0,0.9,10,8,100,5,50,0.1,200.5";
+        let text = format!("{RELEASE_MANIFEST_HEADER}\n{good}\n{good}\n{good}\n");
+        let p = Path::new("MANIFEST.csv");
+        let e = RunIndex::parse_csv(text.as_bytes(), p, Limits::with_caps(2, 10)).unwrap_err();
+        assert!(matches!(e.problem, RunIndexProblem::TooManyRows), "{e}");
+        assert_eq!(e.line, 4);
+        let ok = RunIndex::parse_csv(text.as_bytes(), p, Limits::with_caps(3, 10)).unwrap();
+        assert_eq!(ok.rows.len(), 3);
+    }
+
+    #[test]
+    fn long_fields_are_cut_apart_and_within_the_cap() {
+        let half = "é".repeat(5_000);
+        let (a, b) = (format!("{half}a{half}"), format!("{half}b{half}"));
+        let (ca, cb) = (bounded_field(&a).unwrap(), bounded_field(&b).unwrap());
+        assert_ne!(ca, cb, "values sharing both ends stay apart");
+        for c in [&ca, &cb] {
+            assert!(
+                c.chars().count() <= MAX_FIELD_CHARS,
+                "{}",
+                c.chars().count()
+            );
+            assert!(c.contains(&format!("({} bytes, #", a.len())), "{c}");
+        }
+        assert_eq!(bounded_field(&"x".repeat(MAX_FIELD_CHARS)), None);
+        // The end is kept: the category of a scenario id is read from its suffix.
+        let id = format!("{}-misdirected", "t".repeat(1_000));
+        assert!(bounded_field(&id).unwrap().ends_with("-misdirected"));
     }
 
     #[test]

@@ -147,14 +147,6 @@ pub fn axis_totals(dataset: &faultbench_core::dataset::Dataset) -> HashMap<Strin
         .collect()
 }
 
-/// How a run's axis counts were obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
-    Exact,
-    Unique,
-    Ambiguous,
-}
-
 /// How many answered runs took each route to their axis counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Coverage {
@@ -218,55 +210,46 @@ pub struct Sensitivity {
 /// Decompositions by (outcome bits, known totals).
 type DecompositionCache = HashMap<(u64, Option<(u32, u32)>), Vec<AxisCounts>>;
 
-fn row_values(
-    rows: &[ManifestRow],
+/// A run's outcome under each rule of [`WeightRule::TABLE`], as `(lowest, highest)` over its
+/// candidate axis counts; `None` when the run is not answered or no decomposition fits. Counts
+/// the route taken in `coverage`.
+fn row_value(
+    r: &ManifestRow,
     details: &RunDetails,
     totals: &HashMap<String, (u32, u32)>,
+    cache: &mut DecompositionCache,
     coverage: &mut Coverage,
-) -> Vec<Option<Vec<(f64, f64)>>> {
-    let mut cache: DecompositionCache = HashMap::new();
-    rows.iter()
-        .map(|r| {
-            let x = r.outcome_score.filter(|_| answered(r))?;
-            coverage.answered += 1;
-            let (cands, exact) = match details.get(r).and_then(|d| d.axes) {
-                Some(a) => (vec![a], true),
-                None => {
-                    let t = totals.get(&r.scenario_id).copied();
-                    let c = cache
-                        .entry((x.to_bits(), t))
-                        .or_insert_with(|| decompositions(x, t));
-                    (c.clone(), false)
-                }
-            };
-            if cands.is_empty() {
-                coverage.unknown += 1;
-                return None;
-            }
-            let vals: Vec<(f64, f64)> = WeightRule::TABLE
-                .iter()
-                .map(|rule| {
-                    let v = cands.iter().map(|a| rule.outcome(*a));
-                    let lo = v.clone().fold(f64::INFINITY, f64::min);
-                    let hi = v.fold(f64::NEG_INFINITY, f64::max);
-                    (lo, hi)
-                })
-                .collect();
-            let source = if exact {
-                Source::Exact
-            } else if vals.iter().all(|(l, h)| h - l < 1e-9) {
-                Source::Unique
-            } else {
-                Source::Ambiguous
-            };
-            match source {
-                Source::Exact => coverage.exact += 1,
-                Source::Unique => coverage.inferred += 1,
-                Source::Ambiguous => coverage.ambiguous += 1,
-            }
-            Some(vals)
-        })
-        .collect()
+) -> Option<[(f64, f64); 4]> {
+    let x = r.outcome_score.filter(|_| answered(r))?;
+    coverage.answered += 1;
+    let exact = details.get(r).and_then(|d| d.axes);
+    let cands: &[AxisCounts] = match &exact {
+        Some(a) => std::slice::from_ref(a),
+        None => {
+            let t = totals.get(&r.scenario_id).copied();
+            cache
+                .entry((x.to_bits(), t))
+                .or_insert_with(|| decompositions(x, t))
+        }
+    };
+    if cands.is_empty() {
+        coverage.unknown += 1;
+        return None;
+    }
+    let vals = WeightRule::TABLE.map(|rule| {
+        let v = cands.iter().map(|a| rule.outcome(*a));
+        let lo = v.clone().fold(f64::INFINITY, f64::min);
+        let hi = v.fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    });
+    if exact.is_some() {
+        coverage.exact += 1;
+    } else if vals.iter().all(|(l, h)| h - l < 1e-9) {
+        coverage.inferred += 1;
+    } else {
+        coverage.ambiguous += 1;
+    }
+    Some(vals)
 }
 
 fn rank(
@@ -285,7 +268,9 @@ fn rank(
 }
 
 /// Computes the table. `totals` maps scenario ids to (required, bonus) axis totals when a
-/// dataset is known.
+/// dataset is known. One pass over the rows: each run is added to the cells of its group (its
+/// category, and all core tickets) for its agent and for `All`, under every rule; no per-run
+/// value is kept.
 pub fn build(
     rows: &[ManifestRow],
     fam: &Families,
@@ -294,43 +279,60 @@ pub fn build(
     cols: &[String],
 ) -> Sensitivity {
     let mut coverage = Coverage::default();
-    let values = row_values(rows, details, totals, &mut coverage);
     let mut groups: Vec<(String, Option<Group>)> = Category::ALL
         .iter()
         .map(|c| (c.label().to_string(), Some(Group::Category(*c))))
         .collect();
     groups.push(("All core tickets".into(), None));
+    // A run enters its agent's column and every `All` column (as a column named `All` reads
+    // every run).
+    let col_of: HashMap<&str, usize> = cols
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.as_str() != ALL)
+        .map(|(j, a)| (a.as_str(), j))
+        .collect();
+    let all_cols: Vec<usize> = (0..cols.len()).filter(|j| cols[*j] == ALL).collect();
+    let rules = WeightRule::TABLE.len();
+    let (n_groups, n_cols) = (groups.len(), cols.len());
+    let at = |k: usize, g: usize, c: usize| (k * n_groups + g) * n_cols + c;
+    let fresh = || vec![Estimator::new(Kind::MeanOfPassMeans); rules * n_groups * n_cols];
+    let (mut lo, mut hi) = (fresh(), fresh());
+    let mut cache: DecompositionCache = HashMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        let Some(v) = row_value(r, details, totals, &mut cache, &mut coverage) else {
+            continue;
+        };
+        let (layer, cat) = fam.kind_of[i];
+        let own = col_of.get(r.agent.as_str()).copied();
+        for (g, (_, pick)) in groups.iter().enumerate() {
+            let inside = match pick {
+                Some(grp) => grp.contains_kind(layer, cat),
+                None => matches!(layer, Some(Layer::Base | Layer::Cex)),
+            };
+            if !inside {
+                continue;
+            }
+            for c in own.iter().chain(&all_cols).copied() {
+                for (k, (l, h)) in v.iter().enumerate() {
+                    lo[at(k, g, c)].add(0, fam.pass_of[i], *l, 1.0);
+                    hi[at(k, g, c)].add(0, fam.pass_of[i], *h, 1.0);
+                }
+            }
+        }
+    }
     let mut cells = Vec::new();
     let mut ranking = Vec::new();
     let mut certain = Vec::new();
-    for (k, _) in WeightRule::TABLE.iter().enumerate() {
+    for k in 0..rules {
         let mut rule_cells = Vec::new();
         let mut rule_rank = Vec::new();
         let mut rule_certain = Vec::new();
-        for (_, pick) in &groups {
-            let row: Vec<RangeCell> = cols
-                .iter()
-                .map(|a| {
-                    let mut lo = Estimator::new(Kind::MeanOfPassMeans);
-                    let mut hi = Estimator::new(Kind::MeanOfPassMeans);
-                    for (i, r) in rows.iter().enumerate() {
-                        let (layer, cat) = fam.kind_of[i];
-                        let inside = match pick {
-                            Some(g) => g.contains_kind(layer, cat),
-                            None => matches!(layer, Some(Layer::Base | Layer::Cex)),
-                        };
-                        if !(a == ALL || &r.agent == a) || !inside {
-                            continue;
-                        }
-                        if let Some(v) = &values[i] {
-                            lo.add(0, fam.pass_of[i], v[k].0, 1.0);
-                            hi.add(0, fam.pass_of[i], v[k].1, 1.0);
-                        }
-                    }
-                    RangeCell {
-                        lo: lo.point(),
-                        hi: hi.point(),
-                    }
+        for g in 0..n_groups {
+            let row: Vec<RangeCell> = (0..n_cols)
+                .map(|c| RangeCell {
+                    lo: lo[at(k, g, c)].point(),
+                    hi: hi[at(k, g, c)].point(),
                 })
                 .collect();
             let by_mid = rank(&row, cols, RangeCell::mid);

@@ -308,29 +308,57 @@ fn percentile_interval(values: &mut [f64], resamples: usize) -> Option<Interval>
     Some(Interval { lo, hi: *hi })
 }
 
-/// An estimator laid out for the replicate loop: per pass, its families and values in
-/// parallel arrays, summed with register accumulators.
-struct Frozen {
-    pooled: bool,
-    passes: Vec<(Vec<u32>, Vec<f64>, Vec<f64>)>,
+/// Most replicate values the bootstrap holds at once (16 MiB of `f64`), whatever the number of
+/// statistics: they are bootstrapped in batches that fit, so a report over a thousand agents
+/// needs no more memory for its intervals than one over three. (With more resamples than a
+/// third of this, a batch is one statistic and the buffer is three resamples' worth.)
+pub const BOOTSTRAP_BUFFER_VALUES: usize = 1 << 21;
+
+/// Most resamples a bootstrap draws (`--resamples`): the percentile of one statistic needs all
+/// of its replicates in memory, 8 MB at this cap. Larger settings are drawn at this number.
+pub const MAX_RESAMPLES: usize = 1_000_000;
+
+/// The estimators of one batch laid out for the replicate loop: per statistic its passes, per
+/// pass its families and values, all in flat arrays (one allocation each, read in order).
+struct FrozenBatch {
+    /// Per statistic, its range in `passes`.
+    stats: Vec<(usize, usize)>,
+    /// Per pass, its range in the entry arrays.
+    passes: Vec<(usize, usize)>,
+    fam: Vec<u32>,
+    sum: Vec<f64>,
+    cnt: Vec<f64>,
 }
 
-impl Frozen {
-    fn of(e: &Estimator) -> Frozen {
-        let mut passes: Vec<(Vec<u32>, Vec<f64>, Vec<f64>)> =
-            vec![Default::default(); e.passes.max(1)];
-        let mut entries = e.entries.clone();
-        entries.sort_by_key(|x| (x.1, x.0));
-        for (f, p, s, c) in entries {
-            let slot = &mut passes[p as usize];
-            slot.0.push(f);
-            slot.1.push(s);
-            slot.2.push(c);
+impl FrozenBatch {
+    fn of<'e>(estimators: impl Iterator<Item = &'e Estimator>) -> FrozenBatch {
+        let mut b = FrozenBatch {
+            stats: Vec::new(),
+            passes: Vec::new(),
+            fam: Vec::new(),
+            sum: Vec::new(),
+            cnt: Vec::new(),
+        };
+        for e in estimators {
+            let first_pass = b.passes.len();
+            let mut entries = e.entries.clone();
+            entries.sort_by_key(|x| (x.1, x.0));
+            let mut rest = entries.as_slice();
+            // Every pass up to the last one seen, empty ones included (they add nothing).
+            for p in 0..e.passes.max(1) {
+                let start = b.fam.len();
+                let here = rest.iter().take_while(|x| x.1 as usize == p).count();
+                for &(f, _, s, c) in &rest[..here] {
+                    b.fam.push(f);
+                    b.sum.push(s);
+                    b.cnt.push(c);
+                }
+                rest = &rest[here..];
+                b.passes.push((start, b.fam.len()));
+            }
+            b.stats.push((first_pass, b.passes.len()));
         }
-        Frozen {
-            pooled: e.kind == Kind::Pooled,
-            passes,
-        }
+        b
     }
 
     /// Σ w·sum and Σ w·count over one pass.
@@ -353,25 +381,112 @@ impl Frozen {
         (s0 + s1, c0 + c1)
     }
 
-    fn eval(&self, w: &[f64]) -> f64 {
+    /// Statistic `k` under the family weights `w` (NaN when no pass has a value). A pooled
+    /// estimator has one pass (all passes were added to pass 0), so this is its ratio.
+    fn eval(&self, k: usize, w: &[f64]) -> f64 {
+        let (p0, p1) = self.stats[k];
         let mut total = 0.0;
         let mut n = 0usize;
-        for (fam, sum, cnt) in &self.passes {
-            let (s, c) = Frozen::sums(fam, sum, cnt, w);
+        for &(a, b) in &self.passes[p0..p1] {
+            let (s, c) = FrozenBatch::sums(&self.fam[a..b], &self.sum[a..b], &self.cnt[a..b], w);
             if c > 0.0 {
                 total += s / c;
                 n += 1;
             }
         }
-        // A pooled estimator has one pass (all passes were added to pass 0).
-        debug_assert!(!self.pooled || self.passes.len() == 1);
         if n == 0 { f64::NAN } else { total / n as f64 }
     }
 }
 
+/// Where a batch keeps a statistic's replicates.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// The `k`-th evaluated estimator.
+    Evaluated(usize),
+    /// The `k`-th difference (stored after the evaluated estimators).
+    Difference(usize),
+}
+
+/// One batch: the estimators it evaluates (its own and the operands of its differences), the
+/// differences as pairs of those slots, and the statistics it reports with their slots.
+#[derive(Default)]
+struct Batch {
+    evaluated: Vec<usize>,
+    /// `(slot of b, slot of a)` among the evaluated: the difference is `b − a`.
+    differences: Vec<(usize, usize)>,
+    /// `(statistic index, slot)`.
+    reported: Vec<(usize, Slot)>,
+}
+
+impl Batch {
+    fn slots(&self) -> usize {
+        self.evaluated.len() + self.differences.len()
+    }
+
+    /// The row of a slot in the batch's replicate buffer.
+    fn row(&self, slot: Slot) -> usize {
+        match slot {
+            Slot::Evaluated(k) => k,
+            Slot::Difference(d) => self.evaluated.len() + d,
+        }
+    }
+}
+
+/// Splits the statistics to compute into batches of at most `max_slots` slots each (a slot is
+/// one statistic's replicates; a difference whose operands are in another batch evaluates them
+/// again, at most two more slots).
+fn batches(
+    wanted: &[usize],
+    n_estimators: usize,
+    differences: &[Difference],
+    max_slots: usize,
+) -> Vec<Batch> {
+    let mut out = Vec::new();
+    let mut cur = Batch::default();
+    let mut slot_of: HashMap<usize, usize> = HashMap::new();
+    for &i in wanted {
+        let operands = match i.checked_sub(n_estimators) {
+            None => [i, i],
+            Some(j) => [differences[j].a, differences[j].b],
+        };
+        let mut new_slots = usize::from(i >= n_estimators);
+        for (n, e) in operands.iter().enumerate() {
+            let repeat = n == 1 && operands[0] == operands[1];
+            new_slots += usize::from(!repeat && !slot_of.contains_key(e));
+        }
+        if cur.slots() > 0 && cur.slots() + new_slots > max_slots {
+            out.push(std::mem::take(&mut cur));
+            slot_of.clear();
+        }
+        for e in operands {
+            slot_of.entry(e).or_insert_with(|| {
+                cur.evaluated.push(e);
+                cur.evaluated.len() - 1
+            });
+        }
+        let slot = match i.checked_sub(n_estimators) {
+            None => Slot::Evaluated(slot_of[&i]),
+            Some(j) => {
+                let d = differences[j];
+                cur.differences.push((slot_of[&d.b], slot_of[&d.a]));
+                Slot::Difference(cur.differences.len() - 1)
+            }
+        };
+        cur.reported.push((i, slot));
+    }
+    if cur.slots() > 0 {
+        out.push(cur);
+    }
+    out
+}
+
+/// The largest replicate buffer a bootstrap of this process held (for the tests of the bound).
+#[cfg(test)]
+static LARGEST_BUFFER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl Bootstrap {
     /// The generator of replicate `rep`: each replicate has its own stream, so the result does
-    /// not depend on how replicates are split over threads.
+    /// not depend on how replicates are split over threads or statistics over batches.
     fn rng(&self, rep: usize) -> Rng {
         Rng::new(
             self.seed
@@ -383,63 +498,95 @@ impl Bootstrap {
 
     /// Runs the bootstrap: one interval per estimator, then one per difference. An estimator
     /// without values, or with too few replicates that produce a value, gets `None`.
+    ///
+    /// Statistics are bootstrapped in batches whose replicates fit in
+    /// [`BOOTSTRAP_BUFFER_VALUES`]; every batch draws the same replicates again (replicate
+    /// `k` has its own generator), so the intervals are those of one pass over all of them.
     /// Replicates are spread over the machine's cores; the result is the same on any number.
+    /// At most [`MAX_RESAMPLES`] resamples are drawn.
     pub fn run(
         &self,
         design: &Design,
         estimators: &[Estimator],
         differences: &[Difference],
     ) -> Vec<Option<Interval>> {
-        let n_stats = estimators.len() + differences.len();
+        self.run_in(design, estimators, differences, BOOTSTRAP_BUFFER_VALUES)
+    }
+
+    /// [`Bootstrap::run`] holding at most `buffer_values` replicates at once.
+    fn run_in(
+        &self,
+        design: &Design,
+        estimators: &[Estimator],
+        differences: &[Difference],
+        buffer_values: usize,
+    ) -> Vec<Option<Interval>> {
+        let n_est = estimators.len();
+        let n_stats = n_est + differences.len();
+        let mut out = vec![None; n_stats];
         if self.resamples == 0 || design.families() == 0 || n_stats == 0 {
-            return vec![None; n_stats];
+            return out;
         }
-        let r = self.resamples;
-        let frozen: Vec<Frozen> = estimators.iter().map(Frozen::of).collect();
-        // values[rep * n_stats + stat]
-        let mut values = vec![f64::NAN; n_stats * r];
+        let r = self.resamples.min(MAX_RESAMPLES);
+        let empty = |i: usize| match i.checked_sub(n_est) {
+            None => estimators[i].is_empty(),
+            Some(j) => {
+                estimators[differences[j].a].is_empty() || estimators[differences[j].b].is_empty()
+            }
+        };
+        let wanted: Vec<usize> = (0..n_stats).filter(|&i| !empty(i)).collect();
+        let max_slots = (buffer_values / r).max(3);
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
             .clamp(1, 8)
             .min(r);
         let per = r.div_ceil(threads);
-        std::thread::scope(|scope| {
-            for (t, chunk) in values.chunks_mut(per * n_stats).enumerate() {
-                let frozen = &frozen;
-                scope.spawn(move || {
-                    let mut w = vec![0.0; design.families()];
-                    for (k, row) in chunk.chunks_mut(n_stats).enumerate() {
-                        let rep = t * per + k;
-                        design.draw(&mut self.rng(rep), &mut w);
-                        for (i, e) in frozen.iter().enumerate() {
-                            row[i] = e.eval(&w);
+        // Two buffers for the whole run, reused by every batch: the replicates of a batch
+        // (per thread, statistic by statistic) and one statistic's column.
+        let mut values: Vec<f64> = Vec::new();
+        let mut column: Vec<f64> = Vec::with_capacity(r);
+        for batch in batches(&wanted, n_est, differences, max_slots) {
+            let frozen = FrozenBatch::of(batch.evaluated.iter().map(|&i| &estimators[i]));
+            let slots = batch.slots();
+            values.clear();
+            values.reserve_exact(slots * r);
+            values.resize(slots * r, f64::NAN);
+            #[cfg(test)]
+            LARGEST_BUFFER.fetch_max(
+                values.capacity() + column.capacity(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+            std::thread::scope(|scope| {
+                for (t, chunk) in values.chunks_mut(per * slots).enumerate() {
+                    let (frozen, batch) = (&frozen, &batch);
+                    scope.spawn(move || {
+                        // This thread's replicates, statistic by statistic: chunk[s * len + k].
+                        let len = chunk.len() / slots;
+                        let mut w = vec![0.0; design.families()];
+                        let n_eval = batch.evaluated.len();
+                        for k in 0..len {
+                            design.draw(&mut self.rng(t * per + k), &mut w);
+                            for s in 0..n_eval {
+                                chunk[s * len + k] = frozen.eval(s, &w);
+                            }
+                            for (d, &(b, a)) in batch.differences.iter().enumerate() {
+                                chunk[(n_eval + d) * len + k] =
+                                    chunk[b * len + k] - chunk[a * len + k];
+                            }
                         }
-                        for (j, d) in differences.iter().enumerate() {
-                            row[frozen.len() + j] = row[d.b] - row[d.a];
-                        }
-                    }
-                });
-            }
-        });
-        let mut column = vec![0.0; r];
-        let mut out = Vec::with_capacity(n_stats);
-        for i in 0..n_stats {
-            let empty = match i.checked_sub(estimators.len()) {
-                None => estimators[i].is_empty(),
-                Some(j) => {
-                    let d = differences[j];
-                    estimators[d.a].is_empty() || estimators[d.b].is_empty()
+                    });
                 }
-            };
-            if empty {
-                out.push(None);
-                continue;
+            });
+            for &(stat, slot) in &batch.reported {
+                let row = batch.row(slot);
+                column.clear();
+                for chunk in values.chunks(per * slots) {
+                    let len = chunk.len() / slots;
+                    column.extend_from_slice(&chunk[row * len..(row + 1) * len]);
+                }
+                out[stat] = percentile_interval(&mut column, r);
             }
-            for (rep, x) in column.iter_mut().enumerate() {
-                *x = values[rep * n_stats + i];
-            }
-            out.push(percentile_interval(&mut column, r));
         }
         out
     }
@@ -507,6 +654,113 @@ mod tests {
         assert!(narrow < wide / 2.0, "{narrow} vs {wide}");
         // Binomial SE sqrt(.25/400) = 0.025 → 95 % width ≈ 0.098.
         assert!((0.08..0.12).contains(&narrow), "{narrow}");
+    }
+
+    /// Many estimators over 40 families in 4 strata, two passes, and differences between them.
+    fn many(n: usize) -> (Design, Vec<Estimator>, Vec<Difference>) {
+        let design = Design::from_keys((0..40u32).map(|f| (f % 4, f)));
+        let mut rng = Rng::new(5);
+        let estimators: Vec<Estimator> = (0..n)
+            .map(|i| {
+                let kind = if i % 2 == 0 {
+                    Kind::Pooled
+                } else {
+                    Kind::MeanOfPassMeans
+                };
+                let mut e = Estimator::new(kind);
+                // Some estimators are empty: they get no interval.
+                if i % 17 != 3 {
+                    for _ in 0..=(i % 5) {
+                        let v = f64::from(rng.below(100)) / 100.0;
+                        e.add(rng.below(40), rng.below(2) as u16, v, 1.0);
+                    }
+                }
+                e
+            })
+            .collect();
+        let differences = (0..n / 3)
+            .map(|j| Difference {
+                a: (j * 7) % n,
+                b: (j * 13 + 1) % n,
+            })
+            .collect();
+        (design, estimators, differences)
+    }
+
+    /// The intervals of one statistic computed alone, replicate by replicate (the definition).
+    fn one_by_one(
+        b: Bootstrap,
+        design: &Design,
+        es: &[Estimator],
+        ds: &[Difference],
+    ) -> Vec<Option<Interval>> {
+        let stat = |i: usize, w: &[f64]| -> f64 {
+            let frozen = FrozenBatch::of(std::iter::once(&es[i]));
+            frozen.eval(0, w)
+        };
+        (0..es.len() + ds.len())
+            .map(|i| {
+                let (a, b2) = match i.checked_sub(es.len()) {
+                    None => (i, None),
+                    Some(j) => (ds[j].a, Some(ds[j].b)),
+                };
+                if es[a].is_empty() || b2.is_some_and(|x| es[x].is_empty()) {
+                    return None;
+                }
+                let mut w = vec![0.0; design.families()];
+                let mut column: Vec<f64> = (0..b.resamples)
+                    .map(|rep| {
+                        design.draw(&mut b.rng(rep), &mut w);
+                        match b2 {
+                            None => stat(a, &w),
+                            Some(x) => stat(x, &w) - stat(a, &w),
+                        }
+                    })
+                    .collect();
+                percentile_interval(&mut column, b.resamples)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn batches_give_the_intervals_of_each_statistic_alone() {
+        let (design, es, ds) = many(60);
+        let b = Bootstrap {
+            resamples: 300,
+            seed: 9,
+        };
+        let want = one_by_one(b, &design, &es, &ds);
+        assert!(want.iter().filter(|x| x.is_some()).count() > 50);
+        // Whole run in one batch, and in batches of three slots (differences whose operands
+        // sit in other batches included).
+        assert_eq!(b.run(&design, &es, &ds), want);
+        assert_eq!(b.run_in(&design, &es, &ds, 3 * 300), want);
+        assert_eq!(b.run_in(&design, &es, &ds, 7 * 300), want);
+    }
+
+    /// Issue 30: every statistic's replicates were held at once (2.5 GB for 300 agents). The
+    /// buffer is now bounded by [`BOOTSTRAP_BUFFER_VALUES`] (plus one column) however many
+    /// statistics there are.
+    #[test]
+    fn the_replicate_buffer_does_not_grow_with_the_number_of_statistics() {
+        let (design, es, ds) = many(6_000);
+        let r = 2_000;
+        let all_at_once = (es.len() + ds.len()) * r;
+        assert!(all_at_once > 4 * BOOTSTRAP_BUFFER_VALUES);
+        let out = Bootstrap {
+            resamples: r,
+            seed: 1,
+        }
+        .run(&design, &es, &ds);
+        assert_eq!(out.len(), es.len() + ds.len());
+        assert!(out.iter().filter(|x| x.is_some()).count() > 7_000);
+        let largest = LARGEST_BUFFER.load(std::sync::atomic::Ordering::Relaxed);
+        // Other tests of this crate bootstrap at the same time, with at most the default
+        // 10,000 resamples: one batch and one column of theirs fit the same bound.
+        assert!(
+            largest <= BOOTSTRAP_BUFFER_VALUES + 10_000,
+            "{largest} values held at once"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! single agent draws that agent once (its "All" column would be the same bars again).
 
 use super::analyses::Analyses;
+use super::labels::label;
 use super::metrics::ALL;
 use super::stats::Interval;
 use super::tables::{RateTable, ScoreTable, Tables};
@@ -85,8 +86,14 @@ pub fn grouped_bars(
             let x = gx + si as f64 * bw;
             let width = (bw - 2.0).max(1.0);
             let tip = match ci {
-                Some(c) => format!("{}: {} [{} – {}]", esc(name), fmt(v), fmt(c.lo), fmt(c.hi)),
-                None => format!("{}: {}", esc(name), fmt(v)),
+                Some(c) => format!(
+                    "{}: {} [{} – {}]",
+                    esc(&label(name)),
+                    fmt(v),
+                    fmt(c.lo),
+                    fmt(c.hi)
+                ),
+                None => format!("{}: {}", esc(&label(name)), fmt(v)),
             };
             s.push_str(&format!(
                 "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{tip}</title></rect>\n",
@@ -113,7 +120,7 @@ pub fn grouped_bars(
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
             left + gi as f64 * gw + gw / 2.0,
             top + plot_h + 18.0,
-            esc(g)
+            esc(&label(g))
         ));
     }
     for (si, name) in series.iter().enumerate() {
@@ -125,7 +132,7 @@ pub fn grouped_bars(
             PALETTE[si % PALETTE.len()],
             lx + 16.0,
             ly,
-            esc(name)
+            esc(&label(name))
         ));
     }
     s.push_str(&format!(

@@ -8,7 +8,7 @@ use super::stats::Interval;
 use faultbench_core::category::{Category, Layer};
 use faultbench_core::record::ManifestRow;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One score cell with its difference to a reference cell (on 3-decimal values).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -209,26 +209,56 @@ fn cat_rows(rows: &[ManifestRow], cat: Category) -> Vec<&ManifestRow> {
         .collect()
 }
 
+/// A group's rows split by agent, in row order (so that a cell of one agent reads its own
+/// rows, and a table over many agents is not quadratic).
+fn by_agent<'a>(rows: &[&'a ManifestRow]) -> HashMap<&'a str, Vec<&'a ManifestRow>> {
+    let mut m: HashMap<&str, Vec<&ManifestRow>> = HashMap::new();
+    for r in rows {
+        m.entry(r.agent.as_str()).or_default().push(r);
+    }
+    m
+}
+
+/// The rows of `agent` in a group split by [`by_agent`] (all of them for [`ALL`]).
+fn rows_of<'g, 'a>(
+    group: &'g [&'a ManifestRow],
+    parts: &'g HashMap<&str, Vec<&'a ManifestRow>>,
+    agent: &str,
+) -> &'g [&'a ManifestRow] {
+    if agent == ALL {
+        group
+    } else {
+        parts.get(agent).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// One value per (group, agent column), each computed from that agent's rows of the group.
+fn per_cell<T>(
+    groups: &[&Vec<&ManifestRow>],
+    agents: &[String],
+    f: impl Fn(&[&ManifestRow], &str) -> T,
+) -> Vec<Vec<T>> {
+    groups
+        .iter()
+        .map(|g| {
+            let parts = by_agent(g);
+            agents.iter().map(|a| f(rows_of(g, &parts, a), a)).collect()
+        })
+        .collect()
+}
+
 fn score_table(
     title: &str,
     labels: Vec<String>,
-    groups: Vec<Vec<&ManifestRow>>,
+    groups: &[&Vec<&ManifestRow>],
     agents: &[String],
     value: impl Fn(&ManifestRow) -> Option<f64> + Copy,
     delta_ref: Option<usize>,
 ) -> ScoreTable {
-    let mut cells: Vec<Vec<ScoreCell>> = groups
-        .iter()
-        .map(|g| {
-            agents
-                .iter()
-                .map(|a| ScoreCell {
-                    stat: cell(g.iter().copied(), a, value),
-                    ..Default::default()
-                })
-                .collect()
-        })
-        .collect();
+    let mut cells: Vec<Vec<ScoreCell>> = per_cell(groups, agents, |rows, a| ScoreCell {
+        stat: cell(rows.iter().copied(), a, value),
+        ..Default::default()
+    });
     if let Some(ri) = delta_ref {
         let reference: Vec<Option<f64>> = cells[ri].iter().map(|c| c.stat.rounded()).collect();
         for (i, row) in cells.iter_mut().enumerate() {
@@ -256,9 +286,11 @@ fn mean_of(rows: &[&ManifestRow], f: impl Fn(&ManifestRow) -> f64) -> Option<f64
     (!rows.is_empty()).then(|| rows.iter().map(|r| f(r)).sum::<f64>() / rows.len() as f64)
 }
 
-fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
+/// Table 8's row of `agent` from its rows (every row for [`ALL`]).
+fn effort(rows: &[&ManifestRow], agent: &str) -> Effort {
     let mine: Vec<&ManifestRow> = rows
         .iter()
+        .copied()
         .filter(|r| agent == ALL || r.agent == agent)
         .filter(|r| answered(r) || timeout(r))
         .collect();
@@ -269,6 +301,7 @@ fn effort(rows: &[ManifestRow], agent: &str) -> Effort {
     // then re-run keeps only its final record).
     let judged: Vec<&ManifestRow> = rows
         .iter()
+        .copied()
         .filter(|r| agent == ALL || r.agent == agent)
         .filter(|r| r.judge_cost_usd.is_some())
         .collect();
@@ -312,14 +345,16 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
     let cats = Category::ALL;
     let cat_labels: Vec<String> = cats.iter().map(|c| c.label().to_string()).collect();
     let cat_groups: Vec<Vec<&ManifestRow>> = cats.iter().map(|c| cat_rows(rows, *c)).collect();
+    let cat_refs: Vec<&Vec<&ManifestRow>> = cat_groups.iter().collect();
     let style_labels: Vec<String> = STYLES.iter().map(|s| s.to_string()).collect();
     let style_groups: Vec<Vec<&ManifestRow>> = STYLES.iter().map(|s| style_rows(rows, s)).collect();
+    let style_refs: Vec<&Vec<&ManifestRow>> = style_groups.iter().collect();
 
     let outcome = |r: &ManifestRow| r.outcome_score;
     let outcome_by_category = score_table(
         "Table 4 — Outcome by category",
         cat_labels.clone(),
-        cat_groups.clone(),
+        &cat_refs,
         &cols,
         outcome,
         Some(0),
@@ -327,7 +362,7 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
     let outcome_by_persona = score_table(
         "Table 5 — Outcome by ticket style (false premise)",
         style_labels.clone(),
-        style_groups.clone(),
+        &style_refs,
         &cols,
         outcome,
         Some(0),
@@ -337,10 +372,12 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
         Category::WrongDevice,
         Category::WrongCause,
     ];
+    let fix_groups: Vec<Vec<&ManifestRow>> = fix_cats.iter().map(|c| cat_rows(rows, *c)).collect();
+    let fix_refs: Vec<&Vec<&ManifestRow>> = fix_groups.iter().collect();
     let fix = score_table(
         "Table 7a — Fix by category",
         fix_cats.iter().map(|c| c.label().to_string()).collect(),
-        fix_cats.iter().map(|c| cat_rows(rows, *c)).collect(),
+        &fix_refs,
         &cols,
         |r| r.fix_score,
         None,
@@ -348,7 +385,7 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
     let reasoning = score_table(
         "Table 7b — Reasoning by category",
         cat_labels.clone(),
-        cat_groups.clone(),
+        &cat_refs,
         &cols,
         |r| r.reasoning_score,
         None,
@@ -356,7 +393,7 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
     let reasoning_by_persona = score_table(
         "Table 7c — Reasoning by ticket style (false premise)",
         style_labels.clone(),
-        style_groups.clone(),
+        &style_refs,
         &cols,
         |r| r.reasoning_score,
         None,
@@ -366,36 +403,28 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
             .into(),
         rows: style_labels.clone(),
         agents: cols.clone(),
-        cells: style_groups
-            .iter()
-            .map(|g| {
-                cols.iter()
-                    .map(|a| over_diagnosis(g.iter().copied(), a))
-                    .collect()
-            })
-            .collect(),
+        cells: per_cell(&style_refs, &cols, |rows, a| {
+            over_diagnosis(rows.iter().copied(), a)
+        }),
         cis: Vec::new(),
     };
     let mut t_labels = cat_labels.clone();
-    let mut t_groups = cat_groups.clone();
-    for (l, g) in style_labels.iter().zip(style_groups.iter()).skip(1) {
+    let mut t_groups = cat_refs.clone();
+    for (l, g) in style_labels.iter().zip(style_refs.iter()).skip(1) {
         t_labels.push(l.clone());
-        t_groups.push(g.clone());
+        t_groups.push(g);
     }
     let timeouts = RateTable {
         title: "Table 6b — Timeout rate (runs ending without a parsable verdict)".into(),
         rows: t_labels,
         agents: cols.clone(),
-        cells: t_groups
-            .iter()
-            .map(|g| {
-                cols.iter()
-                    .map(|a| timeout_rate(g.iter().copied(), a))
-                    .collect()
-            })
-            .collect(),
+        cells: per_cell(&t_groups, &cols, |rows, a| {
+            timeout_rate(rows.iter().copied(), a)
+        }),
         cis: Vec::new(),
     };
+    let every: Vec<&ManifestRow> = rows.iter().collect();
+    let every_parts = by_agent(&every);
     let mut statuses = std::collections::BTreeMap::new();
     for r in rows {
         *statuses.entry(r.status.clone()).or_insert(0) += 1;
@@ -411,7 +440,10 @@ pub fn build(rows: &[ManifestRow]) -> Tables {
         fix,
         reasoning,
         reasoning_by_persona,
-        effort: cols.iter().map(|a| effort(rows, a)).collect(),
+        effort: cols
+            .iter()
+            .map(|a| effort(rows_of(&every, &every_parts, a), a))
+            .collect(),
         presence: super::presence_rows(rows),
     }
 }

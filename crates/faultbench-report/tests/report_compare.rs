@@ -132,8 +132,9 @@ fn different_identities_are_listed() {
     let ia = json!({"agents": {"sade": {"model": "claude-sonnet-4-6"}}, "judge": "llm:gpt-5-mini", "turns": 20});
     let ib = json!({"agents": {"sade": {"model": "claude-opus"}}, "judge": "llm:gpt-5-mini", "turns": 30});
     let d = identity_differences(&ia, &ib);
+    assert_eq!(d.total, 2);
     assert_eq!(
-        d,
+        d.listed,
         vec![
             (
                 "agents.sade.model".to_string(),

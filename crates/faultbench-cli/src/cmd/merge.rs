@@ -33,9 +33,15 @@ pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
             r.shards.iter().cloned().collect::<Vec<_>>().join(", ")
         );
     }
-    if !r.missing_shards.is_empty() {
+    if r.missing_shard_count > 0 {
+        let more = r.missing_shard_count.saturating_sub(r.missing_shards.len());
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
         errln!(
-            "warning: shard(s) {} of the split are not among these roots: {} is incomplete until they are merged into it too",
+            "warning: shard(s) {}{more} of the split are not among these roots: {} is incomplete until they are merged into it too",
             r.missing_shards.join(", "),
             a.into.display()
         );

@@ -31,8 +31,8 @@ pub struct Args {
     /// compare.{md,csv,json} (default: `compare/` beside the first source).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Bootstrap resamples for the 95% intervals (0 = no intervals).
-    #[arg(long, default_value_t = 10_000)]
+    /// Bootstrap resamples for the 95% intervals (0 = no intervals; at most 1,000,000).
+    #[arg(long, default_value_t = 10_000, value_parser = parse_resamples)]
     resamples: usize,
     /// Seed of the bootstrap's generator (same seed, same intervals).
     #[arg(long, default_value_t = 0)]
@@ -40,6 +40,16 @@ pub struct Args {
     /// Print the Markdown tables to standard output too.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     print: bool,
+}
+
+/// `--resamples`: a count up to [`MAX_RESAMPLES`](faultbench_report::stats::MAX_RESAMPLES)
+/// (each statistic's replicates are held together to take its percentiles).
+fn parse_resamples(s: &str) -> Result<usize, String> {
+    let max = faultbench_report::stats::MAX_RESAMPLES;
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("expected a whole number from 0 to {max}")),
+    }
 }
 
 /// The folder whose `result.json` files belong to a source: a runs root itself, or the folder

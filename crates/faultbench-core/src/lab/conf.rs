@@ -407,7 +407,11 @@ fn unknown_option_message(device: &str, o: &UnknownOption) -> String {
     let hint = match close {
         Some(k) => format!("; did you mean `{}[{k}]`?", echo(device)),
         None if lower != o.key && KNOWN_OPTIONS.contains(&lower.as_str()) => {
-            format!("; option names are lowercase: `{}[{}]`", echo(device), echo(&lower))
+            format!(
+                "; option names are lowercase: `{}[{}]`",
+                echo(device),
+                echo(&lower)
+            )
         }
         None => format!("; known options: {}", KNOWN_OPTIONS.join(", ")),
     };
@@ -623,7 +627,11 @@ mod tests {
         // An unknown option is kept and warned about: the warning quotes an excerpt too.
         let c = LabConf::parse(&format!("r1[0]=A\nr1[{big}]={big}")).unwrap();
         let w = c.warnings()[0].to_string();
-        assert!(w.len() < 1024 && w.contains("more bytes)"), "{} bytes", w.len());
+        assert!(
+            w.len() < 1024 && w.contains("more bytes)"),
+            "{} bytes",
+            w.len()
+        );
     }
 
     #[test]
