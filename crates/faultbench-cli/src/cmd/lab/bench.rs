@@ -33,26 +33,19 @@ pub struct Args {
     pub write_to: Option<std::path::PathBuf>,
 }
 
-/// A lab directory removed when dropped.
-struct ScratchDir(std::path::PathBuf);
+/// A lab directory removed when dropped: a new private folder (`tempfile`, 0700, random name),
+/// never a predictable path that another local user could have planted first (issue 30).
+struct ScratchDir(tempfile::TempDir);
 
 impl ScratchDir {
     fn new() -> std::io::Result<ScratchDir> {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let k = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let p = std::env::temp_dir().join(format!("faultbench-bench-{}-{k}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p)?;
-        Ok(ScratchDir(p))
+        tempfile::Builder::new()
+            .prefix("faultbench-bench-")
+            .tempdir()
+            .map(ScratchDir)
     }
     fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 
