@@ -218,6 +218,27 @@ proptest! {
     }
 }
 
+/// Issue 30's fuzzing (target `scenario`): a body line ending in two carriage returns lost only
+/// one when read, so the line kept a `\r` that the written file then lost: write → read gave
+/// another scenario. Every `\r` ending a line now goes when it is read.
+#[test]
+fn stray_carriage_returns_round_trip() {
+    let minimal = include_str!("data/minimal.txt");
+    for ending in ["\r\r\n", "\r\n", "\r\r\r\n", "\r.\r\r\n"] {
+        let text = minimal.replace(
+            "pc1 cannot reach pc2 since this morning.\n",
+            &format!("pc1 cannot reach pc2{ending}since this morning.\n"),
+        );
+        let spec = ScenarioSpec::parse(&text).expect("parses");
+        let back = ScenarioSpec::parse(&spec.to_text()).expect("our own text parses");
+        assert_eq!(back, spec, "{ending:?}");
+        assert!(
+            !spec.section("PROMPT-TO-AGENT").unwrap().contains("\r\n"),
+            "{ending:?}"
+        );
+    }
+}
+
 /// Issue 19, finding 1: ids become path components (run folders, topology lookup), so a header
 /// that is a path is refused at its line instead of moving a run folder out of its runs root.
 #[test]

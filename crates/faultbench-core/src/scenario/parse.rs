@@ -137,7 +137,9 @@ pub(crate) fn parse_text(text: &str) -> Result<ScenarioSpec, ScenarioError> {
 
     for (idx, raw) in text.split('\n').enumerate() {
         let n = idx + 1;
-        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        // Every carriage return ending a line goes (CRLF files, and stray `\r\r\n`): a line
+        // read never ends in `\r`, so what the writer puts back reads back the same.
+        let line = raw.trim_end_matches('\r');
         if let Some(c) = SECTION_LINE.captures(line) {
             let name = c[1].to_string();
             if !section::KNOWN.contains(&name.as_str()) {
