@@ -9,6 +9,9 @@
 //! from N has exactly N's metric + 1. Before that, every router must have heard from each
 //! neighbour at least once (its `Routing Information Sources`).
 //!
+//! A `network` statement that matches no interface enables nothing; it is reported (the lab's
+//! author meant something by it), not waited for.
+//!
 //! Filters and offsets (distribute-lists, offset-lists, route-maps) can keep tables apart for
 //! good. Differences in the tables are therefore *soft*: they stop blocking once the lab's
 //! routes have not changed for longer than the triggered-update window ([`QUIET`]).
@@ -230,6 +233,24 @@ pub(super) fn assess(daemon: &str, routers: &[(&NetView, &RipState)], a: &mut As
         // ripd enables its interfaces a moment after it starts: until then its tables mean
         // nothing. (Soft: an interface a network statement covers may stay disabled for
         // reasons not shown here.)
+        for n in &st.networks {
+            let matched = net.ifaces.iter().any(|(name, addrs)| {
+                n == name
+                    || IpNet::parse(n).is_some_and(|p| {
+                        addrs
+                            .iter()
+                            .any(|x| x.addr.is_ipv4() == v4 && p.contains(x.addr))
+                    })
+            });
+            if !matched && !net.ifaces.is_empty() {
+                a.cannot(ProtocolItem::new(
+                    dev,
+                    daemon,
+                    format!("network {n}"),
+                    format!("matches no interface of {dev}: enables nothing"),
+                ));
+            }
+        }
         let mut names: Vec<&String> = net.ifaces.keys().collect();
         names.sort();
         for name in names {
@@ -512,6 +533,29 @@ mod tests {
             b.contains(&"r2 ripd interface eth1: not enabled yet".to_string()),
             "{b:#?}"
         );
+    }
+
+    #[test]
+    fn a_network_statement_matching_no_interface_is_reported() {
+        let nets = nets();
+        let mut states: Vec<RipState> = ["r1", "r2", "r3"]
+            .iter()
+            .map(|r| state(&format!("rip_t09_{r}")))
+            .collect();
+        states[1].networks.push("172.16.0.0/16".into());
+        states[1].networks.push("eth7".into());
+        let pairs: Vec<(&NetView, &RipState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ripd", &pairs, &mut a);
+        let u: Vec<String> = a.unable.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            u,
+            vec![
+                "r2 ripd network 172.16.0.0/16: matches no interface of r2: enables nothing",
+                "r2 ripd network eth7: matches no interface of r2: enables nothing",
+            ]
+        );
+        assert!(a.blockers.is_empty(), "{:#?}", a.blockers);
     }
 
     #[test]
