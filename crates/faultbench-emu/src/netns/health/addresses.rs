@@ -234,7 +234,7 @@ pub(crate) fn from_interfaces(device: &str, startup: &str, interfaces: &str) -> 
                 current = None;
             }
             ["iface", name, "inet" | "inet6", "static", ..] => current = Some(name.to_string()),
-            ["iface", ..] | ["mapping", ..] | ["source", ..] | ["source-directory", ..] => {
+            ["iface" | "mapping" | "source" | "source-directory", ..] => {
                 current = None;
             }
             ["address", a] => {

@@ -158,7 +158,7 @@ pub(super) fn parse(config: &str) -> Option<BgpConfig> {
                     ["interface", "remote-as", r] => n.remote_as = RemoteAs::parse(r),
                     ["interface", "peer-group", g] => n.group = Some(g.to_string()),
                     ["update-source", s] => n.update_source = Some(s.to_string()),
-                    ["ebgp-multihop", ..] | ["ttl-security", ..] | ["disable-connected-check"] => {
+                    ["ebgp-multihop" | "ttl-security", ..] | ["disable-connected-check"] => {
                         n.multihop = true;
                     }
                     ["passive"] => n.passive = true,
