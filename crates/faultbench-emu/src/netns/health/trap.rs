@@ -54,16 +54,21 @@ fn trap_file(log: &str, records: &str) -> String {
     )
 }
 
-/// Shell lines that write the trap files, to run before the startups.
+/// Shell lines that write the trap files, to run before the startups. Each file's path is
+/// kept in a variable only once it is written: where it could not be (no writable `/run`), the
+/// variable stays empty, and bash ignores an empty `BASH_ENV` rather than complaining in the
+/// log.
 pub(crate) fn prepare() -> String {
-    let mut s = format!("mkdir -p {DIR}\n");
+    let mut s = format!("mkdir -p {DIR} 2>/dev/null\n");
     for (name, log) in [
         ("shared", "/var/log/shared.log"),
         ("device", "/var/log/startup.log"),
     ] {
         let _ = write!(
             s,
-            "cat >{DIR}/{name}.trap <<'FAULTBENCH_TRAP_EOF'\n{}FAULTBENCH_TRAP_EOF\n",
+            "fb_{name}_trap=\n\
+             cat >{DIR}/{name}.trap 2>/dev/null <<'FAULTBENCH_TRAP_EOF' && fb_{name}_trap={DIR}/{name}.trap\n\
+             {}FAULTBENCH_TRAP_EOF\n",
             trap_file(log, &format!("{DIR}/records"))
         );
     }
@@ -74,7 +79,7 @@ pub(crate) fn prepare() -> String {
 /// placed before the shell's name; empty for shells other than bash.
 pub(crate) fn arm(shell: &str, name: &str) -> String {
     if is_bash(shell) {
-        format!("BASH_ENV={DIR}/{name}.trap ")
+        format!("BASH_ENV=$fb_{name}_trap ")
     } else {
         String::new()
     }
@@ -235,6 +240,28 @@ mod tests {
         // The log reads as without the trap: traces and outputs only.
         assert!(!log.contains("faultbench"), "{log}");
         assert!(log.contains("+ echo done\ndone\n"), "{log}");
+    }
+
+    #[test]
+    fn without_a_writable_folder_the_startup_runs_as_before() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().display().to_string();
+        std::fs::write(t.path().join("r1.startup"), "false\necho done\n").unwrap();
+        // A file where the folder should be: nothing can be written under it.
+        std::fs::write(t.path().join("blocked"), "").unwrap();
+        let outer = format!(
+            "{}{}bash -x {root}/r1.startup >{root}/startup.log 2>&1\n",
+            prepare().replace(DIR, &format!("{root}/blocked/trapdir")),
+            arm("/bin/bash", "device"),
+        );
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&outer)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let log = std::fs::read_to_string(t.path().join("startup.log")).unwrap();
+        assert_eq!(log, "+ false\n+ echo done\ndone\n");
     }
 
     #[test]
