@@ -120,9 +120,10 @@ async fn device(lab_root: &Path, d: &DeviceRun<'_>) -> Vec<StartupProblem> {
     let mut out: Vec<StartupProblem> = failures
         .into_iter()
         .map(|(f, times)| {
+            let command = printable(&f.command);
             let what = match f.status {
-                Some(s) => format!("`{}` exited {s}", f.command),
-                None => format!("`{}` failed", f.command),
+                Some(s) => format!("`{command}` exited {s}"),
+                None => format!("`{command}` failed"),
             };
             let what = if times > 1 {
                 format!("{what} ({times} times)")
@@ -132,7 +133,7 @@ async fn device(lab_root: &Path, d: &DeviceRun<'_>) -> Vec<StartupProblem> {
             let what = if f.message.is_empty() {
                 what
             } else {
-                format!("{what}: {}", f.message)
+                format!("{what}: {}", printable(&f.message))
             };
             StartupProblem {
                 device: d.name.to_string(),
@@ -144,7 +145,14 @@ async fn device(lab_root: &Path, d: &DeviceRun<'_>) -> Vec<StartupProblem> {
         })
         .collect();
     let startup_file = format!("{}.startup", d.name);
-    if let Some(code) = d.exit.filter(|c| *c != 0)
+    // A startup that ended badly without a recorded command (`exit 3`, another shell, a
+    // signal) says so as a whole.
+    let ended = match d.exit {
+        Some(0) => None,
+        Some(code) => Some(format!("exited {code}")),
+        None => Some("was killed by a signal".to_string()),
+    };
+    if let Some(ended) = ended
         && !out.iter().any(|p| p.file == startup_file)
     {
         out.push(StartupProblem {
@@ -152,7 +160,7 @@ async fn device(lab_root: &Path, d: &DeviceRun<'_>) -> Vec<StartupProblem> {
             file: startup_file.clone(),
             line: 0,
             kind: ProblemKind::FailedCommand,
-            what: format!("exited {code} (see /var/log/startup.log in the device)"),
+            what: format!("{ended} (see /var/log/startup.log in the device)"),
         });
     }
     let startup = labfile::read(lab_root, &startup_file).unwrap_or_default();
@@ -163,7 +171,8 @@ async fn device(lab_root: &Path, d: &DeviceRun<'_>) -> Vec<StartupProblem> {
     if !promised.is_empty() {
         let have = device_addresses(d.pid);
         for p in promised.iter().filter(|p| !have.contains(&p.addr)) {
-            let missing = format!("{} has no address {} on {}", d.name, p.addr, p.iface);
+            let iface = printable(&p.iface);
+            let missing = format!("{} has no address {} on {iface}", d.name, p.addr);
             if let Some(cmd) = out
                 .iter_mut()
                 .find(|x| x.file == p.file && x.line == p.line)
@@ -176,8 +185,8 @@ async fn device(lab_root: &Path, d: &DeviceRun<'_>) -> Vec<StartupProblem> {
                     line: p.line,
                     kind: ProblemKind::MissingAddress,
                     what: format!(
-                        "gives {} {}, but {missing} after its startup",
-                        p.iface, p.written
+                        "gives {iface} {}, but {missing} after its startup",
+                        printable(&p.written)
                     ),
                 });
             }
@@ -212,6 +221,20 @@ async fn device(lab_root: &Path, d: &DeviceRun<'_>) -> Vec<StartupProblem> {
                     });
                 }
             }
+        }
+    }
+    out
+}
+
+/// Device output made safe for a terminal: control characters (escape sequences, carriage
+/// returns) are shown escaped, as the lab wrote them, instead of acting on the user's terminal.
+fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
         }
     }
     out
@@ -256,6 +279,7 @@ mod tests {
             "r1: r1.startup:3: `foo` exited 127: foo: command not found"
         );
         assert_eq!(lab_file("/hostlab/r1.startup"), "r1.startup");
+        assert_eq!(printable("echo \u{1b}[2Jgone\r"), "echo \\u{1b}[2Jgone\\r");
         assert!(errors_discarded(
             "bridge vlan del dev $port vid 1 2> /dev/null"
         ));

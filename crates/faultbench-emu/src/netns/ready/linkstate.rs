@@ -152,9 +152,9 @@ pub(super) fn assess(daemon: &str, routers: &[(&NetView, &LinkState)], a: &mut A
                 .spf_last_ms
                 .is_some_and(|ms| ms < EXTERNAL_ROUTES_AFTER_MS)
         {
-            // The state names no time: a text changing with every poll would restart the quiet
-            // period at each one.
-            a.block(ProtocolItem::new(
+            // A timer: the routes it computes show as a route change; its coming and going
+            // alone restarts no quiet period (a VRRP lab waits 5 s after the last change).
+            a.block_timer(ProtocolItem::new(
                 dev,
                 daemon,
                 "external routes",

@@ -103,6 +103,7 @@ pub(crate) async fn wait_settled(
     let poll = Duration::from_millis(50 + 5 * routers as u64);
     let mut last_fib: Option<Vec<u64>> = None;
     let mut last_states: BTreeMap<String, String> = BTreeMap::new();
+    let mut last_timers: BTreeMap<String, String> = BTreeMap::new();
     let mut stable_since = Instant::now();
     let mut polls: Vec<Duration> = Vec::new();
     loop {
@@ -129,7 +130,9 @@ pub(crate) async fn wait_settled(
         }
         if timing {
             print_changes(started, &last_states, &a.states);
+            print_changes(started, &last_timers, &a.timers);
         }
+        last_timers.clone_from(&a.timers);
         // A protocol state that just changed (an update group that has just sent, a session
         // that has just come up) may have set off messages still in flight to another router,
         // where no state shows them yet: the states, too, must hold for the quiet period.

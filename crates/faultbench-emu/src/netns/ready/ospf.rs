@@ -282,6 +282,10 @@ mod tests {
             let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
             let mut a = Assessment::default();
             assess("ospfd", &pairs, &mut a);
+            // A timer: shown, but its coming and going is no state change of the lab.
+            let key = "r3 ospfd external routes";
+            assert_eq!(a.timers.contains_key(key), !a.blockers.is_empty());
+            assert!(!a.states.contains_key(key));
             blockers(&a)
         };
         assert_eq!(
