@@ -259,6 +259,18 @@ async fn check_lab(
     pairs: Vec<(&'static str, &'static str)>,
     after: Duration,
 ) -> String {
+    check_lab_late(lab, routers, probes, pairs, after, Duration::from_secs(1)).await
+}
+
+/// [`check_lab`], allowing `lab up` to return up to `late` after the routing state went final.
+async fn check_lab_late(
+    lab: &str,
+    routers: Vec<&'static str>,
+    probes: Vec<Probe>,
+    pairs: Vec<(&'static str, &'static str)>,
+    after: Duration,
+    late: Duration,
+) -> String {
     let name = format!(
         "rdy-{}-{}",
         lab.replace('_', "").chars().take(10).collect::<String>(),
@@ -356,8 +368,8 @@ async fn check_lab(
         "lab up returned before routing converged: {measure}"
     );
     assert!(
-        ready <= t_first_activity + Duration::from_secs(1),
-        "lab up returned more than 1 s after routing converged and the databases went quiet: {measure}"
+        ready <= t_first_activity + late,
+        "lab up returned more than {late:?} after routing converged and the databases went quiet: {measure}"
     );
     let (_, reached) =
         after_ready.unwrap_or_else(|| panic!("no ping round after lab up returned: {measure}"));
@@ -602,6 +614,8 @@ async fn lab_up_then_verify_passes_on_a_topology_with_a_baseline() {
 /// the border router's AS-external LSAs but not yet their routes (ospfd computes them 1 s after
 /// its SPF run): the first ping across the border failed in 5 runs of 5. Each run must reach
 /// across right after `lab up` returns (and not return before the routing state is final).
+/// Returning late is bounded by 1 s plus the external-route timer's 1.3 s: when the last SPF
+/// run's timer changes no route, nothing shows that it has fired but the time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rip_redistributed_into_ospf_is_reachable_right_after_lab_up() {
     let mut probes = ospf();
@@ -611,12 +625,13 @@ async fn rip_redistributed_into_ospf_is_reachable_right_after_lab_up() {
         headers_only: false,
     });
     for _ in 0..3 {
-        let stderr = check_lab(
+        let stderr = check_lab_late(
             "redistribution",
             vec!["r1", "r2", "r3"],
             probes.clone(),
             HOSTS.to_vec(),
             Duration::from_secs(7),
+            Duration::from_millis(2300),
         )
         .await;
         assert!(stderr.contains("routing converged after"), "{stderr}");

@@ -7,12 +7,12 @@
 //!   `quagga`, `bind`…). Images built around something else — a P4 software switch
 //!   (`kathara/p4`, `p4lang/…`), Open vSwitch (`kathara/sdn`, `…ovs…`, `…openvswitch…`), Windows
 //!   — cannot be stood in for;
-//! - **kernel features** the startup files use (`ip link add … type vlan|dummy|bond|vrf`,
+//! - **kernel features** the startup files use (`ip link add … type vlan|dummy|bond|vrf|vxlan`,
 //!   `vconfig`, `ifenslave`, a VLAN-filtering bridge, `tc … netem`, and in
 //!   `etc/network/interfaces` `vlan-raw-device`, `ethN.V` stanzas, `bond-slaves`,
 //!   `bridge-vlan-aware`): on a kernel lacking one, the kernel emulations of
 //!   [`crate::shims`] stand in for it — when they are installed, when this kernel has what
-//!   they are built on, and for what they emulate (no VRF; of netem, only loss).
+//!   they are built on, and for what they emulate (no VRF, no VXLAN; of netem, only loss).
 //!
 //! Every need that cannot be met is named with the device, the file and line, and the fix, in
 //! one [`EmuError::Unsupported`] returned before the first namespace exists; a lab that needs
@@ -78,6 +78,9 @@ fn startup_features(line: &str) -> Vec<Feature> {
     }
     if has("type", "vrf") {
         out.push(Feature::Vrf);
+    }
+    if has("type", "vxlan") {
+        out.push(Feature::Vxlan);
     }
     if has("vlan_filtering", "1") || (w.first() == Some(&"bridge") && w.get(1) == Some(&"vlan")) {
         out.push(Feature::BridgeVlanFiltering);
@@ -160,6 +163,7 @@ fn not_emulated(
             .then_some(())
             .ok_or("the loss emulation needs nftables egress and numgen, which this kernel lacks"),
         Feature::Vrf => Err("no emulation of VRF devices exists"),
+        Feature::Vxlan => Err("no emulation of VXLAN devices exists"),
         _ => Err("no emulation exists"),
     };
     match (emulated, shims) {
@@ -380,6 +384,22 @@ mod tests {
         );
         // A kernel that has them needs nothing.
         assert!(unmet(&l, &HostCaps::full_kernel(), &Err("x".into())).is_empty());
+    }
+
+    #[test]
+    fn vxlan_has_no_emulation() {
+        let (_t, l) = lab(&[
+            ("lab.conf", "leaf1[0]=A\n"),
+            (
+                "leaf1.startup",
+                "ip link add vxlan10 type vxlan id 10 dstport 4789 local 10.0.0.1 nolearning\n",
+            ),
+        ]);
+        let u = unmet(&l, &without(&[Feature::Vxlan]), &Ok(()));
+        assert_eq!(u.len(), 1, "{u:?}");
+        assert_eq!(u[0].feature, "vxlan");
+        assert!(u[0].why.contains("CONFIG_VXLAN"), "{}", u[0].why);
+        assert!(unmet(&l, &HostCaps::full_kernel(), &Ok(())).is_empty());
     }
 
     #[test]
