@@ -556,7 +556,6 @@ mod tests {
             "r3 has nothing to send here"
         );
         // With its LAN in its table, r3 has something to say, and is waited for.
-        let mut states = states;
         states[2] = state("rip_t09_r3");
         let pairs: Vec<(&NetView, &RipState)> = nets.iter().zip(states.iter()).collect();
         let mut a = Assessment::default();
