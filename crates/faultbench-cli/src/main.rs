@@ -52,6 +52,11 @@ enum Cmd {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    // This binary is also the kernel emulations' multi-call binary (`ip`, `tc`, `bridge`, `nft`
+    // inside lab devices, and their daemons), for installs without `faultbench-netshim`.
+    if let Some(code) = faultbench_emu::shims::run_as_shim() {
+        std::process::exit(code);
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -44,6 +44,14 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
     }
     let ready = blockers.is_empty();
+    // Where the kernel emulations come from, when this kernel needs them (this binary carries
+    // them when no `faultbench-netshim` is found beside it).
+    let emulations: Option<Result<String, String>> =
+        (!faultbench_emu::shims::wrappers_needed(&caps).is_empty()).then(|| {
+            faultbench_emu::shims::locate_binary()
+                .map(|p| p.display().to_string())
+                .map_err(|e| e.to_string())
+        });
 
     if args.json {
         let report = serde_json::json!({
@@ -54,6 +62,10 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             "overlayfs": overlay,
             "programs": reqs,
             "install": install,
+            "emulations_binary": emulations.as_ref().map(|r| match r {
+                Ok(p) => serde_json::json!({ "path": p }),
+                Err(e) => serde_json::json!({ "error": e }),
+            }),
             "labs_running": labs.iter().map(|l| &l.name).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -99,6 +111,13 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     for n in &caps.notes {
         println!("    note: {n}");
+    }
+    match &emulations {
+        None => {}
+        Some(Ok(p)) => println!("  emulations: installed into labs from {p}"),
+        Some(Err(e)) => println!(
+            "  emulations: NOT AVAILABLE ({e}); labs using the missing features are refused"
+        ),
     }
     println!("  programs:");
     for r in &reqs {

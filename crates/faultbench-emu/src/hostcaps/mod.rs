@@ -60,6 +60,8 @@ pub enum Feature {
     Netem,
     /// VRF devices (`type vrf`), `CONFIG_NET_VRF`.
     Vrf,
+    /// VXLAN tunnel devices (`type vxlan`), `CONFIG_VXLAN`.
+    Vxlan,
     /// veth pairs (every lab link), `CONFIG_VETH`.
     Veth,
     /// Linux bridges (collision domains, switches), `CONFIG_BRIDGE`.
@@ -84,14 +86,15 @@ pub enum Feature {
 }
 
 impl Feature {
-    /// Every feature, in report order (the six lab features first).
-    pub const ALL: [Feature; 16] = [
+    /// Every feature, in report order (the seven lab features first).
+    pub const ALL: [Feature; 17] = [
         Feature::Vlan8021q,
         Feature::BridgeVlanFiltering,
         Feature::Bonding,
         Feature::Dummy,
         Feature::Netem,
         Feature::Vrf,
+        Feature::Vxlan,
         Feature::Veth,
         Feature::Bridge,
         Feature::Macvlan,
@@ -113,6 +116,7 @@ impl Feature {
             Feature::Dummy => "dummy",
             Feature::Netem => "netem",
             Feature::Vrf => "vrf",
+            Feature::Vxlan => "vxlan",
             Feature::Veth => "veth",
             Feature::Bridge => "bridge",
             Feature::Macvlan => "macvlan",
@@ -135,6 +139,7 @@ impl Feature {
             Feature::Dummy => "CONFIG_DUMMY",
             Feature::Netem => "CONFIG_NET_SCH_NETEM",
             Feature::Vrf => "CONFIG_NET_VRF",
+            Feature::Vxlan => "CONFIG_VXLAN",
             Feature::Veth => "CONFIG_VETH",
             Feature::Bridge => "CONFIG_BRIDGE",
             Feature::Macvlan => "CONFIG_MACVLAN",
@@ -158,6 +163,7 @@ impl Feature {
                 | Feature::Dummy
                 | Feature::Netem
                 | Feature::Vrf
+                | Feature::Vxlan
         )
     }
 
@@ -182,6 +188,7 @@ impl Feature {
             Feature::Vrf => {
                 Emulation::Unsupported("no faithful VRF emulation (docs/emulations.md#vrf)")
             }
+            Feature::Vxlan => Emulation::Unsupported("no VXLAN emulation"),
             _ => Emulation::Unsupported("required building block; labs cannot run without it"),
         }
     }

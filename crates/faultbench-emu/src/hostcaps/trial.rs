@@ -20,6 +20,7 @@ t bridge_vlan_filtering $ip link add fbb1 type bridge vlan_filtering 1
 t bonding $ip link add fbo0 type bond
 t dummy $ip link add fbd0 type dummy
 t vrf $ip link add fbr0 type vrf table 10
+t vxlan $ip link add fbx0 type vxlan id 42 dstport 4789
 t macvlan $ip link add link fbp0 name fbm0 type macvlan
 t tun $ip tuntap add fbt0 mode tap
 t netem $tc qdisc add dev fbp0 root netem loss 1%

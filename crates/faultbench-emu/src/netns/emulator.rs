@@ -1,6 +1,7 @@
 //! Deploying a lab: files, namespaces, links, startups, readiness.
 
 use super::exec;
+use super::health::{self, trap};
 use super::init::{self, Plan, Spawned};
 use super::lab::{NetnsLab, destroy};
 use super::layout::{self, DeviceFs, DeviceNet};
@@ -99,6 +100,19 @@ impl NetnsEmulator {
         preflight()?;
         let lab = LabDir::load(&request.dir).map_err(|e| EmuError::InvalidLab(e.to_string()))?;
         let topo = Topology::plan(&lab)?;
+        // What the host cannot give this lab is named now, before anything exists.
+        let caps = tokio::task::spawn_blocking(prepare::host_caps)
+            .await
+            .map_err(|e| EmuError::Environment(format!("probing the kernel failed: {e}")))?;
+        let shims = if crate::shims::wrappers_needed(&caps).is_empty() {
+            Ok(())
+        } else {
+            crate::shims::locate_binary()
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        super::needs::check(&lab, &caps, &shims)?;
+        timing("lab needs");
         // Leftovers of killed deploys must not pile up (and cannot collide: names are unique).
         let _ = tokio::task::spawn_blocking(super::gc::collect_instances).await;
         timing("gc");
@@ -187,7 +201,7 @@ impl NetnsEmulator {
         .and_then(|(g, r)| r.map(|w| (g, w)))?;
         let st = guard.state().clone();
         // What lab.conf says that Kathará ignores comes first, naming its line.
-        let mut warnings: Vec<String> = lab
+        let warnings: Vec<String> = lab
             .conf
             .warnings()
             .iter()
@@ -195,7 +209,7 @@ impl NetnsEmulator {
             .chain(warnings)
             .collect();
         timing("namespaces and links");
-        run_startups(&lab, &topo, &st, self.startup_timeout, &mut warnings).await?;
+        let startups = run_startups(&lab, &topo, &st, self.startup_timeout).await?;
         let watched: Vec<Watched> = st
             .devices
             .iter()
@@ -217,6 +231,22 @@ impl NetnsEmulator {
         let readiness: Readiness =
             ready::wait_settled(&watched, self.settle_cap, self.settle_quiet).await;
         timing("settled");
+        let runs: Vec<health::DeviceRun<'_>> = startups
+            .iter()
+            .filter_map(|r| {
+                let node = st.devices.iter().find(|d| d.name == r.device)?;
+                let dev = topo.devices.iter().find(|d| d.name == r.device)?;
+                Some(health::DeviceRun {
+                    name: &r.device,
+                    pid: node.init?.pid,
+                    output: &r.output,
+                    exit: r.exit,
+                    exec: &dev.exec,
+                })
+            })
+            .collect();
+        let problems = health::check(&lab.root, &runs).await;
+        timing("startup checks");
         let mut st = guard.take();
         st.phase = Phase::Running;
         let owned_state = st.clone();
@@ -225,6 +255,7 @@ impl NetnsEmulator {
             return Err(incomplete(&name, format!("cannot save state: {e}")));
         }
         let mut lab = NetnsLab::new(st, true, readiness, warnings);
+        lab.startup_problems = problems;
         lab.set_output_cap(self.output_cap);
         Ok(lab)
     }
@@ -529,19 +560,32 @@ fn build(
     Ok(warnings)
 }
 
-/// The script that runs inside a device after it started, as Kathará's device start does.
+/// The script that runs inside a device after it started, as Kathará's device start does; its
+/// output is the record of the startup commands that failed (see `health::trap`).
 fn startup_script(device: &str, shell: &str, exec_lines: &[String]) -> String {
     let mut s = format!(
         "for d in /etc/frr /etc/quagga; do if [ -d $d ]; then chown -R frr:frr $d/ 2>/dev/null; find $d/ -maxdepth 1 -type f -exec chmod 640 {{}} + 2>/dev/null; fi; done\n\
-         if [ -f /hostlab/shared.startup ]; then {shell} /hostlab/shared.startup >/var/log/shared.log 2>&1; fi\n\
+         {prepare}\
+         if [ -f /hostlab/shared.startup ]; then {shared}{shell} /hostlab/shared.startup >/var/log/shared.log 2>&1; fi\n\
          rc=0\n\
-         if [ -f /hostlab/{device}.startup ]; then {shell} -x /hostlab/{device}.startup >/var/log/startup.log 2>&1; rc=$?; fi\n"
+         if [ -f /hostlab/{device}.startup ]; then {dev}{shell} -x /hostlab/{device}.startup >/var/log/startup.log 2>&1; rc=$?; fi\n",
+        prepare = trap::prepare(),
+        shared = trap::arm(shell, "shared"),
+        dev = trap::arm(shell, "device"),
     );
     for line in exec_lines {
         s.push_str(&format!("{{ {line}\n}} >>/var/log/startup.log 2>&1\n"));
     }
+    s.push_str(&trap::report(shell));
     s.push_str("touch /tmp/EOS\nexit $rc\n");
     s
+}
+
+/// What one device's startup left: its outer script's output and exit status.
+struct StartupRun {
+    device: String,
+    output: String,
+    exit: Option<i32>,
 }
 
 /// Runs every device's startup, respecting lab.dep (devices whose dependencies are done start
@@ -551,8 +595,8 @@ async fn run_startups(
     topo: &Topology,
     st: &LabState,
     timeout: Duration,
-    warnings: &mut Vec<String>,
-) -> Result<(), EmuError> {
+) -> Result<Vec<StartupRun>, EmuError> {
+    let mut runs_done: Vec<StartupRun> = Vec::new();
     let mut done: Vec<String> = Vec::new();
     let names: Vec<String> = topo.devices.iter().map(|d| d.name.clone()).collect();
     while done.len() < names.len() {
@@ -600,23 +644,15 @@ async fn run_startups(
         });
         for r in faultbench_core::concurrent::join_all(runs).await {
             let (n, out) = r?;
-            match out.exit_code {
-                Some(0) => {}
-                code => warnings.push(format!(
-                    "{n}: startup exited with {} (see /var/log/startup.log in the device){}",
-                    code.map(|c| c.to_string())
-                        .unwrap_or_else(|| "a signal".into()),
-                    if out.stderr.trim().is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", out.stderr.trim())
-                    }
-                )),
-            }
-            done.push(n);
+            done.push(n.clone());
+            runs_done.push(StartupRun {
+                device: n,
+                output: out.stdout,
+                exit: out.exit_code,
+            });
         }
     }
-    Ok(())
+    Ok(runs_done)
 }
 
 #[cfg(test)]

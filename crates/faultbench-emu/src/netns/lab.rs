@@ -1,6 +1,7 @@
 //! A running netns lab: exec, teardown, detach, attach.
 
 use super::exec::{self, DEFAULT_OUTPUT_CAP};
+use super::health::StartupProblem;
 use super::ready::Readiness;
 use super::state::{LabState, Phase, ProcId};
 use faultbench_core::emulator::{Command, EmuError, ExecOutput, Lab};
@@ -24,6 +25,7 @@ pub struct NetnsLab {
     pub(crate) output_cap: usize,
     pub(crate) readiness: Readiness,
     pub(crate) warnings: Vec<String>,
+    pub(crate) startup_problems: Vec<StartupProblem>,
     name: String,
 }
 
@@ -42,6 +44,7 @@ impl NetnsLab {
             output_cap: DEFAULT_OUTPUT_CAP,
             readiness,
             warnings,
+            startup_problems: Vec::new(),
         }
     }
 
@@ -82,6 +85,12 @@ impl NetnsLab {
     /// Things the deploy could not do but did not fail on (e.g. missing kernel emulations).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// What the devices' files asked for that their startups left undone: failed startup
+    /// commands, addresses not applied, enabled daemons not running (empty for attached labs).
+    pub fn startup_problems(&self) -> &[StartupProblem] {
+        &self.startup_problems
     }
 
     /// Sets the output cap per stream for [`Lab::exec`] (default 1 MiB).

@@ -26,8 +26,12 @@
 //!   the lab image layer (see `image`).
 //! - **Kernel emulations**: the lab's shim folder (mounted at `/usr/local/sbin`, first in
 //!   `PATH`) holds the wrappers of [`crate::shims`] for what this kernel lacks.
-//! - **Lifecycle**: [`NetnsEmulator::deploy_lab`] brings all devices up in parallel, runs the
-//!   startups (in lab.dep order), then waits — bounded — for routing to settle ([`ready`]). Each
+//! - **Lifecycle**: [`NetnsEmulator::deploy_lab`] first refuses a lab needing what this host
+//!   cannot give it — an image such as P4 or Open vSwitch, a kernel feature that is missing and
+//!   not emulated (see `needs`) — then brings all devices up in parallel, runs the startups (in
+//!   lab.dep order), waits — bounded — for routing to settle ([`ready`]), and holds each device
+//!   against its files: failed startup commands, addresses not applied, enabled daemons not
+//!   running ([`NetnsLab::startup_problems`], see `health`). Each
 //!   instance has a folder under [`LABS_DIR`] so any process can [`attach`] to it; teardown is a
 //!   `SIGKILL` per PID 1 (the kernel removes the namespaces with everything in them) plus that
 //!   folder. [`gc`] collects what killed processes left behind.
@@ -41,11 +45,13 @@ mod emulator;
 mod exec;
 pub mod fast_timers;
 mod gc;
+mod health;
 mod image;
 pub(crate) mod init;
 mod lab;
 pub mod labgen;
 pub(crate) mod layout;
+mod needs;
 mod prepare;
 pub mod ready;
 pub mod requirements;
@@ -56,6 +62,7 @@ pub(crate) mod topo;
 pub use emulator::{DEVICE_PATH, NetnsEmulator, preflight, which};
 pub use exec::DEFAULT_OUTPUT_CAP;
 pub use gc::{GcReport, gc};
+pub use health::{ProblemKind, StartupProblem};
 pub use lab::NetnsLab;
 pub use ready::{DeviceSocket, ProtocolItem, Readiness, vty_command, vty_enable_command};
 pub use requirements::{Requirement, has_overlayfs, install_command, requirements};

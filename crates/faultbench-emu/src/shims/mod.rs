@@ -4,7 +4,10 @@
 //! # Model
 //! [`install`] writes a directory holding one multi-call binary, `faultbench-netshim`, and the
 //! wrappers `ip`, `tc`, `bridge` and `nft` (symlinks to it) — only those the probed [`HostCaps`] call
-//! for; on a full kernel the directory stays empty of wrappers. The netns emulator bind-mounts
+//! for; on a full kernel the directory stays empty of wrappers. The multi-call binary is either
+//! the `faultbench-netshim` program or the `faultbench` CLI itself, which calls [`run_as_shim`]
+//! first thing and so acts as the shims under their names: any install of the CLI carries the
+//! emulations. The netns emulator bind-mounts
 //! the directory read-only at `/usr/local/sbin` in every device and puts that first in `PATH`,
 //! so `ip link add link eth1 name eth1.10 type vlan id 10` typed by a startup file, a fault
 //! injection or an agent reaches the wrapper. A wrapper looks at its arguments:
@@ -138,10 +141,15 @@ fn install_binary(dir: &Path, caps: &HostCaps, binary: Option<&Path>) -> io::Res
     if !same {
         let tmp = dir.join(format!(".{SHIM_BINARY}.tmp"));
         let _ = std::fs::remove_file(&tmp);
-        // A copy, not a hard link: a linker rewriting the build output in place would
-        // otherwise hit "text file busy" while lab daemons run from it.
-        std::fs::copy(&bin, &tmp)?;
-        set_mode(&tmp, 0o755)?;
+        // A copy, not a hard link to the build output: a linker rewriting it in place would
+        // otherwise hit "text file busy" while lab daemons run from it. The copy is made once
+        // per binary (a hard link to it in every lab): the binary may be the whole
+        // `faultbench` CLI, tens of megabytes.
+        let linked = cached_copy(&bin).is_some_and(|c| std::fs::hard_link(c, &tmp).is_ok());
+        if !linked {
+            std::fs::copy(&bin, &tmp)?;
+            set_mode(&tmp, 0o755)?;
+        }
         std::fs::rename(&tmp, &target)?;
     }
     for name in needed {
@@ -152,8 +160,81 @@ fn install_binary(dir: &Path, caps: &HostCaps, binary: Option<&Path>) -> io::Res
     Ok(())
 }
 
+/// Where [`install`] keeps one copy of each multi-call binary it installs (hard-linked into
+/// every lab's shims folder on the same file system).
+const CACHE_DIR: &str = "/run/faultbench/netshim";
+
+/// A private copy of `bin` in [`CACHE_DIR`], made once per binary (its path, size, inode and
+/// modification time name it); older copies are removed (labs keep theirs through their links).
+/// `None` when the cache cannot be written.
+fn cached_copy(bin: &Path) -> Option<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(bin).ok()?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (
+        bin.canonicalize().ok()?,
+        meta.len(),
+        meta.ino(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    )
+        .hash(&mut h);
+    let name = format!("{SHIM_BINARY}-{:016x}", h.finish());
+    let dir = Path::new(CACHE_DIR);
+    let path = dir.join(&name);
+    if path.metadata().is_ok_and(|m| m.len() == meta.len()) {
+        return Some(path);
+    }
+    std::fs::create_dir_all(dir).ok()?;
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    std::fs::copy(bin, &tmp).ok()?;
+    set_mode(&tmp, 0o755).ok()?;
+    std::fs::rename(&tmp, &path).ok()?;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let n = e.file_name();
+        let n = n.to_string_lossy();
+        if n.starts_with(SHIM_BINARY) && n != name.as_str() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    Some(path)
+}
+
+/// Set by a program that is itself the multi-call binary (see [`run_as_shim`]).
+static CARRIER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Names under which the multi-call binary runs as a wrapper or a daemon.
+const CALLED_AS: [&str; 5] = ["ip", "tc", "bridge", "nft", SHIM_BINARY];
+
+/// For a program that carries the shims itself (the `faultbench` CLI): when the process was
+/// started as a wrapper (`ip`, `tc`, `bridge`, `nft`), as `faultbench-netshim`, or with the
+/// hidden first argument `__netshim`, runs the shims' entry point and returns its exit code;
+/// otherwise records that the running executable can serve as the multi-call binary
+/// ([`locate_binary`] then falls back to it) and returns `None`. Call it first thing in
+/// `main`, before threads or a runtime start.
+pub fn run_as_shim() -> Option<i32> {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let called = args
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if CALLED_AS.contains(&called.as_str()) {
+        return Some(multicall_main(args));
+    }
+    if args.get(1).is_some_and(|a| a == "__netshim") {
+        let mut rest = vec![OsString::from(SHIM_BINARY)];
+        rest.extend(args.into_iter().skip(2));
+        return Some(multicall_main(rest));
+    }
+    CARRIER.store(true, std::sync::atomic::Ordering::SeqCst);
+    None
+}
+
 /// Find the `faultbench-netshim` binary: `$FAULTBENCH_NETSHIM`, else next to the running
-/// executable (or one directory up, for test binaries in `target/*/deps`), else on `PATH`.
+/// executable (or one directory up, for test binaries in `target/*/deps`), else the running
+/// executable itself when it carries the shims ([`run_as_shim`]), else on `PATH`.
 pub fn locate_binary() -> io::Result<PathBuf> {
     if let Some(p) = std::env::var_os(BINARY_ENV) {
         let p = PathBuf::from(p);
@@ -174,6 +255,9 @@ pub fn locate_binary() -> io::Result<PathBuf> {
         if let Some(up) = d.parent() {
             candidates.push(up.join(SHIM_BINARY));
         }
+        if CARRIER.load(std::sync::atomic::Ordering::SeqCst) {
+            candidates.push(exe.clone());
+        }
     }
     if let Some(path) = std::env::var_os("PATH") {
         candidates.extend(std::env::split_paths(&path).map(|d| d.join(SHIM_BINARY)));
@@ -183,7 +267,8 @@ pub fn locate_binary() -> io::Result<PathBuf> {
             io::ErrorKind::NotFound,
             format!(
                 "`{SHIM_BINARY}` not found next to the running executable or on PATH; build it \
-                 (`cargo build -p faultbench-emu --bin {SHIM_BINARY}`) or set {BINARY_ENV}"
+                 (`cargo build -p faultbench-emu --bin {SHIM_BINARY}`) or set {BINARY_ENV} \
+                 (the `faultbench` command carries it: `{BINARY_ENV}=$(command -v faultbench)`)"
             ),
         )
     })

@@ -8,6 +8,12 @@
 //! interface or neighbour, state), leaves the lab running for inspection and exits 1.
 //! `--no-wait` returns right after the startup files ran (as `kathara lstart` does), printing the
 //! protocols' state at that moment.
+//!
+//! Honest about the startups: a startup command that failed, an address a device's files give it
+//! that it does not have, an enabled daemon that is not running (see
+//! `faultbench_emu::netns::StartupProblem`) is listed at the end with the device, the file and
+//! the line, and the exit code is 1 — the lab is left running either way;
+//! `--accept-startup-errors` exits 0 with the same list.
 
 use super::{explain, interrupted, resolve_lab_dir};
 use anyhow::Context;
@@ -15,7 +21,7 @@ use faultbench_core::check::wait_for_baseline;
 use faultbench_core::emulator::{Lab, LabRequest};
 use faultbench_core::lab::Baseline;
 use faultbench_emu::netns::fast_timers::fast_timers_copy;
-use faultbench_emu::netns::{NetnsEmulator, NetnsLab};
+use faultbench_emu::netns::{NetnsEmulator, NetnsLab, StartupProblem};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -44,6 +50,10 @@ pub struct UpArgs {
     /// printed and recorded in the lab's state; the lab's own files are not changed).
     #[arg(long)]
     pub fast_timers: bool,
+    /// Exit 0 even when startup commands failed, addresses the files give were not applied or
+    /// enabled daemons are not running (they are still listed).
+    #[arg(long)]
+    pub accept_startup_errors: bool,
 }
 
 pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
@@ -106,6 +116,7 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             r.waited_ms
         );
     }
+    let problems = lab.startup_problems();
     if a.no_wait {
         errln!(
             "{head}; not waiting: {} items not converged yet)",
@@ -114,8 +125,7 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         for p in &r.pending {
             errln!("  not converged: {p}");
         }
-        outln!("{}", lab.name());
-        return Ok(ExitCode::SUCCESS);
+        return Ok(finish(&lab, problems, a.accept_startup_errors));
     }
     if !r.converged {
         errln!(
@@ -125,6 +135,7 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         for p in &r.pending {
             errln!("  {p}");
         }
+        list_problems(problems);
         return Ok(left_running(&lab));
     }
     let path = dir.join("baseline.toml");
@@ -150,6 +161,7 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             for f in report.failures() {
                 errln!("  {f}");
             }
+            list_problems(problems);
             return Ok(left_running(&lab));
         }
         held = format!(
@@ -159,8 +171,33 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         );
     }
     errln!("{head}; routing converged after {} ms{held})", r.waited_ms);
-    outln!("{}", lab.name());
-    Ok(ExitCode::SUCCESS)
+    Ok(finish(&lab, problems, a.accept_startup_errors))
+}
+
+/// Prints what the startups left undone, if anything.
+fn list_problems(problems: &[StartupProblem]) {
+    if problems.is_empty() {
+        return;
+    }
+    errln!(
+        "startup problems ({}): the devices do not run as their files say",
+        problems.len()
+    );
+    for p in problems {
+        errln!("  {p}");
+    }
+}
+
+/// The end of a lab up that reached its goal: the name on stdout; exit 1 when the startups
+/// left something undone, unless accepted.
+fn finish(lab: &NetnsLab, problems: &[StartupProblem], accept: bool) -> ExitCode {
+    list_problems(problems);
+    if problems.is_empty() || accept {
+        outln!("{}", lab.name());
+        return ExitCode::SUCCESS;
+    }
+    errln!("  (--accept-startup-errors accepts them and exits 0)");
+    left_running(lab)
 }
 
 /// A lab that did not converge stays up for inspection; the exit code says it failed.

@@ -10,8 +10,9 @@
 //! may still have routes to pass on although every subgroup looks caught up.
 //!
 //! A neighbour that provably cannot come up is reported instead of waited for: its address has
-//! no route (neither connected nor learned), no device of the lab owns it, or the device that
-//! owns it runs no bgpd. That proof is only as good as the routing table, which is why other
+//! no route (neither connected nor learned), no device of the lab owns it, the device that
+//! owns it runs no bgpd, or the two configurations can never agree (AS numbers, update
+//! sources, an eBGP neighbour off every connected subnet without multihop: see `bgp_config`). That proof is only as good as the routing table, which is why other
 //! protocols are judged at the same time: while the IGP is still converging, the lab is not
 //! ready anyway, and a peer whose route appears becomes a neighbour to wait for.
 //!
@@ -21,6 +22,7 @@
 //! with `(Running)`, `Version: N`, `Packet queue length: N`, `Advertise list: empty`) and
 //! `show work-queues` (items waiting per queue; the route-processing one is `process_queue`).
 
+use super::bgp_config::{self, BgpConfig};
 use super::model::{Assessment, ProtocolItem};
 use super::net::NetView;
 use serde_json::Value;
@@ -68,6 +70,8 @@ pub(super) struct BgpState {
     pub subgroups: Vec<Subgroup>,
     /// Prefixes waiting in the route-processing work queue.
     pub processing: u64,
+    /// What its running configuration says of its neighbours (read once).
+    pub config: Option<BgpConfig>,
 }
 
 /// The update-groups command of a summary address family (`ipv4Unicast` →
@@ -185,6 +189,10 @@ pub(super) fn assess(
     speakers: &[&str],
     a: &mut Assessment,
 ) {
+    let configs: Vec<bgp_config::End<'_>> = routers
+        .iter()
+        .filter_map(|(n, st)| st.config.as_ref().map(|c| (*n, c)))
+        .collect();
     for (net, st) in routers {
         let dev = net.device.as_str();
         for p in &st.peers {
@@ -211,7 +219,13 @@ pub(super) fn assess(
                 }
                 continue;
             }
-            match why_unable(p, nets, speakers) {
+            let why = why_unable(p, nets, speakers).or_else(|| {
+                let ours = configs.iter().find(|(n, _)| n.device == net.device)?;
+                let addr = p.addr()?;
+                let theirs = configs.iter().find(|(n, _)| n.owns(addr))?;
+                bgp_config::why_never(*ours, addr, *theirs)
+            });
+            match why {
                 Some(why) => a.cannot(ProtocolItem::new(
                     dev,
                     "bgpd",

@@ -11,7 +11,13 @@
 //!   when the neighbour discarded it for arriving within MinLSArrival, to be sent again after
 //!   the retransmit interval). An entry for an LSA instance the neighbour already holds (its
 //!   database digest equals ours) is only an unacknowledged duplicate and does not count;
-//! - no SPF run is scheduled (the last one ran after the last change).
+//! - no SPF run is scheduled (the last one ran after the last change);
+//! - the external routes are computed (OSPFv2): ospfd turns AS-external and NSSA LSAs into
+//!   routes on a timer it sets at the end of each SPF run (`OSPF_ASE_CALC_INTERVAL`, 1 s), not
+//!   in the run itself. A router holding such LSAs is not final until that timer has fired
+//!   after its last SPF run: before, the externals its database holds are not routes yet (a
+//!   lab redistributing RIP into OSPF reached nothing across the border for up to a second
+//!   after every other state had settled).
 //!
 //! Adjacent routers' databases are not required to be equal on their own: FRR can keep them
 //! apart for good with nothing left to send (over a virtual link, ASBR-summary LSAs of the
@@ -20,7 +26,9 @@
 //! An interface in `Waiting` with nobody else on its segment is no obstacle: it is advertised
 //! as a stub network either way (RFC 2328, 12.4.1.2), so a host LAN that is not passive does
 //! not hold the lab up for its 40 s wait timer. Two routers on one segment whose parameters
-//! forbid an adjacency (different area, hello or dead interval) are reported, not waited for.
+//! forbid an adjacency (different area, hello or dead interval) are reported, not waited for;
+//! so is a `network` statement that matches no interface address (it enables nothing, and
+//! nothing waits for it, but the lab's author meant something by it).
 
 use super::model::{Assessment, ProtocolItem};
 use super::net::{IpNet, NetView, same_segment};
@@ -88,6 +96,13 @@ pub(super) struct LinkState {
     pub as_db: u64,
     /// How many AS-scoped LSAs it holds (none in a stub area, whatever the ABR holds).
     pub as_lsas: u64,
+    /// How many LSAs it holds whose routes the external-route timer computes (AS-external
+    /// and NSSA; OSPFv2 only, 0 for OSPFv3).
+    pub externals: u64,
+    /// Milliseconds since its last SPF run (`None`: unknown, or no run yet).
+    pub spf_last_ms: Option<u64>,
+    /// Its `network PREFIX area AREA` statements (OSPFv2).
+    pub networks: Vec<(IpNet, String)>,
 }
 
 impl LinkState {
@@ -100,6 +115,11 @@ impl LinkState {
         self.iface(&n.iface).map(|i| i.area.as_str())
     }
 }
+
+/// How long after an SPF run its external routes may still be missing: ospfd's external-route
+/// timer (1 s, `OSPF_ASE_CALC_INTERVAL` in ospf_ase.c) plus a margin for a busy host, where the
+/// timer fires late.
+const EXTERNAL_ROUTES_AFTER_MS: u64 = 1300;
 
 /// Digest of LSA headers, order-independent.
 pub(super) fn digest(headers: &mut [String]) -> u64 {
@@ -127,9 +147,40 @@ pub(super) fn assess(daemon: &str, routers: &[(&NetView, &LinkState)], a: &mut A
                 "SPF",
                 format!("scheduled, due in {ms} ms"),
             ));
+        } else if st.externals > 0
+            && st
+                .spf_last_ms
+                .is_some_and(|ms| ms < EXTERNAL_ROUTES_AFTER_MS)
+        {
+            // A timer: the routes it computes show as a route change; its coming and going
+            // alone restarts no quiet period (a VRRP lab waits 5 s after the last change).
+            a.block_timer(ProtocolItem::new(
+                dev,
+                daemon,
+                "external routes",
+                format!(
+                    "not computed yet ({} external LSAs; their routes follow each SPF run by 1 s)",
+                    st.externals
+                ),
+            ));
         }
         for iface in &st.ifaces {
             interface(daemon, routers, i, iface, a);
+        }
+        for (prefix, area) in &st.networks {
+            let matched = net
+                .ifaces
+                .values()
+                .flatten()
+                .any(|x| prefix.contains(x.addr));
+            if !matched && !net.ifaces.is_empty() {
+                a.cannot(ProtocolItem::new(
+                    dev,
+                    daemon,
+                    format!("network {prefix} area {area}"),
+                    format!("matches no interface address of {dev}: enables nothing"),
+                ));
+            }
         }
         for n in &st.neighbours {
             let subject = format!("neighbour {} ({})", n.router_id, n.iface);

@@ -9,11 +9,14 @@
 //! - **OSPFv2/OSPFv3** (`linkstate`): no interface that shares a segment with another router
 //!   still `Waiting`, every expected neighbour present and in a final state (`Full`, or `2-Way`
 //!   between two DROthers), no database exchange or retransmission pending that matters,
-//!   adjacent routers holding the same database, no SPF run scheduled;
+//!   adjacent routers holding the same database, no SPF run scheduled, and — where AS-external
+//!   or NSSA LSAs are held, i.e. routes redistributed into OSPF — ospfd's external-route timer
+//!   (1 s after each SPF run) has fired;
 //! - **BGP** (`bgp`): every configured neighbour `Established` with empty queues and every
 //!   update subgroup caught up (no coalesce timer running); a neighbour that provably cannot
-//!   come up (no route to it, nobody owns its address, its device runs no bgpd) is reported in
-//!   [`Readiness::unable`], not waited for;
+//!   come up (no route to it, nobody owns its address, its device runs no bgpd, the two ends'
+//!   configurations can never agree — AS numbers, update sources, eBGP without multihop off
+//!   every connected subnet) is reported in [`Readiness::unable`], not waited for;
 //! - **RIP/RIPng** (`rip`): every router heard from each neighbour, and the tables are a
 //!   fixed point (no update any router holds would change another's table); tables that stay
 //!   apart (filters, offsets) stop blocking after 5.5 s without a route change — longer than
@@ -32,6 +35,7 @@
 
 mod assess;
 mod bgp;
+mod bgp_config;
 mod eigrp;
 mod isis;
 mod linkstate;
@@ -50,6 +54,14 @@ pub use vty::{DeviceSocket, vty_command, vty_enable_command};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+
+/// Every address of the device whose PID 1 is `pid` (its network namespace's local IPv4
+/// addresses and IPv6 addresses, loopback excepted).
+pub(crate) fn device_addresses(pid: i32) -> Vec<std::net::IpAddr> {
+    let proc_net =
+        |f: &str| std::fs::read_to_string(format!("/proc/{pid}/net/{f}")).unwrap_or_default();
+    net::parse_local_addrs(&proc_net("fib_trie"), &proc_net("if_inet6")).0
+}
 
 /// How the readiness wait ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +103,7 @@ pub(crate) async fn wait_settled(
     let poll = Duration::from_millis(50 + 5 * routers as u64);
     let mut last_fib: Option<Vec<u64>> = None;
     let mut last_states: BTreeMap<String, String> = BTreeMap::new();
+    let mut last_timers: BTreeMap<String, String> = BTreeMap::new();
     let mut stable_since = Instant::now();
     let mut polls: Vec<Duration> = Vec::new();
     loop {
@@ -117,7 +130,9 @@ pub(crate) async fn wait_settled(
         }
         if timing {
             print_changes(started, &last_states, &a.states);
+            print_changes(started, &last_timers, &a.timers);
         }
+        last_timers.clone_from(&a.timers);
         // A protocol state that just changed (an update group that has just sent, a session
         // that has just come up) may have set off messages still in flight to another router,
         // where no state shows them yet: the states, too, must hold for the quiet period.

@@ -78,8 +78,12 @@ pub(super) struct Assessment {
     pub unable: Vec<ProtocolItem>,
     /// How long the routes must stay unchanged before the lab counts as ready.
     pub quiet: Duration,
-    /// Every item's state, keyed `device daemon subject` (for `FAULTBENCH_TIMING`).
+    /// Every item's state, keyed `device daemon subject` (for `FAULTBENCH_TIMING`); a change
+    /// restarts the quiet period.
     pub states: BTreeMap<String, String>,
+    /// Items that only wait for a daemon's timer (shown, but their coming and going restarts
+    /// no quiet period: what the timer does to the routes shows in the routes).
+    pub timers: BTreeMap<String, String>,
 }
 
 impl Assessment {
@@ -94,6 +98,15 @@ impl Assessment {
     /// Records an item that blocks readiness.
     pub fn block(&mut self, item: ProtocolItem) {
         self.state(&item);
+        self.blockers.push(Blocker::hard(item));
+    }
+
+    /// Records an item that blocks readiness while a daemon's timer runs (see `timers`).
+    pub fn block_timer(&mut self, item: ProtocolItem) {
+        self.timers.insert(
+            format!("{} {} {}", item.device, item.daemon, item.subject),
+            item.state.clone(),
+        );
         self.blockers.push(Blocker::hard(item));
     }
 

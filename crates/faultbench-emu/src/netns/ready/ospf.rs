@@ -1,9 +1,9 @@
 //! OSPFv2 (ospfd): reading FRR's JSON into the link-state model of [`super::linkstate`].
 //!
 //! Three commands, as FRR 8.4 answers them: `show ip ospf json` (router id; `spfTimerDueInMsecs`
-//! only while an SPF run is scheduled; per area the number of LSAs of each type and the sum of
-//! their checksums — a digest of the database, since a checksum covers the sequence number —
-//! and the same for AS-external LSAs), `show ip ospf interface json` (`interfaces` → name →
+//! only while an SPF run is scheduled; `spfLastExecutedMsecs`, the time since the last run; per
+//! area the number of LSAs of each type and the sum of their checksums — a digest of the
+//! database, since a checksum covers the sequence number — and the same for AS-external LSAs), `show ip ospf interface json` (`interfaces` → name →
 //! `state`, `area`, `ipAddress`/`ipAddressPrefixlen`, `networkType`, `timerMsecs` (hello),
 //! `timerDeadSecs`, `timerPassiveIface`, `nbrCount`, `vlinkPeer`), `show ip ospf neighbor json`
 //! (`neighbors` → router id → list of `nbrState` = `State/Role`, `ifaceName` = `eth0:10.0.12.1`,
@@ -26,6 +26,7 @@ pub(super) fn parse(instance: &Value, interfaces: &Value, neighbours: &Value) ->
     let mut st = LinkState {
         router_id,
         spf_due_ms: instance["spfTimerDueInMsecs"].as_u64(),
+        spf_last_ms: instance["spfLastExecutedMsecs"].as_u64(),
         ..LinkState::default()
     };
     if let Some(m) = interfaces["interfaces"].as_object() {
@@ -79,7 +80,35 @@ pub(super) fn parse(instance: &Value, interfaces: &Value, neighbours: &Value) ->
     st.as_db = counters_digest(instance, "lsaAs") ^ counters_digest(instance, "lsaExternal");
     st.as_lsas = instance["lsaExternalCounter"].as_u64().unwrap_or(0)
         + instance["lsaAsopaqueCounter"].as_u64().unwrap_or(0);
+    st.externals = instance["lsaExternalCounter"].as_u64().unwrap_or(0)
+        + instance["areas"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, a)| a["lsaNssaNumber"].as_u64())
+            .sum::<u64>();
     Some(st)
+}
+
+/// The `network PREFIX area AREA` statements of `router ospf` (the default instance) in
+/// ospfd's running configuration.
+pub(super) fn network_statements(config: &str) -> Vec<(IpNet, String)> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in config.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if !line.starts_with(' ') {
+            inside = w.as_slice() == ["router", "ospf"];
+            continue;
+        }
+        if inside
+            && let ["network", prefix, "area", area] = w.as_slice()
+            && let Some(net) = IpNet::parse(prefix)
+        {
+            out.push((net, area.to_string()));
+        }
+    }
+    out
 }
 
 /// Digest of the LSA counters and checksum sums whose names start with `prefix` (link-local
@@ -237,6 +266,75 @@ mod tests {
     #[test]
     fn a_converged_lab_has_no_blockers() {
         let a = judge("t63");
+        assert!(a.blockers.is_empty(), "{:#?}", blockers(&a));
+    }
+
+    /// Issue 29: a lab redistributing RIP into OSPF was declared ready while r3 held the
+    /// border's AS-external LSAs but not their routes: ospfd computes them 1 s after the SPF run.
+    #[test]
+    fn external_routes_are_awaited_until_their_timer_fired_after_the_last_spf_run() {
+        let nets = nets();
+        let with = |externals: u64, spf_last: u64| {
+            let mut states: Vec<LinkState> =
+                ["r1", "r2", "r3"].iter().map(|r| load("t63", r)).collect();
+            states[2].externals = externals;
+            states[2].spf_last_ms = Some(spf_last);
+            let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
+            let mut a = Assessment::default();
+            assess("ospfd", &pairs, &mut a);
+            // A timer: shown, but its coming and going is no state change of the lab.
+            let key = "r3 ospfd external routes";
+            assert_eq!(a.timers.contains_key(key), !a.blockers.is_empty());
+            assert!(!a.states.contains_key(key));
+            blockers(&a)
+        };
+        assert_eq!(
+            with(2, 400),
+            vec![
+                "r3 ospfd external routes: not computed yet (2 external LSAs; their routes follow each SPF run by 1 s)"
+            ]
+        );
+        assert!(with(2, 1500).is_empty());
+        assert!(with(0, 400).is_empty(), "no externals, nothing to wait for");
+        // The counters come from `show ip ospf json`: AS-external plus every area's NSSA LSAs.
+        let mut v: Value = serde_json::from_str(
+            &std::fs::read_to_string(format!(
+                "{}/src/netns/ready/testdata/ospf_bcast_t63_r1_instance.json",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        v["lsaExternalCounter"] = 3.into();
+        v["areas"]["0.0.0.0"]["lsaNssaNumber"] = 1.into();
+        let st = parse(&v, &Value::Null, &Value::Null).unwrap();
+        assert_eq!((st.externals, st.spf_last_ms), (4, Some(11054)));
+    }
+
+    #[test]
+    fn network_statements_that_match_no_interface_are_reported() {
+        let config = "hostname r1\n!\ninterface eth0\n ip ospf hello-interval 1\nexit\n!\nrouter ospf\n ospf router-id 1.1.1.1\n network 10.0.0.0/16 area 0\n network 172.16.9.0/24 area 0.0.0.1\nexit\n!\nrouter ospf vrf blue\n network 9.0.0.0/8 area 0\nexit\n";
+        let n = network_statements(config);
+        assert_eq!(
+            n.iter()
+                .map(|(p, a)| format!("{p} {a}"))
+                .collect::<Vec<_>>(),
+            vec!["10.0.0.0/16 0", "172.16.9.0/24 0.0.0.1"]
+        );
+        let nets = nets();
+        let mut states: Vec<LinkState> =
+            ["r1", "r2", "r3"].iter().map(|r| load("t63", r)).collect();
+        states[0].networks = n;
+        let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ospfd", &pairs, &mut a);
+        let u: Vec<String> = a.unable.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            u,
+            vec![
+                "r1 ospfd network 172.16.9.0/24 area 0.0.0.1: matches no interface address of r1: enables nothing"
+            ]
+        );
         assert!(a.blockers.is_empty(), "{:#?}", blockers(&a));
     }
 

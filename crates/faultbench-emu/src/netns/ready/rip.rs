@@ -9,6 +9,9 @@
 //! from N has exactly N's metric + 1. Before that, every router must have heard from each
 //! neighbour at least once (its `Routing Information Sources`).
 //!
+//! A `network` statement that matches no interface enables nothing; it is reported (the lab's
+//! author meant something by it), not waited for.
+//!
 //! Filters and offsets (distribute-lists, offset-lists, route-maps) can keep tables apart for
 //! good. Differences in the tables are therefore *soft*: they stop blocking once the lab's
 //! routes have not changed for longer than the triggered-update window ([`QUIET`]).
@@ -230,6 +233,24 @@ pub(super) fn assess(daemon: &str, routers: &[(&NetView, &RipState)], a: &mut As
         // ripd enables its interfaces a moment after it starts: until then its tables mean
         // nothing. (Soft: an interface a network statement covers may stay disabled for
         // reasons not shown here.)
+        for n in &st.networks {
+            let matched = net.ifaces.iter().any(|(name, addrs)| {
+                n == name
+                    || IpNet::parse(n).is_some_and(|p| {
+                        addrs
+                            .iter()
+                            .any(|x| x.addr.is_ipv4() == v4 && p.contains(x.addr))
+                    })
+            });
+            if !matched && !net.ifaces.is_empty() {
+                a.cannot(ProtocolItem::new(
+                    dev,
+                    daemon,
+                    format!("network {n}"),
+                    format!("matches no interface of {dev}: enables nothing"),
+                ));
+            }
+        }
         let mut names: Vec<&String> = net.ifaces.keys().collect();
         names.sort();
         for name in names {
@@ -275,12 +296,20 @@ pub(super) fn assess(daemon: &str, routers: &[(&NetView, &RipState)], a: &mut As
                         continue;
                     }
                     let Some(from) = speaker(pnet, &other.name, v4, st) else {
-                        a.block(ProtocolItem::new(
+                        let item = ProtocolItem::new(
                             dev,
                             daemon,
                             format!("interface {}", iface.name),
                             format!("no update from {} yet", pnet.device),
-                        ));
+                        );
+                        if offers_anything((pnet, p), &other.name, v4) {
+                            a.block(item);
+                        } else {
+                            a.state(&ProtocolItem {
+                                state: format!("{} has nothing to send here", pnet.device),
+                                ..item
+                            });
+                        }
                         continue;
                     };
                     table_against(daemon, (net, st), (pnet, p), &other.name, from, a);
@@ -296,6 +325,23 @@ fn speaker(device: &NetView, ifname: &str, v4: bool, listener: &RipState) -> Opt
         IpAddr::V4(_) if v4 => device.addrs(ifname, true).iter().any(|n| n.addr == *s),
         IpAddr::V6(l) if !v4 => device.link_local_iface(*l) == Some(ifname),
         _ => false,
+    })
+}
+
+/// Whether N's update on its interface `n_if` would carry any route. Split horizon keeps back
+/// what N learned there, and a router does not advertise an interface's own subnet on it: a
+/// router whose every route is of these sends no update on that segment at all, ever (Kath3's
+/// router6, whose only RIP interface leads to router3, was waited for until the timeout).
+fn offers_anything((nnet, n): (&NetView, &RipState), n_if: &str, v4: bool) -> bool {
+    let own = nnet.addrs(n_if, v4);
+    n.routes.iter().any(|r| {
+        let learned_here = match (r.via, &r.iface) {
+            (_, Some(i)) => i == n_if,
+            (Some(via), None) => own.iter().any(|x| x.contains(via)),
+            (None, None) => false,
+        };
+        let own_subnet = r.via.is_none() && own.iter().any(|x| x.same_subnet(&r.prefix));
+        !learned_here && !own_subnet
     })
 }
 
@@ -485,6 +531,43 @@ mod tests {
     }
 
     #[test]
+    fn a_neighbour_with_nothing_to_send_on_the_segment_is_not_awaited() {
+        // r3 runs RIP on its r2 link only and has learned everything over it: split horizon
+        // leaves its updates towards r2 empty, and an empty update is never sent.
+        let nets = nets();
+        let mut states: Vec<RipState> = ["r1", "r2", "r3"]
+            .iter()
+            .map(|r| state(&format!("rip_t09_{r}")))
+            .collect();
+        states[2]
+            .routes
+            .retain(|r| r.via.is_some() || r.prefix.to_string() == "10.0.23.0/30");
+        states[1].sources.retain(|s| s.to_string() != "10.0.23.2");
+        states[1]
+            .routes
+            .retain(|r| r.prefix.to_string() != "192.168.3.0/24");
+        let pairs: Vec<(&NetView, &RipState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ripd", &pairs, &mut a);
+        let b: Vec<String> = a.blockers.iter().map(|b| b.item.to_string()).collect();
+        assert!(!b.iter().any(|x| x.contains("no update from r3")), "{b:#?}");
+        assert_eq!(
+            a.states["r2 ripd interface eth1"],
+            "r3 has nothing to send here"
+        );
+        // With its LAN in its table, r3 has something to say, and is waited for.
+        states[2] = state("rip_t09_r3");
+        let pairs: Vec<(&NetView, &RipState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ripd", &pairs, &mut a);
+        let b: Vec<String> = a.blockers.iter().map(|b| b.item.to_string()).collect();
+        assert!(
+            b.contains(&"r2 ripd interface eth1: no update from r3 yet".to_string()),
+            "{b:#?}"
+        );
+    }
+
+    #[test]
     fn interfaces_not_enabled_yet_block_softly() {
         // Right after it started, ripd lists its networks but no interface yet.
         let status = data("rip_t09_r2_status.txt");
@@ -512,6 +595,29 @@ mod tests {
             b.contains(&"r2 ripd interface eth1: not enabled yet".to_string()),
             "{b:#?}"
         );
+    }
+
+    #[test]
+    fn a_network_statement_matching_no_interface_is_reported() {
+        let nets = nets();
+        let mut states: Vec<RipState> = ["r1", "r2", "r3"]
+            .iter()
+            .map(|r| state(&format!("rip_t09_{r}")))
+            .collect();
+        states[1].networks.push("172.16.0.0/16".into());
+        states[1].networks.push("eth7".into());
+        let pairs: Vec<(&NetView, &RipState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ripd", &pairs, &mut a);
+        let u: Vec<String> = a.unable.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            u,
+            vec![
+                "r2 ripd network 172.16.0.0/16: matches no interface of r2: enables nothing",
+                "r2 ripd network eth7: matches no interface of r2: enables nothing",
+            ]
+        );
+        assert!(a.blockers.is_empty(), "{:#?}", a.blockers);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One poll of one device: which daemons run, what they report, and its kernel routes.
 
 use super::bgp::{self, BgpState};
+use super::bgp_config;
 use super::eigrp::{self, EigrpState};
 use super::isis::{self, Adjacency};
 use super::linkstate::LinkState;
@@ -68,7 +69,8 @@ impl Watched {
             || PathBuf::from(format!("/proc/{}/root/run/frr", self.pid)).is_dir()
     }
 
-    /// `daemon`'s running configuration, read once.
+    /// `daemon`'s running configuration, read once (asked again while the daemon does not
+    /// answer).
     async fn config(&self, daemon: &'static str) -> Option<String> {
         let cell = {
             let mut m = self.configs.lock().unwrap_or_else(|e| e.into_inner());
@@ -83,7 +85,9 @@ impl Watched {
                 .ok(),
             Err(_) => None,
         };
-        let _ = cell.set(text.clone());
+        if text.is_some() {
+            let _ = cell.set(text.clone());
+        }
         text
     }
 }
@@ -176,7 +180,17 @@ async fn daemons(w: &Watched, s: &mut Snapshot) {
         s.net.ifaces = cached.clone();
     } else if let Some(v) = q.json("zebra", "show interface brief json").await {
         s.net.ifaces = net::parse_interface_brief(&v);
-        if s.net.ifaces.values().any(|a| !a.is_empty()) {
+        // Kept once zebra knows every address the kernel has: a zebra that has just started
+        // may list some interfaces before it read all their addresses, and a view missing one
+        // would be kept for good (RIP then never matched the neighbour speaking from it).
+        let known = |ip: &std::net::IpAddr| s.net.ifaces.values().flatten().any(|n| n.addr == *ip);
+        let complete = s
+            .net
+            .local
+            .iter()
+            .filter(|ip| !matches!(ip, std::net::IpAddr::V6(v6) if v6.is_unicast_link_local()))
+            .all(known);
+        if complete && s.net.ifaces.values().any(|a| !a.is_empty()) {
             let _ = w.ifaces.set(s.net.ifaces.clone());
         }
     }
@@ -189,6 +203,10 @@ async fn daemons(w: &Watched, s: &mut Snapshot) {
         );
         if let (Some(i), Some(f), Some(n)) = (i, f, n) {
             s.ospf = ospf::parse(&i, &f, &n);
+            if let Some(st) = s.ospf.as_mut() {
+                st.networks =
+                    ospf::network_statements(&w.config("ospfd").await.unwrap_or_default());
+            }
         }
     }
     if s.daemons.contains(&"ospf6d") {
@@ -294,6 +312,13 @@ async fn bgp_state(q: &mut Querier<'_>) -> Option<BgpState> {
     if let Some(text) = q.text("bgpd", "show work-queues").await {
         st.processing = bgp::parse_work_queues(&text);
     }
+    // Every speaker's configuration, also where all its sessions are up: a neighbour of another
+    // router that it does not name shows nowhere else.
+    st.config =
+        q.w.config("bgpd")
+            .await
+            .as_deref()
+            .and_then(bgp_config::parse);
     for p in st.peers.iter_mut().filter(|p| p.state != "Established") {
         let Some(addr) = p.addr() else { continue };
         let cmd = if addr.is_ipv4() {
