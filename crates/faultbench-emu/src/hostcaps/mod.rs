@@ -244,11 +244,27 @@ pub struct HostCaps {
     pub kernel_release: String,
     /// How the answer was obtained.
     pub source: ProbeSource,
-    /// Feature → present. Every [`Feature`] has an entry.
+    /// Feature → present. Every [`Feature`] has an entry. Names this build does not know
+    /// (written by a newer faultbench into a shared cache) are skipped when reading.
+    #[serde(deserialize_with = "known_features")]
     pub features: BTreeMap<Feature, bool>,
     /// Notes from the probe (e.g. why the trial could not run), for `doctor`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// Reads the feature map, skipping feature names this build does not know: a cache written by
+/// another faultbench version then still reads (the features it lacks are probed again),
+/// instead of failing and being rewritten by each version in turn.
+fn known_features<'de, D>(d: D) -> Result<BTreeMap<Feature, bool>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let raw: BTreeMap<String, bool> = BTreeMap::deserialize(d)?;
+    Ok(raw
+        .into_iter()
+        .filter_map(|(k, v)| Feature::ALL.iter().find(|f| f.name() == k).map(|f| (*f, v)))
+        .collect())
 }
 
 static PROBED: OnceLock<HostCaps> = OnceLock::new();
@@ -371,6 +387,20 @@ mod tests {
             );
             assert!(f.kconfig().starts_with("CONFIG_"));
         }
+    }
+
+    /// A cache written by another faultbench version (a feature this build does not know, one
+    /// it knows missing) still reads; the known entries keep their values.
+    #[test]
+    fn caches_of_other_versions_still_read() {
+        let mut v =
+            serde_json::to_value(HostCaps::full_kernel().with(Feature::Vrf, false)).unwrap();
+        v["features"]["some_future_feature"] = true.into();
+        v["features"].as_object_mut().unwrap().remove("vxlan");
+        let caps: HostCaps = serde_json::from_value(v).unwrap();
+        assert!(!caps.has(Feature::Vrf) && caps.has(Feature::Netem));
+        assert!(!caps.features.contains_key(&Feature::Vxlan));
+        assert_eq!(caps.features.len(), Feature::ALL.len() - 1);
     }
 
     #[test]
