@@ -5,39 +5,9 @@
 
 use faultbench_core::identity::{IDENTITY_FILE, MAX_IDENTITY_BYTES, RunIdentity};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench")
-}
-
-/// Runs the binary with a deadline; `None` when it had to be killed.
-fn faultbench_within(args: &[&str], secs: u64) -> Option<(i32, String, String)> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_faultbench"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            let out = child.wait_with_output().unwrap();
-            return Some((
-                out.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            ));
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+#[path = "support/cli.rs"]
+mod cli;
+use cli::{faultbench_within, fixtures};
 
 fn faultbench(args: &[&str]) -> (i32, String, String) {
     faultbench_within(args, 300).expect("faultbench finished within 300 s")

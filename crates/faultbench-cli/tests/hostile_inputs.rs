@@ -5,22 +5,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench")
-}
-
-fn faultbench(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_faultbench"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+#[path = "support/cli.rs"]
+mod cli;
+use cli::{faultbench, faultbench_within, fixtures};
 
 /// Every file under `dir` (not following links), relative to it.
 fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
@@ -281,33 +268,6 @@ fn two_million_ids_plan_in_bounded_memory() {
     assert!(out.status.success(), "{:?}\n{stdout}\n{stderr}", out.status);
     assert!(stdout.contains("2 run(s) to do"), "{stdout}");
     assert!(stderr.contains("1999998 repeated"), "{stderr}");
-}
-
-/// Runs the binary with a deadline; `None` when it had to be killed.
-fn faultbench_within(args: &[&str], secs: u64) -> Option<(i32, String, String)> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_faultbench"))
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            let out = child.wait_with_output().unwrap();
-            return Some((
-                out.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            ));
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }
 
 /// Finding 6: symlink loops in a runs root hung `report` and `bench --resume` with growing
