@@ -54,10 +54,7 @@ pub fn md_join(labels: &[String], sep: &str) -> String {
 /// A text cell of a CSV export: at most [`MAX_CSV_FIELD_CHARS`] characters, then
 /// `… (N more bytes)` when cut.
 pub fn csv_field(s: &str) -> Cow<'_, str> {
-    match cut_at(s, MAX_CSV_FIELD_CHARS) {
-        None => Cow::Borrowed(s),
-        Some(end) => Cow::Owned(format!("{}… ({} more bytes)", &s[..end], s.len() - end)),
-    }
+    faultbench_core::text::excerpt(s, MAX_CSV_FIELD_CHARS)
 }
 
 #[cfg(test)]
