@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent recomputation of the report's new statistics from a MANIFEST.csv.
 
-Written from the definitions (README, "Reports"), not from the Rust code, with the standard
+Written from the definitions (docs/reports.md), not from the Rust code, with the standard
 library only, so that a test can hold the two against each other:
 
 - pass-to-pass variation: (arm, scenario, agent) cells with >= 2 answered passes whose

@@ -1,4 +1,4 @@
-"""A tool-calling agent on the OpenAI SDK, benchmarked on one topology (README, "Python").
+"""A tool-calling agent on the OpenAI SDK, benchmarked on one topology (docs/python.md).
 
     OPENAI_API_KEY=… python examples/python/openai_agent.py      # as root: live netns labs
 """

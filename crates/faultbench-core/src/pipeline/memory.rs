@@ -175,8 +175,8 @@ mod tests {
         assert!(l.message.unwrap().contains("fewer --jobs"));
     }
 
-    /// The estimate against the memory measured for the bundled topologies (README's
-    /// Topologies table, PSS of every process of a running lab): never below, at most 1.5×.
+    /// The estimate against the memory measured for the bundled topologies (docs/topologies.md's
+    /// bring-up table, PSS of every process of a running lab): never below, at most 1.5×.
     #[test]
     fn estimates_cover_the_measured_topologies() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../topologies");

@@ -1,4 +1,4 @@
-"""The README's OpenAI-SDK agent (examples/python/openai_agent.py) against a local server
+"""docs/python.md's OpenAI-SDK agent (examples/python/openai_agent.py) against a local server
 speaking the Chat Completions wire format: the real SDK sends the 22 tools, gets a tool call,
 the agent runs it on the mock network, sends the result back, and gets a final answer that is
 judged correct; token usage from both responses lands in the record."""

@@ -1,4 +1,4 @@
-"""The README's pytest example, verbatim but for the paths (the examples' mock network)."""
+"""The pytest example of the README and docs/python.md, verbatim but for the paths (the examples' mock network)."""
 
 import faultbench as fb
 from conftest import MOCK
