@@ -75,6 +75,8 @@ if [ "$avail_kb" -lt $((4 * 1024 * 1024)) ]; then
     echo "warning: less than 4 GiB free; the build may fail with 'No space left on device'" >&2
 fi
 
+echo "== links in README.md and docs/ (files and #anchors)"
+python3 scripts/check-links.py
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
