@@ -85,7 +85,12 @@ impl Driver {
         let br = bridge_name(nid);
         netlink::ensure_bridge(&br)?;
         self.firewall.allow(&br)?;
-        if self.state.networks.insert(nid.to_owned(), br.clone()).is_none() {
+        if self
+            .state
+            .networks
+            .insert(nid.to_owned(), br.clone())
+            .is_none()
+        {
             self.save()?;
         }
         Ok(br)

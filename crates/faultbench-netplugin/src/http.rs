@@ -119,7 +119,8 @@ mod tests {
         assert_eq!((a.method.as_str(), a.path.as_str()), ("POST", "/X"));
         assert_eq!(a.body, b"{}");
         let b = read_request(
-            &b"POST /X HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n1\r\n}\r\n0\r\n\r\n"[..],
+            &b"POST /X HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n1\r\n}\r\n0\r\n\r\n"
+                [..],
         )
         .unwrap();
         assert_eq!(b.body, b"{}");
@@ -127,11 +128,20 @@ mod tests {
 
     #[test]
     fn oversized_requests_are_refused() {
-        let big = format!("POST /X HTTP/1.1\r\nContent-Length: {}\r\n\r\n", MAX_BODY_BYTES + 1);
+        let big = format!(
+            "POST /X HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            MAX_BODY_BYTES + 1
+        );
         assert!(read_request(big.as_bytes()).is_err());
-        let head = format!("POST /X HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD_BYTES));
+        let head = format!(
+            "POST /X HTTP/1.1\r\nX: {}\r\n\r\n",
+            "a".repeat(MAX_HEAD_BYTES)
+        );
         assert!(read_request(head.as_bytes()).is_err());
-        let chunk = format!("POST /X HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n", MAX_BODY_BYTES + 1);
+        let chunk = format!(
+            "POST /X HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n",
+            MAX_BODY_BYTES + 1
+        );
         assert!(read_request(chunk.as_bytes()).is_err());
     }
 }

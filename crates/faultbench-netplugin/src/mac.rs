@@ -52,9 +52,20 @@ mod tests {
 
     #[test]
     fn a_lab_mac_round_trips_and_bad_ones_are_named() {
-        assert_eq!(format(parse("02:AA:00:00:00:01").unwrap()), "02:aa:00:00:00:01");
-        assert!(parse("02:aa:00:00:01").unwrap_err().contains("six hex pairs"));
-        assert!(parse("01:00:5e:00:00:01").unwrap_err().contains("multicast"));
+        assert_eq!(
+            format(parse("02:AA:00:00:00:01").unwrap()),
+            "02:aa:00:00:00:01"
+        );
+        assert!(
+            parse("02:aa:00:00:01")
+                .unwrap_err()
+                .contains("six hex pairs")
+        );
+        assert!(
+            parse("01:00:5e:00:00:01")
+                .unwrap_err()
+                .contains("multicast")
+        );
         assert!(parse("00:00:00:00:00:00").unwrap_err().contains("zero"));
         assert!(parse("0g:00:00:00:00:01").is_err());
         assert!(parse("002:00:00:00:00:1").is_err());

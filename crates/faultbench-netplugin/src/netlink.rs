@@ -113,7 +113,7 @@ fn put_attr(buf: &mut Vec<u8>, kind: u16, data: &[u8]) {
     buf.extend_from_slice(&len.to_ne_bytes());
     buf.extend_from_slice(&kind.to_ne_bytes());
     buf.extend_from_slice(data);
-    while buf.len() % 4 != 0 {
+    while !buf.len().is_multiple_of(4) {
         buf.push(0);
     }
 }
@@ -171,12 +171,8 @@ fn transact(msg: Msg) -> io::Result<()> {
             let len = u32::from_ne_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
             let kind = u16::from_ne_bytes([buf[at + 4], buf[at + 5]]);
             if kind == NLMSG_ERROR && at + 20 <= n {
-                let code = i32::from_ne_bytes([
-                    buf[at + 16],
-                    buf[at + 17],
-                    buf[at + 18],
-                    buf[at + 19],
-                ]);
+                let code =
+                    i32::from_ne_bytes([buf[at + 16], buf[at + 17], buf[at + 18], buf[at + 19]]);
                 return if code == 0 {
                     Ok(())
                 } else {
@@ -230,12 +226,7 @@ fn err(op: &'static str, name: &str) -> impl FnOnce(io::Error) -> PluginError {
 fn index_or(op: &'static str, name: &str) -> Result<i32, PluginError> {
     index(name)
         .and_then(|i| i32::try_from(i).ok())
-        .ok_or_else(|| {
-            err(op, name)(io::Error::new(
-                io::ErrorKind::NotFound,
-                "no such interface",
-            ))
-        })
+        .ok_or_else(|| err(op, name)(io::Error::new(io::ErrorKind::NotFound, "no such interface")))
 }
 
 fn switch_settings(m: &mut Msg) {
@@ -326,9 +317,7 @@ mod tests {
     #[test]
     fn nested_attributes_carry_their_lengths() {
         let mut m = Msg::new(RTM_NEWLINK, 0, 7, 0, 0);
-        m.begin(IFLA_LINKINFO)
-            .name(IFLA_INFO_KIND, "veth")
-            .end();
+        m.begin(IFLA_LINKINFO).name(IFLA_INFO_KIND, "veth").end();
         let b = m.finish();
         assert_eq!(
             u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize,

@@ -75,7 +75,9 @@ impl State {
             .map_err(|e| bad(format!("not valid state JSON ({e}); remove it")))?;
         for id in st.networks.keys().chain(st.endpoints.keys()) {
             if !valid_id(id) {
-                return Err(bad(format!("id {id:?} is not a Docker id; remove the file")));
+                return Err(bad(format!(
+                    "id {id:?} is not a Docker id; remove the file"
+                )));
             }
         }
         for (id, ep) in &st.endpoints {
@@ -138,9 +140,19 @@ mod tests {
         let e = State::load(&p).unwrap_err().to_string();
         assert!(e.contains("not a Docker id") && e.contains("s.json"), "{e}");
         std::fs::write(&p, "{").unwrap();
-        assert!(State::load(&p).unwrap_err().to_string().contains("remove it"));
+        assert!(
+            State::load(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("remove it")
+        );
         let l = d.path().join("link.json");
         std::os::unix::fs::symlink(&p, &l).unwrap();
-        assert!(State::load(&l).unwrap_err().to_string().contains("symbolic link"));
+        assert!(
+            State::load(&l)
+                .unwrap_err()
+                .to_string()
+                .contains("symbolic link")
+        );
     }
 }
