@@ -83,8 +83,15 @@ impl Driver {
     /// Makes sure network `nid` has its bridge and rule, and remembers it.
     fn ensure_network(&mut self, nid: &str) -> Result<String, PluginError> {
         let br = bridge_name(nid);
+        let existed = netlink::index(&br).is_some();
         netlink::ensure_bridge(&br)?;
-        self.firewall.allow(&br)?;
+        if let Err(e) = self.firewall.allow(&br) {
+            // Docker calls no DeleteNetwork after a failed CreateNetwork: leave nothing behind.
+            if !existed {
+                let _ = netlink::delete(&br);
+            }
+            return Err(e);
+        }
         if self
             .state
             .networks

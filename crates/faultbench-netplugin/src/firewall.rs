@@ -32,7 +32,12 @@ fn run(bin: &str, args: &[&str]) -> Result<bool, String> {
     if out.status.code() == Some(1) && args.contains(&"-C") {
         return Ok(false);
     }
-    Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+    Err(if err.is_empty() {
+        format!("{bin} {} ended with {}", args.join(" "), out.status)
+    } else {
+        err
+    })
 }
 
 fn rule(action: &'static str, bridge: &str) -> Vec<String> {

@@ -266,3 +266,14 @@ fn a_restarted_plugin_keeps_its_networks_endpoints_and_macs() {
     let state = std::fs::read_to_string(p.state_file()).unwrap();
     assert!(state.contains(NET) && state.contains(EP2), "{state}");
 }
+
+#[test]
+fn a_network_whose_forward_rule_fails_leaves_no_bridge_behind() {
+    // `false` stands for an iptables that cannot add the rule.
+    let p = Scratch::with_args(&["--iptables", "/bin/false", "--ip6tables", ""]);
+    let (s, a) = p.call("NetworkDriver.CreateNetwork", &json!({"NetworkID": NET}));
+    assert_eq!(s, 500);
+    let err = a["Err"].as_str().unwrap();
+    assert!(err.contains("iptables") && err.contains(&bridge()), "{err}");
+    assert!(p.link(&bridge()).is_none(), "the bridge was rolled back");
+}

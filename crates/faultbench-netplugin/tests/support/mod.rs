@@ -19,6 +19,7 @@ pub struct Scratch {
     pub ns: String,
     dir: tempfile::TempDir,
     child: Option<Child>,
+    extra: Vec<String>,
 }
 
 fn ip(args: &[&str]) -> std::process::Output {
@@ -30,6 +31,11 @@ fn ip(args: &[&str]) -> std::process::Output {
 
 impl Scratch {
     pub fn new() -> Self {
+        Self::with_args(&[])
+    }
+
+    /// A plugin started with extra arguments (e.g. another `--iptables`).
+    pub fn with_args(extra: &[&str]) -> Self {
         assert!(
             // SAFETY: geteuid has no preconditions.
             unsafe { libc::geteuid() } == 0,
@@ -50,6 +56,7 @@ impl Scratch {
             ns,
             dir: tempfile::tempdir().unwrap(),
             child: None,
+            extra: extra.iter().map(|s| (*s).to_owned()).collect(),
         };
         s.start();
         s
@@ -77,6 +84,7 @@ impl Scratch {
             .arg(self.socket())
             .arg("--state")
             .arg(self.state_file())
+            .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
