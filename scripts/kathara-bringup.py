@@ -2,6 +2,7 @@
 """Bring a topology up on real Kathará and run its baseline probes: the engine's smoke test.
 
     scripts/kathara-bringup.py TOPOLOGY [TOPOLOGY…] [--settle SECS] [--keep]
+                               [--network-plugin kathara/katharanp|kathara/katharanp_vde]
 
 For each topology under topologies/: copies the lab to a scratch folder with a lab-level
 kathara.conf (`image_update_policy = Never`, so Kathará never asks a registry), times
@@ -87,13 +88,16 @@ def dexec(cid: str, command: str, timeout: float = 30) -> str:
         return ""
 
 
-def run(topology: str, settle: float, keep: bool) -> bool:
+def run(topology: str, settle: float, keep: bool, plugin: str | None) -> bool:
     src = os.path.join(REPO, "topologies", topology)
     work = tempfile.mkdtemp(prefix=f"kathara-bringup-{topology}-")
     lab = os.path.join(work, topology)
     shutil.copytree(src, lab)
     with open(os.path.join(lab, "kathara.conf"), "w") as f:
-        json.dump({"image_update_policy": "Never", "manager_type": "docker"}, f)
+        conf = {"image_update_policy": "Never", "manager_type": "docker"}
+        if plugin:
+            conf["network_plugin"] = plugin
+        json.dump(conf, f)
     with open(os.path.join(src, "baseline.toml"), "rb") as f:
         probes = tomllib.load(f).get("probe", [])
     before = set(containers(lab))
@@ -137,7 +141,7 @@ def run(topology: str, settle: float, keep: bool) -> bool:
         n_ok = sum(passed.values())
         ok = n_ok == len(probes)
         load = os.getloadavg()[0]
-        print(f"{topology}: {len(devs)} devices; lstart {t_lstart:.1f} s; startups done {t_startups:.1f} s; "
+        print(f"{topology}: {len(devs)} devices ({plugin or 'default plugin'}); lstart {t_lstart:.1f} s; startups done {t_startups:.1f} s; "
               f"baseline {n_ok}/{len(probes)} probes at {t_probes:.1f} s (load {load:.1f})")
         for i, p in enumerate(probes):
             if not passed.get(i):
@@ -154,8 +158,9 @@ def main() -> int:
     ap.add_argument("topology", nargs="+")
     ap.add_argument("--settle", type=float, default=90.0)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--network-plugin", help="Kathará's network_plugin setting (default: Kathará's, katharanp_vde)")
     a = ap.parse_args()
-    results = [run(t, a.settle, a.keep) for t in a.topology]
+    results = [run(t, a.settle, a.keep, a.network_plugin) for t in a.topology]
     return 0 if all(results) else 1
 
 

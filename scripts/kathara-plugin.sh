@@ -30,11 +30,22 @@ fi
 IPT=$(readlink -f "$(command -v iptables)")
 IP6T=$(readlink -f "$(command -v ip6tables)")
 XT_DIR=$(dirname "$(ldconfig -p | awk '/libxtables\.so\./ {print $NF; exit}')")/xtables
+# Kathará's rule (DockerPlugin._xtables_lock_mount): no lock on nf_tables hosts; legacy
+# iptables takes its lock in /run/xtables.lock, which must exist to be mounted.
+if iptables --version | grep -q nf_tables; then
+  XT_SOURCE=""
+else
+  XT_SOURCE=/run/xtables.lock
+  [ -e "$XT_SOURCE" ] || touch "$XT_SOURCE"
+fi
 
 config_json() {
   local name=$1 key=$2
   # xtables_lock: the mount Kathará configures on katharanp (`source` "" on nf_tables hosts,
-  # /run/xtables.lock on legacy ones); the lock file iptables-legacy takes.
+  # /run/xtables.lock on legacy ones), the lock file iptables-legacy takes. Its default is what
+  # Kathará would set on this host, so Kathará never has to reconfigure the plugin (and the
+  # katharanp_vde name, which it never configures, works too). With source "" runc mounts a
+  # directory there, so the rootfs must not have a file at that path.
   cat <<EOF
 {
   "description": "faultbench network plugin as $name (build $key)",
@@ -49,14 +60,14 @@ config_json() {
   "linux": {"capabilities": ["CAP_NET_ADMIN", "CAP_SYS_ADMIN", "CAP_NET_RAW"]},
   "mounts": [
     {"name": "xtables_lock", "description": "iptables-legacy's lock file", "destination": "/run/xtables.lock",
-     "source": "/run/xtables.lock", "type": "bind", "options": ["rbind"], "settable": ["source"]}
+     "source": "$XT_SOURCE", "type": "bind", "options": ["rbind"], "settable": ["source"]}
   ]
 }
 EOF
 }
 
-# The build's identity: binary, iptables, this script.
-KEY=$(cat "$BIN" "$IPT" "$0" | sha256sum | cut -c1-16)
+# The build's identity: binary, iptables, this script, the lock mount.
+KEY=$( (cat "$BIN" "$IPT" "$0"; echo "xtables_lock=$XT_SOURCE") | sha256sum | cut -c1-16)
 
 copy_with_libs() { # FILE DEST_ROOT [PATH_IN_ROOT]
   local f=$1 root=$2 at=${3:-$1}
@@ -85,15 +96,12 @@ build_folder() { # NAME DIR
     mkdir -p "$root$XT_DIR"
     for so in "$XT_DIR"/*.so; do copy_with_libs "$so" "$root"; done
   fi
-  touch "$root/run/xtables.lock"
   # Docker 20.10 refuses a second plugin whose rootfs is byte-identical to the first
   # ("content sha256:… already exists"): each carries its own name.
   echo "$name" >"$root/plugin-name"
   config_json "$name" "$KEY" >"$dir/config.json"
 }
 
-# Legacy iptables takes its lock in /run/xtables.lock, which must exist to be mounted.
-[ -e /run/xtables.lock ] || touch /run/xtables.lock
 
 for name in "${NAMES[@]}"; do
   have=$(docker plugin inspect -f '{{.Config.Description}}' "$name" 2>/dev/null || true)

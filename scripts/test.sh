@@ -133,8 +133,9 @@ kathara_stage() {
         || { cargo run -q -p faultbench-cli -- doctor --emulator kathara | sed -n '/Kathará engine/,$p'; return 1; }
     echo "== kathara: network plugin under Docker (live test)"
     cargo test -q -p faultbench-netplugin --test live_docker -- --ignored
-    echo "== kathara: simple_bgp and Kath2 on real Kathará, baseline probes"
-    ./scripts/kathara-bringup.py simple_bgp Kath2
+    echo "== kathara: simple_bgp (katharanp) and Kath2 (Kathará's default, katharanp_vde), baseline probes"
+    ./scripts/kathara-bringup.py --network-plugin kathara/katharanp simple_bgp
+    ./scripts/kathara-bringup.py Kath2
 }
 echo "== Kathará engine stage"
 kathara_stage
