@@ -273,7 +273,11 @@ impl Driver {
         }
         let listener = UnixListener::bind(socket).map_err(sock_err)?;
         for conn in listener.incoming() {
-            let Ok(conn) = conn else { continue };
+            let Ok(conn) = conn else {
+                // Out of descriptors or similar: back off rather than spin.
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            };
             let _ = conn.set_read_timeout(Some(READ_TIMEOUT));
             let req = match http::read_request(&conn) {
                 Ok(r) => r,
