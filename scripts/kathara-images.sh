@@ -112,4 +112,7 @@ echo "== docker import $TARBALL as $REF"
 docker import --change 'CMD ["/bin/bash"]' --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   "$TARBALL" "$REF" >/dev/null
 tag_all
+# Builds from older inputs are superseded: drop them (one still used by a container stays).
+docker images --format '{{.Repository}}:{{.Tag}}' faultbench/device | grep -vx "$REF" \
+  | while read -r old; do docker image rm "$old" >/dev/null 2>&1 || true; done
 echo "== device image $REF built; tags: ${TAGS[*]}"
