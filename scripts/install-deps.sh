@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages faultbench needs (idempotent). Run as root.
+#   --kathara   also set up the Docker engine for real Kathará: docker.io, dockerd, the device
+#               images and the network plugin (scripts/kathara-engine.sh; docs/kathara.md)
 set -euo pipefail
+KATHARA_ENGINE=0
+for a in "$@"; do
+  case "$a" in
+    --kathara) KATHARA_ENGINE=1 ;;
+    *) echo "install-deps.sh: unknown option $a (known: --kathara)" >&2; exit 2 ;;
+  esac
+done
 PKGS=(frr frr-pythontools iproute2 iputils-ping traceroute dnsmasq iptables nftables tcpdump
       procps dnsutils curl busybox net-tools ethtool iperf3 python3 python3-venv python3-dev apache2
       bind9 isc-dhcp-server isc-dhcp-relay keepalived isc-dhcp-client bridge-utils ifupdown
@@ -24,3 +33,5 @@ K8S_VALIDATE=1.37.0
 /opt/faultbench/k8s-venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('kubernetes-validate') != '$K8S_VALIDATE')" 2>/dev/null || { python3 -m venv /opt/faultbench/k8s-venv && /opt/faultbench/k8s-venv/bin/pip install -q "kubernetes-validate==$K8S_VALIDATE"; }
 # The official MCP Python client (PyPI `mcp`) for the MCP server test and stand-in external agents: a venv.
 [ -x /opt/faultbench/mcp-venv/bin/python ] && /opt/faultbench/mcp-venv/bin/python -c 'import mcp' 2>/dev/null || { python3 -m venv /opt/faultbench/mcp-venv && /opt/faultbench/mcp-venv/bin/pip install -q mcp; }
+# The Docker engine, device images and network plugin real Kathará needs (opt-in: ~0.5 GB).
+if [ "$KATHARA_ENGINE" = 1 ]; then "$(dirname "$0")/kathara-engine.sh"; fi

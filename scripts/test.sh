@@ -118,3 +118,27 @@ echo "== python bindings"
 echo "== real-model stage"
 ./scripts/real-llm.sh
 # --- end of the real-model stage -----------------------------------------------------------
+
+# --- Kathará engine stage (issue 34) -----------------------------------------------------------
+# Real Kathará on this machine's Docker engine. kathara_stage sets the engine up (docker.io,
+# dockerd, the device images and the network plugin; cached: images stay in dockerd's storage and
+# their rootfs tarball under /opt/faultbench/kathara-images, so a warm run only checks them), asks
+# `faultbench doctor` whether it is ready, runs the plugin's live Docker test, and brings up
+# simple_bgp and Kath2 with real Kathará until every baseline probe passes. Fails (never skips)
+# when the engine cannot be set up. Target: ≤ 10 min warm. Further Kathará checks (scenario check
+# --emulator kathara, lab parity) belong in this function.
+kathara_stage() {
+    echo "== kathara: engine set-up (scripts/kathara-engine.sh; cached)"
+    ./scripts/kathara-engine.sh
+    echo "== kathara: faultbench doctor --emulator kathara"
+    cargo run -q -p faultbench-cli -- doctor --emulator kathara >/dev/null \
+        || { cargo run -q -p faultbench-cli -- doctor --emulator kathara | sed -n '/Kathará engine/,$p'; return 1; }
+    echo "== kathara: network plugin under Docker (live test)"
+    cargo test -q -p faultbench-netplugin --test live_docker -- --ignored
+    echo "== kathara: simple_bgp (katharanp) and Kath2 (Kathará's default, katharanp_vde), baseline probes"
+    ./scripts/kathara-bringup.py --network-plugin kathara/katharanp simple_bgp
+    ./scripts/kathara-bringup.py Kath2
+}
+echo "== Kathará engine stage"
+kathara_stage
+# --- end of the Kathará engine stage -----------------------------------------------------------

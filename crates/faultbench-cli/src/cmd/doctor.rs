@@ -2,8 +2,12 @@
 //!
 //! Reports root or not, the kernel features labs use (probed by creating each one in a scratch
 //! namespace) with how a missing one is emulated, overlayfs, the host programs labs use with
-//! the exact `apt-get install` command for the missing ones, and labs left running. Exit code 0
-//! when the netns backend can deploy labs here, 1 when something it needs is missing.
+//! the exact `apt-get install` command for the missing ones, and labs left running; then whether
+//! the Docker engine real Kathará needs is set up ([`kathara`]). Exit code 0 when the chosen
+//! backend (`--emulator`, netns by default) can deploy labs here, 1 when something it needs is
+//! missing.
+
+mod kathara;
 
 use faultbench_emu::hostcaps::{Feature, HostCaps};
 use faultbench_emu::netns;
@@ -15,6 +19,19 @@ pub struct Args {
     /// Print a JSON report instead of text.
     #[arg(long)]
     pub json: bool,
+    /// The backend whose readiness sets the exit code: `netns` (default) or `kathara` (the
+    /// Docker engine, images and network plugin real Kathará needs). Both are always reported.
+    #[arg(long, value_enum, default_value = "netns")]
+    pub emulator: Backend,
+}
+
+/// A backend `faultbench doctor` can judge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// Linux namespaces and FRR on this host.
+    Netns,
+    /// Real Kathará on a Docker engine.
+    Kathara,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -43,7 +60,12 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             r.program, r.package
         ));
     }
-    let ready = blockers.is_empty();
+    let netns_ready = blockers.is_empty();
+    let engine = kathara::probe().await;
+    let ready = match args.emulator {
+        Backend::Netns => netns_ready,
+        Backend::Kathara => engine.ready,
+    };
     // Where the kernel emulations come from, when this kernel needs them (this binary carries
     // them when no `faultbench-netshim` is found beside it).
     let emulations: Option<Result<String, String>> =
@@ -57,6 +79,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         let report = serde_json::json!({
             "root": root,
             "ready": ready,
+            "netns_ready": netns_ready,
+            "kathara": engine,
             "blockers": blockers,
             "kernel": caps,
             "overlayfs": overlay,
@@ -148,14 +172,26 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .join(", ")
         );
     }
-    if ready {
+    kathara::print(&engine);
+    if netns_ready {
         println!("netns backend: ready");
-        Ok(ExitCode::SUCCESS)
     } else {
         println!("netns backend: NOT ready");
         for b in &blockers {
             println!("  - {b}");
         }
-        Ok(ExitCode::from(1))
     }
+    if engine.ready {
+        println!("Kathará engine: ready");
+    } else {
+        println!(
+            "Kathará engine: NOT ready (set it all up with `{}`)",
+            kathara::SETUP
+        );
+    }
+    Ok(if ready {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
