@@ -183,13 +183,51 @@ pub(crate) fn check(
     caps: &HostCaps,
     shims: &Result<(), String>,
 ) -> Result<(), EmuError> {
-    let unmet = unmet(lab, caps, shims);
+    report(&unmet(lab, caps, shims))
+}
+
+/// The Kathará backend's check: only the kernel features a lab's files use. Its devices run
+/// their own images on this kernel, and no emulation runs inside them, so every missing
+/// feature is unmet; each line says whether the netns backend would emulate it here.
+#[cfg(feature = "kathara")]
+pub(crate) fn check_kernel(lab: &LabDir, caps: &HostCaps) -> Result<(), EmuError> {
+    let none = Err("none runs inside Kathará's containers".to_string());
+    let on_netns = unmet(lab, caps, &Ok(()));
+    let unmet: Vec<Unmet> = unmet(lab, caps, &none)
+        .into_iter()
+        .filter(|u| !u.feature.starts_with("image "))
+        .map(|mut u| {
+            let module = Feature::ALL
+                .iter()
+                .find(|f| f.name() == u.feature)
+                .map_or("it", |f| f.kconfig());
+            let netns = if on_netns
+                .iter()
+                .any(|n| n.device == u.device && n.feature == u.feature)
+            {
+                ""
+            } else {
+                "; the netns backend emulates it on this kernel (`--emulator netns`)"
+            };
+            u.why = format!(
+                "this kernel lacks {module}, Kathará's containers share it, and faultbench runs \
+                 no kernel emulation inside them{netns}; a kernel with {module} (or its module \
+                 loaded) has it"
+            );
+            u
+        })
+        .collect();
+    report(&unmet)
+}
+
+/// `Ok` when nothing is unmet, else one [`EmuError::Unsupported`] naming every need.
+fn report(unmet: &[Unmet]) -> Result<(), EmuError> {
     if unmet.is_empty() {
         return Ok(());
     }
     // One line per need: the feature, where it is used (a few places), why, the fix.
     let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
-    for u in &unmet {
+    for u in unmet {
         let place = format!("{} ({})", u.device, u.at);
         match groups
             .iter_mut()
