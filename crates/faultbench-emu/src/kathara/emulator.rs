@@ -21,6 +21,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Environment variable naming the Kathará configuration file (TOML, [`KatharaConfig`]) of
+/// `faultbench bench`, `lab` and `scenario check`.
+pub const KATHARA_CONFIG_ENV: &str = "FAULTBENCH_KATHARA_CONFIG";
+
 /// The Kathará backend of [`Emulator`].
 #[derive(Debug, Clone)]
 pub struct KatharaEmulator {
@@ -54,6 +58,15 @@ impl KatharaEmulator {
         let cfg = KatharaConfig::from_toml(&text)
             .map_err(|e| EmuError::Environment(format!("{}: {e}", path.display())))?;
         KatharaEmulator::new(cfg)
+    }
+
+    /// As `faultbench bench --emulator kathara` builds it: from the TOML file named by
+    /// `$FAULTBENCH_KATHARA_CONFIG`, else the defaults.
+    pub fn from_env() -> Result<KatharaEmulator, EmuError> {
+        match std::env::var_os(KATHARA_CONFIG_ENV) {
+            Some(path) => KatharaEmulator::from_config_file(Path::new(&path)),
+            None => KatharaEmulator::new(KatharaConfig::default()),
+        }
     }
 
     /// The configuration.

@@ -49,7 +49,7 @@ pub use cli::{
     device_command, shell_quote, strip_log_preamble,
 };
 pub use config::{ConfigError, DeviceCommands, KatharaConfig, Manager};
-pub use emulator::{Instance, KatharaEmulator};
+pub use emulator::{Instance, KATHARA_CONFIG_ENV, KatharaEmulator};
 pub use engine::{DockerEngine, EngineError, lab_hash};
 pub use lab::KatharaLab;
 pub use linfo::{DeviceStatus, LinfoError, parse_linfo};

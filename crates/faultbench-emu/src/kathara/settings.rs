@@ -29,7 +29,7 @@
 //! assert_eq!(record.overridden[0].key, "open_terminals");
 //! ```
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,7 @@ const MAX_SETTINGS_BYTES: u64 = 64 * 1024;
 pub const SETTINGS_RECORD_FILE: &str = ".faultbench-settings.json";
 
 /// One key the harness set over the user's value.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Override {
     /// The setting.
     pub key: String,
@@ -50,7 +50,7 @@ pub struct Override {
 }
 
 /// Where the keys of an instance's `kathara.conf` came from.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SettingsRecord {
     /// The user's global settings file, when there was one.
     pub user_file: Option<PathBuf>,
