@@ -345,6 +345,43 @@ mod tests {
             .fold(HostCaps::full_kernel(), |c, f| c.with(*f, false))
     }
 
+    #[cfg(feature = "kathara")]
+    #[test]
+    fn on_kathara_every_missing_feature_is_unmet_and_images_are_not_judged() {
+        let (_t, l) = lab(&[
+            (
+                "lab.conf",
+                "r1[0]=A\nr1[image]=\"kathara/p4\"\nr2[0]=A\nr3[0]=A\n",
+            ),
+            (
+                "r1.startup",
+                "ip link add link eth0 name eth0.10 type vlan id 10\n",
+            ),
+            (
+                "r2.startup",
+                "ip link add lo1 type dummy\nip link set lo1 up\n",
+            ),
+            ("r3.startup", "ip addr add 10.0.0.3/24 dev eth0\n"),
+        ]);
+        // The netns emulations would cover both features on this kernel; Kathará runs none.
+        let caps = without(&[Feature::Vlan8021q, Feature::Dummy]);
+        assert!(caps.can_emulate_links());
+        let e = check_kernel(&l, &caps).unwrap_err();
+        let EmuError::Unsupported { feature, reason } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(feature, "vlan_8021q, dummy");
+        assert!(
+            reason.contains("r1 (r1.startup:1)") && reason.contains("r2 (r2.startup:1)"),
+            "{reason}"
+        );
+        assert!(reason.contains("the netns backend emulates it"), "{reason}");
+        // Kathará has its own images: a P4 image is not a need here.
+        assert!(!reason.contains("kathara/p4"), "{reason}");
+        // A kernel with both: nothing unmet.
+        assert!(check_kernel(&l, &HostCaps::full_kernel()).is_ok());
+    }
+
     #[test]
     fn images_nobody_here_can_provide_are_named_with_their_line() {
         let (_t, l) = lab(&[(

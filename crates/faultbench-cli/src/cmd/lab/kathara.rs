@@ -10,9 +10,9 @@
 
 use super::{explain, interrupted};
 use anyhow::Context;
+use faultbench_core::check::wait_for_baseline;
 use faultbench_core::emulator::{Command, Lab, LabRequest};
 use faultbench_core::lab::Baseline;
-use faultbench_core::check::wait_for_baseline;
 use faultbench_emu::kathara::{
     KatharaEmulator, KatharaLab, Owner, SETTINGS_RECORD_FILE, SettingsRecord,
 };
@@ -38,7 +38,11 @@ pub async fn attach(name: &str) -> anyhow::Result<KatharaLab> {
 }
 
 /// `lab up --emulator kathara`.
-pub async fn up(deploy_dir: &Path, shown_dir: &Path, a: &super::UpArgs) -> anyhow::Result<ExitCode> {
+pub async fn up(
+    deploy_dir: &Path,
+    shown_dir: &Path,
+    a: &super::UpArgs,
+) -> anyhow::Result<ExitCode> {
     let emu = emulator()?;
     let mut req = LabRequest::new(deploy_dir);
     if let Some(n) = &a.name {
@@ -124,7 +128,9 @@ pub async fn exec(a: &super::ExecArgs) -> anyhow::Result<ExitCode> {
         errln!("(killed after {} s)", timeout.as_secs());
         return Ok(ExitCode::from(137));
     }
-    Ok(ExitCode::from(out.exit_code.unwrap_or(1).clamp(0, 255) as u8))
+    Ok(ExitCode::from(
+        out.exit_code.unwrap_or(1).clamp(0, 255) as u8
+    ))
 }
 
 /// `lab down --emulator kathara`.
