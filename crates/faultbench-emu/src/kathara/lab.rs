@@ -105,8 +105,33 @@ impl KatharaLab {
         &self.dir
     }
 
-    /// `kathara linfo`: the devices Kathará reports for this instance and their state.
+    /// The devices of this instance and their state: from the engine's container list (the
+    /// labels Kathará gave them) when device commands go through the engine — no Python
+    /// process — else from `kathara linfo`.
     pub async fn status(&self) -> Result<Vec<DeviceStatus>, EmuError> {
+        if let Some(engine) = &self.engine {
+            let list = engine
+                .lab_containers(&self.hash())
+                .await
+                .map_err(|e| engine_error(&self.name, "*", e))?;
+            let mut known = self.containers.lock().await;
+            return Ok(list
+                .into_iter()
+                .map(|c| {
+                    known.insert(c.device.clone(), c.id);
+                    DeviceStatus {
+                        name: c.device,
+                        status: c.state,
+                        image: None,
+                    }
+                })
+                .collect());
+        }
+        self.linfo().await
+    }
+
+    /// `kathara linfo`: the devices Kathará reports for this instance and their state.
+    pub async fn linfo(&self) -> Result<Vec<DeviceStatus>, EmuError> {
         let args = vec![
             "linfo".to_string(),
             "-d".into(),
