@@ -300,3 +300,29 @@ async fn an_instance_is_attached_by_name_and_its_devices_found_by_label() {
     assert_eq!(emu.instances().len(), 1);
     assert!(emu.attach("no-such-lab").await.is_err());
 }
+
+#[tokio::test]
+#[ignore = "needs a Docker engine and an image; run by the Kathará stage with --ignored"]
+async fn a_background_child_does_not_hold_the_command_open() {
+    let engine = engine(4).await;
+    let d = Device::start(&unique("bg"), "r1");
+    // As an injection that starts a daemon without detaching its output would.
+    let out = engine
+        .exec(
+            &d.id,
+            &argv(&["sh", "-c", "sleep 30 & echo started"]),
+            T,
+            1 << 20,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "started\n");
+    // It returned with the shell, not at the timeout with its child (which still runs).
+    assert!(!out.timed_out);
+    let ps = engine
+        .exec(&d.id, &argv(&["ps", "-eo", "args"]), T, 1 << 20)
+        .await
+        .unwrap();
+    assert!(ps.stdout.contains("sleep 30"), "{}", ps.stdout);
+}
