@@ -326,3 +326,51 @@ async fn a_background_child_does_not_hold_the_command_open() {
         .unwrap();
     assert!(ps.stdout.contains("sleep 30"), "{}", ps.stdout);
 }
+
+#[tokio::test]
+#[ignore = "needs a Docker engine and an image; run by the Kathará stage with --ignored"]
+async fn without_timeout_in_the_image_an_overrun_is_killed_by_pid() {
+    let engine = engine(4).await;
+    let d = Device::start(&unique("notimeout"), "r1");
+    // An image without `timeout`: the command runs unwrapped, and the host kills it by pid.
+    let rm = engine
+        .exec(
+            &d.id,
+            &argv(&["sh", "-c", "rm -f \"$(command -v timeout)\""]),
+            T,
+            1 << 20,
+        )
+        .await
+        .unwrap();
+    assert_eq!(rm.exit_code, Some(0), "{rm:?}");
+    let gone = engine
+        .exec(
+            &d.id,
+            &argv(&["sh", "-c", "command -v timeout"]),
+            T,
+            1 << 20,
+        )
+        .await
+        .unwrap();
+    assert_ne!(gone.exit_code, Some(0), "timeout still there: {gone:?}");
+    let out = engine
+        .exec(
+            &d.id,
+            &argv(&["sleep", "311"]),
+            Duration::from_secs(1),
+            1 << 20,
+        )
+        .await
+        .unwrap();
+    assert!(out.timed_out, "{out:?}");
+    assert_eq!(out.exit_code, None);
+    let ps = engine
+        .exec(&d.id, &argv(&["ps", "-eo", "args"]), T, 1 << 20)
+        .await
+        .unwrap();
+    assert!(
+        !ps.stdout.contains("sleep 311"),
+        "left running: {}",
+        ps.stdout
+    );
+}
