@@ -95,6 +95,9 @@ pub enum EngineError {
     /// A request took longer than its bound.
     #[error("Docker engine, {0}: no answer within {API_TIMEOUT:?}")]
     Timeout(String),
+    /// The engine answered in a way the client does not expect.
+    #[error("Docker engine: {0}")]
+    Unexpected(String),
 }
 
 /// One container of a Kathará lab.
@@ -245,7 +248,7 @@ impl DockerEngine {
             .permits
             .acquire()
             .await
-            .map_err(|_| EngineError::Timeout("the command cap was closed".into()))?;
+            .map_err(|_| EngineError::Unexpected("the command cap was closed".into()))?;
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.peak.fetch_max(now, Ordering::SeqCst);
         let _count = InFlight(&self.in_flight);
@@ -299,7 +302,9 @@ impl DockerEngine {
         )
         .await?;
         let StartExecResults::Attached { mut output, .. } = attached else {
-            return Err(EngineError::Timeout("exec started detached".into()));
+            return Err(EngineError::Unexpected(
+                "the exec instance started detached".into(),
+            ));
         };
         let (mut stdout, mut stderr) = (Capped::new(cap), Capped::new(cap));
         let deadline = tokio::time::Instant::now() + timeout + KILL_GRACE;
