@@ -243,6 +243,8 @@ async fn a_stopped_container_is_not_running_and_a_missing_socket_names_the_fix()
         matches!(e, Err(EngineError::NotRunning(ref m)) if m.contains("not running")),
         "{e:?}"
     );
+    let e = client.exec("c-r1", &[], T, 1 << 20).await;
+    assert!(matches!(e, Err(EngineError::Unexpected(_))), "{e:?}");
     let e = DockerEngine::connect("/nonexistent/docker.sock", 2)
         .await
         .unwrap_err()

@@ -244,6 +244,9 @@ impl DockerEngine {
         timeout: Duration,
         cap: usize,
     ) -> Result<ExecOutput, EngineError> {
+        let Some(program) = argv.first() else {
+            return Err(EngineError::Unexpected("an empty command line".into()));
+        };
         let _permit = self
             .permits
             .acquire()
@@ -260,9 +263,9 @@ impl DockerEngine {
             // No `timeout` in this image: run the command as it is; the pid kill bounds it.
             let mut again = self.run(container, argv, timeout, cap).await?;
             again.duration_ms = started.elapsed().as_millis() as u64;
-            return Ok(missing_program(again, &argv[0]));
+            return Ok(missing_program(again, program));
         }
-        Ok(missing_program(out, &argv[0]))
+        Ok(missing_program(out, program))
     }
 
     /// One exec: create, start attached, read both streams, inspect for the exit code.
