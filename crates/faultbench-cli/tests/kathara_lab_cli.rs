@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Without an engine they fail with the command that installs one. Each test stages its
-//! instances in its own work folder (`$FAULTBENCH_KATHARA_CONFIG`) and tears them down.
+//! instances in its own work folder (`$FAULTBENCH_KATHARA_CONFIG`) and tears them down. The
+//! first test needs neither engine nor Kathará and runs in every test run.
 
 use faultbench_emu::hostcaps::{Feature, HostCaps};
 use std::path::{Path, PathBuf};
@@ -31,11 +32,19 @@ impl Rig {
             Path::new(&faultbench_emu::kathara::engine::local_socket()).exists(),
             "no Docker engine: install and start it with `./scripts/install-deps.sh --kathara`"
         );
+        Rig::with_config("")
+    }
+
+    /// A rig whose configuration also holds `extra` (TOML).
+    fn with_config(extra: &str) -> Rig {
         let work = tempfile::tempdir().unwrap();
         let config = work.path().join("kathara.toml");
         std::fs::write(
             &config,
-            format!("work_dir = \"{}\"\n", work.path().join("labs").display()),
+            format!(
+                "work_dir = \"{}\"\n{extra}",
+                work.path().join("labs").display()
+            ),
         )
         .unwrap();
         Rig {
@@ -74,6 +83,51 @@ fn containers_of(name: &str) -> usize {
         .output()
         .unwrap();
     text(&out.stdout).lines().count()
+}
+
+#[test]
+fn lab_commands_take_the_kathara_emulator_and_name_what_is_missing() {
+    // No engine and no Kathará are needed to find that nothing is staged: `true` stands in
+    // for the `kathara` command line.
+    let rig = Rig::with_config("cli = [\"true\"]\n");
+    let o = rig.fb(&["lab", "ls", "--emulator", "kathara"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("no Kathará lab is staged under"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = rig.fb(&["lab", "ls", "--emulator", "kathara", "--json"]);
+    assert_eq!(text(&o.stdout).trim(), "[]");
+    let o = rig.fb(&[
+        "lab",
+        "exec",
+        "--emulator",
+        "kathara",
+        "nope",
+        "r1",
+        "--",
+        "true",
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        text(&o.stderr).contains("no Kathará instance of that name"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = rig.fb(&["lab", "verify", "--emulator", "kathara", "../etc"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        text(&o.stderr).contains("instance name"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = rig.fb(&["lab", "down", "--emulator", "kathara", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = rig.fb(&["lab", "gc", "--emulator", "kathara"]);
+    assert_eq!(text(&o.stdout).trim(), "nothing to collect");
+    let o = rig.fb(&["lab", "ls", "--emulator", "podman"]);
+    assert_eq!(o.status.code(), Some(2), "clap refuses an unknown backend");
 }
 
 #[test]
