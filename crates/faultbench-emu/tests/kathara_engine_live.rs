@@ -272,6 +272,13 @@ async fn an_instance_is_attached_by_name_and_its_devices_found_by_label() {
     .unwrap();
     std::fs::write(dir.join("kathara.conf"), "{\"manager_type\": \"docker\"}").unwrap();
     std::fs::write(dir.join(OWNER_FILE), "detached\n/nowhere\n").unwrap();
+    std::fs::write(
+        dir.join(faultbench_emu::kathara::SETTINGS_RECORD_FILE),
+        r#"{"user_file": "/root/.config/kathara.conf", "carried": ["network_plugin"],
+            "overridden": [{"key": "open_terminals", "user": true, "written": false}],
+            "added": []}"#,
+    )
+    .unwrap();
     let emu = KatharaEmulator::new(KatharaConfig {
         work_dir: Some(work.path().to_path_buf()),
         ..Default::default()
@@ -281,6 +288,13 @@ async fn an_instance_is_attached_by_name_and_its_devices_found_by_label() {
     assert!(
         lab.engine().is_some(),
         "a local Docker manager uses the API"
+    );
+    // What the harness wrote over the user's Kathará settings reaches run records.
+    assert_eq!(
+        lab.deploy_notes(),
+        [
+            "Kathará settings from /root/.config/kathara.conf (1 keys kept; overridden: open_terminals true → false)"
+        ]
     );
     let host = lab
         .exec("pc1", &Command::argv(["hostname"]), T)

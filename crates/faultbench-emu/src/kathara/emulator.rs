@@ -335,7 +335,7 @@ impl KatharaEmulator {
             .into_iter()
             .map(String::from)
             .collect();
-        let lab = KatharaLab::new(
+        let mut lab = KatharaLab::new(
             name,
             devices,
             dir,
@@ -343,6 +343,7 @@ impl KatharaEmulator {
             self.config.max_output_bytes,
             engine,
         );
+        lab.settings = Some(record);
         if let Err(e) = self.bring_up(&lab).await {
             // Leave nothing behind: partial deployments are cleaned before reporting.
             if let Err(clean) = lab.teardown().await {
@@ -391,7 +392,7 @@ impl KatharaEmulator {
             .into_iter()
             .map(String::from)
             .collect();
-        let lab = KatharaLab::new(
+        let mut lab = KatharaLab::new(
             name.to_string(),
             devices,
             dir,
@@ -401,6 +402,12 @@ impl KatharaEmulator {
         );
         lab.detached
             .store(true, std::sync::atomic::Ordering::SeqCst);
+        lab.settings = faultbench_core::fsutil::read_regular_string_capped(
+            &lab.dir.join(SETTINGS_RECORD_FILE),
+            1 << 16,
+        )
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
         Ok(lab)
     }
 

@@ -10,6 +10,7 @@
 use super::cli::{CliOutput, KatharaCli, device_command, strip_log_preamble};
 use super::engine::{DockerEngine, EngineError};
 use super::linfo::{DeviceStatus, parse_linfo};
+use super::settings::SettingsRecord;
 use faultbench_core::emulator::{Command, EmuError, ExecOutput, Lab};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,8 @@ pub struct KatharaLab {
     pub(crate) containers: tokio::sync::Mutex<HashMap<String, String>>,
     /// Left running for other processes (`lab up`): dropping it does not clean it.
     pub(crate) detached: AtomicBool,
+    /// Where the instance's Kathará settings came from ([`Lab::deploy_notes`]).
+    pub(crate) settings: Option<SettingsRecord>,
 }
 
 impl KatharaLab {
@@ -58,6 +61,7 @@ impl KatharaLab {
             engine,
             containers: tokio::sync::Mutex::new(HashMap::new()),
             detached: AtomicBool::new(false),
+            settings: None,
         }
     }
 }
@@ -303,6 +307,11 @@ impl Lab for KatharaLab {
     /// `LAB_NAME`).
     fn lab_dir(&self) -> Option<PathBuf> {
         Some(self.dir.clone())
+    }
+
+    /// The Kathará settings the harness wrote over the user's (or "no user settings file").
+    fn deploy_notes(&self) -> Vec<String> {
+        self.settings.iter().map(SettingsRecord::summary).collect()
     }
 
     async fn exec(
