@@ -267,6 +267,13 @@ mod tests {
                 .contains("\"docker\"")
         );
         assert_eq!(owner(&d), Some(Owner::Pid(std::process::id())));
+        // It may hold a cluster token: readable by the owner only.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(d.join("kathara.conf"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
         assert_eq!(source_dir(&d).as_deref(), Some(src.path()));
         mark_detached(&d).unwrap();
         assert_eq!(owner(&d), Some(Owner::Detached));
