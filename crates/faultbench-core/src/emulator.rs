@@ -236,6 +236,13 @@ pub trait Lab: Send + Sync + fmt::Debug {
         None
     }
 
+    /// What this deployment set differently from the backend's defaults or the user's own
+    /// settings, one line each, kept in the run record (e.g. the Kathará settings the harness
+    /// wrote over the user's). The default: nothing.
+    fn deploy_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The state of one device for a [`crate::snapshot::Snapshot`]. The default runs
     /// [`crate::snapshot::SNAPSHOT_SCRIPT`] through [`Lab::exec`]; a backend that cannot run
     /// it (e.g. a mock network) answers from its own model. Never fails: what cannot be read is

@@ -313,6 +313,10 @@ pub struct DeployPhase {
     pub waited_ms: u64,
     /// What failed.
     pub error: Option<String>,
+    /// What the backend set differently from its defaults or the user's settings
+    /// ([`crate::emulator::Lab::deploy_notes`]); absent when nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The stored form of [`DeployPhase`], which also accepts the `warm` flag of older records.
@@ -338,6 +342,8 @@ struct DeployPhaseFields {
     waited_ms: u64,
     #[serde(default)]
     error: Option<String>,
+    #[serde(default)]
+    notes: Vec<String>,
 }
 
 impl From<DeployPhaseFields> for DeployPhase {
@@ -356,6 +362,7 @@ impl From<DeployPhaseFields> for DeployPhase {
             duration_ms: f.duration_ms,
             waited_ms: f.waited_ms,
             error: f.error,
+            notes: f.notes,
         }
     }
 }
@@ -862,6 +869,29 @@ pub fn scan_records(root: &Path) -> (Vec<(PathBuf, RunRecord)>, Vec<RecordError>
 pub(crate) mod tests {
     use super::*;
     use crate::scenario::ScenarioSpec;
+
+    #[test]
+    fn deploy_notes_are_kept_and_absent_when_there_are_none() {
+        let plain = DeployPhase {
+            emulator: "netns".into(),
+            ok: true,
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&plain).unwrap();
+        assert!(!text.contains("notes"), "{text}");
+        let noted = DeployPhase {
+            emulator: "kathara".into(),
+            notes: vec!["Kathará settings from /root/.config/kathara.conf".into()],
+            ..Default::default()
+        };
+        let back: DeployPhase =
+            serde_json::from_str(&serde_json::to_string(&noted).unwrap()).unwrap();
+        assert_eq!(back, noted);
+        // Records written before the field existed still read.
+        let old: DeployPhase =
+            serde_json::from_str(r#"{"emulator": "netns", "ok": true}"#).unwrap();
+        assert!(old.notes.is_empty());
+    }
 
     /// Issue 30: a megabyte field value of the wrong type was repeated whole in the error.
     #[test]

@@ -6,7 +6,7 @@
 //! namespaces (hostname = device, private /tmp), which needs root — as these tests do.
 
 use faultbench_core::emulator::{Command, EmuError, Emulator, LabRequest};
-use faultbench_emu::kathara::{KatharaConfig, KatharaEmulator, Manager};
+use faultbench_emu::kathara::{DeviceCommands, KatharaConfig, KatharaEmulator, Manager};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -47,6 +47,9 @@ impl Rig {
             cli: Some(cli),
             work_dir: Some(self.work.path().to_path_buf()),
             ready_timeout_secs: 20,
+            // The stand-in plays the `kathara` CLI: no engine API, no user settings.
+            device_commands: DeviceCommands::Kathara,
+            carry_user_settings: false,
             ..Default::default()
         };
         tweak(&mut cfg);

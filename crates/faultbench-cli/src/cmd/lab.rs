@@ -1,5 +1,6 @@
-//! `faultbench lab`: bring labs up on the netns backend, run commands in them, check their
-//! baseline, tear them down.
+//! `faultbench lab`: bring labs up on the netns backend (default) or on Kathará
+//! (`--emulator kathara`, see [`kathara`]), run commands in them, check their baseline, tear
+//! them down.
 //!
 //! `lab up` returns once the lab has converged — routing by its protocols' state, then the
 //! lab's baseline probes when it has a `baseline.toml` (see [`up`]) — and leaves it running
@@ -15,10 +16,21 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod bench;
+mod kathara;
 mod snapshot;
 mod up;
 
 pub use up::UpArgs;
+
+/// The backend a lab command works on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// Linux namespaces with the host's FRR and services (root).
+    #[default]
+    Netns,
+    /// Kathará (Docker or Kubernetes), configured by `$FAULTBENCH_KATHARA_CONFIG`.
+    Kathara,
+}
 
 /// Subcommands of `faultbench lab`.
 #[derive(clap::Subcommand)]
@@ -33,7 +45,7 @@ pub enum LabCmd {
     /// List running labs.
     Ls(LsArgs),
     /// Remove leftovers of killed processes (labs whose owner died, stray device processes).
-    Gc,
+    Gc(GcArgs),
     /// Run the lab directory's baseline.toml probes against a running lab.
     Verify(VerifyArgs),
     /// Time nothing → converged and teardown for generated labs of 3, 10 and 30 routers.
@@ -42,9 +54,20 @@ pub enum LabCmd {
     Snapshot(snapshot::Args),
 }
 
+/// `faultbench lab gc`.
+#[derive(clap::Args)]
+pub struct GcArgs {
+    /// The backend whose leftovers are collected.
+    #[arg(long, value_enum, default_value_t)]
+    pub emulator: Backend,
+}
+
 /// `faultbench lab exec`.
 #[derive(clap::Args)]
 pub struct ExecArgs {
+    /// The backend the lab runs on.
+    #[arg(long, value_enum, default_value_t)]
+    pub emulator: Backend,
     /// Instance name.
     pub name: String,
     /// Device.
@@ -60,6 +83,9 @@ pub struct ExecArgs {
 /// `faultbench lab down`.
 #[derive(clap::Args)]
 pub struct DownArgs {
+    /// The backend the labs run on.
+    #[arg(long, value_enum, default_value_t)]
+    pub emulator: Backend,
     /// Instance names.
     pub names: Vec<String>,
     /// Every running lab.
@@ -70,6 +96,9 @@ pub struct DownArgs {
 /// `faultbench lab ls`.
 #[derive(clap::Args)]
 pub struct LsArgs {
+    /// The backend whose labs are listed.
+    #[arg(long, value_enum, default_value_t)]
+    pub emulator: Backend,
     /// JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -78,6 +107,9 @@ pub struct LsArgs {
 /// `faultbench lab verify`.
 #[derive(clap::Args)]
 pub struct VerifyArgs {
+    /// The backend the lab runs on.
+    #[arg(long, value_enum, default_value_t)]
+    pub emulator: Backend,
     /// Instance name.
     pub name: String,
     /// Baseline file (default: `baseline.toml` of the lab directory the instance came from).
@@ -91,10 +123,14 @@ pub struct VerifyArgs {
 pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         LabCmd::Up(a) => up::up(a).await,
+        LabCmd::Exec(a) if a.emulator == Backend::Kathara => kathara::exec(&a).await,
         LabCmd::Exec(a) => exec(a).await,
+        LabCmd::Down(a) if a.emulator == Backend::Kathara => kathara::down(&a).await,
         LabCmd::Down(a) => down(a).await,
+        LabCmd::Ls(a) if a.emulator == Backend::Kathara => kathara::ls(&a).await,
         LabCmd::Ls(a) => ls(a),
-        LabCmd::Gc => {
+        LabCmd::Gc(a) if a.emulator == Backend::Kathara => kathara::gc().await,
+        LabCmd::Gc(_) => {
             let r = netns::gc();
             for (name, why) in &r.removed {
                 outln!("removed {name}: {why}");
@@ -245,13 +281,25 @@ fn ls(a: LsArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
-    let lab = netns::attach_lab(&a.name).map_err(explain)?;
+    let (lab, dir): (Box<dyn Lab>, PathBuf) = match a.emulator {
+        Backend::Netns => {
+            let lab = netns::attach_lab(&a.name).map_err(explain)?;
+            let dir = lab.dir();
+            (Box::new(lab), dir)
+        }
+        Backend::Kathara => {
+            let lab = kathara::attach(&a.name).await?;
+            // The staged copy holds the lab's files as they were deployed.
+            let dir = lab.staged_dir().to_path_buf();
+            (Box::new(lab), dir)
+        }
+    };
     let path = a
         .baseline
         .clone()
-        .unwrap_or_else(|| lab.dir().join("baseline.toml"));
+        .unwrap_or_else(|| dir.join("baseline.toml"));
     let baseline = Baseline::load(&path).with_context(|| "reading the baseline probes")?;
-    let results = verify(&lab, &baseline, Duration::from_secs(a.timeout)).await;
+    let results = verify(lab.as_ref(), &baseline, Duration::from_secs(a.timeout)).await;
     let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
     for r in &results {
         let mark = if r.passed { "ok  " } else { "FAIL" };

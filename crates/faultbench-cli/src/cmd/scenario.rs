@@ -1,7 +1,7 @@
 //! `faultbench scenario check`: does each scenario's fault really happen on its lab?
 //!
 //! For every scenario file: resolve its `Topology:` to a lab directory, deploy it on the netns
-//! emulator, wait for the healthy baseline, run `[INJECTION]`, verify `[POST-INJECT-CHECK]`
+//! emulator (or Kathará with `--emulator kathara`), wait for the healthy baseline, run `[INJECTION]`, verify `[POST-INJECT-CHECK]`
 //! with a bounded retry, tear the lab down (always; with `--share-labs` a passing scenario
 //! without injection leaves its lab to the job's next one). The pipeline itself is
 //! [`faultbench_core::check::check_scenario`] and [`faultbench_core::check::check_sharing`];
@@ -71,6 +71,10 @@ pub struct CheckArgs {
     /// Print the failing baseline probes and checks of failed scenarios in full.
     #[arg(long, short)]
     pub verbose: bool,
+    /// The backend labs are deployed on (Kathará: configured by `$FAULTBENCH_KATHARA_CONFIG`,
+    /// as for `faultbench bench --emulator kathara`).
+    #[arg(long, value_enum, default_value_t)]
+    pub emulator: super::lab::Backend,
 }
 
 pub async fn run(cmd: ScenarioCmd) -> anyhow::Result<ExitCode> {
@@ -79,8 +83,15 @@ pub async fn run(cmd: ScenarioCmd) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The backend labs are deployed on: Linux namespaces with real FRR and services (root).
-fn emulator() -> anyhow::Result<Arc<dyn Emulator>> {
+/// The backend labs are deployed on: Linux namespaces with real FRR and services (root), or
+/// Kathará built as `faultbench bench --emulator kathara` builds it.
+fn emulator(backend: super::lab::Backend) -> anyhow::Result<Arc<dyn Emulator>> {
+    if backend == super::lab::Backend::Kathara {
+        let emu = faultbench_emu::kathara::KatharaEmulator::from_env()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .context("the Kathará emulator cannot run here (see `faultbench doctor`)")?;
+        return Ok(Arc::new(emu));
+    }
     faultbench_emu::netns::preflight()
         .context("the netns emulator cannot run here (it needs root and the lab packages; see `faultbench doctor`)")?;
     Ok(Arc::new(faultbench_emu::netns::NetnsEmulator::new()))
@@ -97,7 +108,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         );
         resolver = resolver.prepend_root(root);
     }
-    let emulator = Arc::new(TrackingEmulator::new(emulator()?));
+    let emulator = Arc::new(TrackingEmulator::new(emulator(args.emulator)?));
     let defaults = CheckOptions::default();
     let baseline_wait = Duration::from_secs(args.baseline_timeout);
     let opts = CheckOptions {

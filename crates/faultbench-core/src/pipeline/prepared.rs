@@ -125,6 +125,7 @@ impl PreparedLab {
                 lab_name: ready.lab.name().to_string(),
                 lab: LabOrigin::Reused,
                 ok: true,
+                notes: ready.lab.deploy_notes(),
                 ..Default::default()
             },
             baseline: Some(BaselinePhase {
@@ -238,6 +239,7 @@ impl LabPreparer {
         };
         out.deploy.ok = true;
         out.deploy.lab_name = lab.name().to_string();
+        out.deploy.notes = lab.deploy_notes();
         let settings = ToolboxSettings {
             telemetry: self.telemetry,
         };

@@ -3,7 +3,9 @@
 //!
 //! The manager is written into a per-lab `kathara.conf` next to the staged `lab.conf`, so the
 //! user's global `~/.config/kathara.conf` is never touched and two emulators with different
-//! managers can run side by side.
+//! managers can run side by side. That per-lab file starts from the user's global settings
+//! (network plugin, default image, …: see [`super::settings`]) and overrides only what the
+//! harness must set ([`KatharaConfig::kathara_conf`]).
 //!
 //! ```
 //! use faultbench_emu::kathara::{KatharaConfig, Manager};
@@ -83,6 +85,18 @@ impl Manager {
     }
 }
 
+/// How device commands reach the devices.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceCommands {
+    /// Through the Docker Engine API when the manager is Docker on this host's engine (about a
+    /// `docker exec` per command), else through `kathara exec`.
+    #[default]
+    Auto,
+    /// Always through `kathara exec` (one Python process per command).
+    Kathara,
+}
+
 /// Configuration of [`super::KatharaEmulator`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,6 +131,21 @@ pub struct KatharaConfig {
     /// Further `kathara.conf` keys, written as given (e.g. `{ "device_shell" = "/bin/sh" }`).
     #[serde(default)]
     pub settings: Map<String, Value>,
+    /// The user's Kathará settings file carried into each instance; Kathará's own location
+    /// (`<passwd home>/.config/kathara.conf`) when absent.
+    #[serde(default)]
+    pub user_settings: Option<PathBuf>,
+    /// Start each instance's `kathara.conf` from the user's settings (default). `false`: from
+    /// Kathará's defaults, as before.
+    #[serde(default = "default_true")]
+    pub carry_user_settings: bool,
+    /// How device commands reach the devices.
+    #[serde(default)]
+    pub device_commands: DeviceCommands,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_deploy_secs() -> u64 {
@@ -141,6 +170,9 @@ impl Default for KatharaConfig {
             max_output_bytes: default_output_cap(),
             default_image: None,
             settings: Map::new(),
+            user_settings: None,
+            carry_user_settings: true,
+            device_commands: DeviceCommands::Auto,
         }
     }
 }
@@ -214,6 +246,30 @@ impl KatharaConfig {
         Value::Object(m)
     }
 
+    /// The `kathara.conf` of an instance: the user's settings ([`Self::user_settings`]) with
+    /// [`Self::kathara_conf`] written over them, and the record of what came from where.
+    pub fn instance_settings(
+        &self,
+    ) -> Result<(Value, super::settings::SettingsRecord), super::settings::SettingsError> {
+        let harness = self.kathara_conf();
+        let harness = harness.as_object().cloned().unwrap_or_default();
+        let path = if self.carry_user_settings {
+            self.user_settings
+                .clone()
+                .or_else(super::settings::user_settings_path)
+        } else {
+            None
+        };
+        let user = match &path {
+            Some(p) => super::settings::load_user_settings(p)?.map(|m| (p.clone(), m)),
+            None => None,
+        };
+        Ok(super::settings::merge_settings(
+            user.as_ref().map(|(p, m)| (p.as_path(), m)),
+            &harness,
+        ))
+    }
+
     /// Where instances are staged.
     pub fn work_dir(&self) -> PathBuf {
         self.work_dir
@@ -255,6 +311,37 @@ mod tests {
         let e = KatharaConfig::from_toml("[manager]\ntype = \"docker\"\napi_token = \"x\"\n")
             .unwrap_err();
         assert!(e.0.contains("api_token"), "{e}");
+    }
+
+    #[test]
+    fn a_users_network_plugin_reaches_the_instance_and_prompts_do_not() {
+        let t = tempfile::tempdir().unwrap();
+        let user = t.path().join("kathara.conf");
+        std::fs::write(
+            &user,
+            r#"{"network_plugin": "kathara/katharanp", "image_update_policy": "Prompt",
+                "open_terminals": true, "image": "myorg/base"}"#,
+        )
+        .unwrap();
+        let mut cfg = KatharaConfig {
+            user_settings: Some(user.clone()),
+            ..Default::default()
+        };
+        let (conf, rec) = cfg.instance_settings().unwrap();
+        assert_eq!(conf["network_plugin"], "kathara/katharanp");
+        assert_eq!(conf["image"], "myorg/base");
+        assert_eq!(conf["image_update_policy"], "Never");
+        assert_eq!(conf["open_terminals"], false);
+        assert_eq!(rec.user_file.as_deref(), Some(user.as_path()));
+        assert_eq!(rec.overridden.len(), 2, "{rec:?}");
+        // The faultbench configuration's explicit choices win over the user's file.
+        cfg.default_image = Some("kathara/frr".into());
+        assert_eq!(cfg.instance_settings().unwrap().0["image"], "kathara/frr");
+        // Opting out writes the harness keys alone.
+        cfg.carry_user_settings = false;
+        let (conf, rec) = cfg.instance_settings().unwrap();
+        assert!(conf.get("network_plugin").is_none());
+        assert!(rec.user_file.is_none());
     }
 
     #[test]

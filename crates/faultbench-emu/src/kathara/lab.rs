@@ -1,14 +1,21 @@
-//! A lab running on Kathará, driven through `kathara exec`, `linfo` and `lclean`.
+//! A lab running on Kathará: device commands through the Docker Engine API ([`super::engine`])
+//! on a local Docker engine, else through `kathara exec`; `linfo` and `lclean` through Kathará.
 //!
-//! Every command names the staged instance directory with `-d`, so Kathará resolves the lab by
-//! the instance's own `LAB_NAME` hash. A command runs inside its device under `timeout -s KILL`,
-//! so a command that overruns dies in the device and not only on the client side (killing the
-//! `kathara exec` client alone would leave it running in the container).
+//! Every Kathará call names the staged instance directory with `-d`, so Kathará resolves the lab
+//! by the instance's own `LAB_NAME` hash; the engine path finds the same containers by that
+//! hash's label. A command runs inside its device under `timeout -s KILL`, so a command that
+//! overruns dies in the device and not only on the client side (killing the `kathara exec`
+//! client alone would leave it running in the container).
 
 use super::cli::{CliOutput, KatharaCli, device_command, strip_log_preamble};
+use super::engine::{DockerEngine, EngineError};
 use super::linfo::{DeviceStatus, parse_linfo};
+use super::settings::SettingsRecord;
 use faultbench_core::emulator::{Command, EmuError, ExecOutput, Lab};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Extra time the host allows a `kathara exec` client beyond the command's own timeout
@@ -24,6 +31,48 @@ pub struct KatharaLab {
     pub(crate) cli: KatharaCli,
     pub(crate) cap: usize,
     pub(crate) torn_down: tokio::sync::Mutex<bool>,
+    /// The Docker engine the devices run on, when device commands go through its API.
+    pub(crate) engine: Option<Arc<DockerEngine>>,
+    /// Device → container id, filled from the engine on first use.
+    pub(crate) containers: tokio::sync::Mutex<HashMap<String, String>>,
+    /// Left running for other processes (`lab up`): dropping it does not clean it.
+    pub(crate) detached: AtomicBool,
+    /// Where the instance's Kathará settings came from ([`Lab::deploy_notes`]).
+    pub(crate) settings: Option<SettingsRecord>,
+}
+
+impl KatharaLab {
+    /// A handle on an instance staged at `dir` (deployed or about to be).
+    pub(crate) fn new(
+        name: String,
+        devices: Vec<String>,
+        dir: PathBuf,
+        cli: KatharaCli,
+        cap: usize,
+        engine: Option<Arc<DockerEngine>>,
+    ) -> KatharaLab {
+        KatharaLab {
+            name,
+            devices,
+            dir,
+            cli,
+            cap,
+            torn_down: tokio::sync::Mutex::new(false),
+            engine,
+            containers: tokio::sync::Mutex::new(HashMap::new()),
+            detached: AtomicBool::new(false),
+            settings: None,
+        }
+    }
+}
+
+/// An engine failure in the emulator's vocabulary.
+pub(crate) fn engine_error(lab: &str, device: &str, e: EngineError) -> EmuError {
+    match e {
+        EngineError::NotRunning(why) => EmuError::NotRunning(format!("{lab}/{device}: {why}")),
+        EngineError::NoSocket(_) => EmuError::Environment(e.to_string()),
+        e => EmuError::Other(format!("{lab}/{device}: {e}")),
+    }
 }
 
 /// Turns a Kathará failure during `exec` into the emulator's vocabulary.
@@ -60,8 +109,33 @@ impl KatharaLab {
         &self.dir
     }
 
-    /// `kathara linfo`: the devices Kathará reports for this instance and their state.
+    /// The devices of this instance and their state: from the engine's container list (the
+    /// labels Kathará gave them) when device commands go through the engine — no Python
+    /// process — else from `kathara linfo`.
     pub async fn status(&self) -> Result<Vec<DeviceStatus>, EmuError> {
+        if let Some(engine) = &self.engine {
+            let list = engine
+                .lab_containers(&self.hash())
+                .await
+                .map_err(|e| engine_error(&self.name, "*", e))?;
+            let mut known = self.containers.lock().await;
+            return Ok(list
+                .into_iter()
+                .map(|c| {
+                    known.insert(c.device.clone(), c.id);
+                    DeviceStatus {
+                        name: c.device,
+                        status: c.state,
+                        image: None,
+                    }
+                })
+                .collect());
+        }
+        self.linfo().await
+    }
+
+    /// `kathara linfo`: the devices Kathará reports for this instance and their state.
+    pub async fn linfo(&self) -> Result<Vec<DeviceStatus>, EmuError> {
         let args = vec![
             "linfo".to_string(),
             "-d".into(),
@@ -81,8 +155,74 @@ impl KatharaLab {
         parse_linfo(&out.stdout).map_err(|e| EmuError::Other(e.to_string()))
     }
 
-    /// Runs `argv` in `device` through `kathara exec`, bounded in the device and on the host.
+    /// Kathará's hash of this instance (the `lab_hash` label of its containers).
+    pub fn hash(&self) -> String {
+        super::engine::lab_hash(&self.name)
+    }
+
+    /// The engine the device commands go through, if they do not go through `kathara exec`.
+    pub fn engine(&self) -> Option<&Arc<DockerEngine>> {
+        self.engine.as_ref()
+    }
+
+    /// Leaves the lab running when this handle is dropped, and marks the staged copy as owned
+    /// by no process (so `gc` leaves it alone): `lab down NAME` removes it.
+    pub fn detach(&self) -> Result<(), EmuError> {
+        super::stage::mark_detached(&self.dir)
+            .map_err(|e| EmuError::Other(format!("{}: {e}", self.dir.display())))?;
+        self.detached.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// The container of `device`, listing the lab's containers when it is not known yet.
+    async fn container(&self, engine: &DockerEngine, device: &str) -> Result<String, EmuError> {
+        let mut known = self.containers.lock().await;
+        if let Some(id) = known.get(device) {
+            return Ok(id.clone());
+        }
+        let list = engine
+            .lab_containers(&self.hash())
+            .await
+            .map_err(|e| engine_error(&self.name, device, e))?;
+        for c in list {
+            known.insert(c.device, c.id);
+        }
+        known.get(device).cloned().ok_or_else(|| {
+            EmuError::NotRunning(format!(
+                "{}/{device}: no container labelled app=kathara, lab_hash={}, name={device}",
+                self.name,
+                self.hash()
+            ))
+        })
+    }
+
+    /// Runs `argv` in `device`, bounded in the device and on the host: through the engine's
+    /// API when there is one, else through `kathara exec`.
     pub(crate) async fn exec_argv(
+        &self,
+        device: &str,
+        argv: &[String],
+        timeout: Duration,
+    ) -> Result<ExecOutput, EmuError> {
+        if let Some(engine) = &self.engine {
+            let id = self.container(engine, device).await?;
+            return match engine.exec(&id, argv, timeout, self.cap).await {
+                Err(EngineError::NotRunning(why)) => {
+                    // A container re-created under the same labels has a new id.
+                    self.containers.lock().await.remove(device);
+                    Err(EmuError::NotRunning(format!(
+                        "{}/{device}: {why}",
+                        self.name
+                    )))
+                }
+                r => r.map_err(|e| engine_error(&self.name, device, e)),
+            };
+        }
+        self.exec_cli(device, argv, timeout).await
+    }
+
+    /// Runs `argv` in `device` through `kathara exec`.
+    async fn exec_cli(
         &self,
         device: &str,
         argv: &[String],
@@ -169,6 +309,11 @@ impl Lab for KatharaLab {
         Some(self.dir.clone())
     }
 
+    /// The Kathará settings the harness wrote over the user's (or "no user settings file").
+    fn deploy_notes(&self) -> Vec<String> {
+        self.settings.iter().map(SettingsRecord::summary).collect()
+    }
+
     async fn exec(
         &self,
         device: &str,
@@ -207,7 +352,9 @@ impl Drop for KatharaLab {
     /// A lab dropped without [`Lab::teardown`] is cleaned by a detached `lclean` (best effort:
     /// `KatharaEmulator::gc` catches what a dying process could not finish).
     fn drop(&mut self) {
-        if self.torn_down.try_lock().map(|d| *d).unwrap_or(true) {
+        if self.detached.load(Ordering::SeqCst)
+            || self.torn_down.try_lock().map(|d| *d).unwrap_or(true)
+        {
             return;
         }
         let (cli, dir) = (self.cli.clone(), self.dir.clone());

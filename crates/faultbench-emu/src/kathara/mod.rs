@@ -4,12 +4,14 @@
 //! deployment is a private *instance*: a staged copy of the directory whose `LAB_NAME` is the
 //! instance name (Kathará identifies labs by that name's hash, so copies of one lab run side by
 //! side) plus a per-lab `kathara.conf` choosing the manager — Docker (one container per device)
-//! or Kubernetes with the Megalos CNI (one pod per device). Then:
+//! or Kubernetes with the Megalos CNI (one pod per device) — on top of the user's own Kathará
+//! settings (see [`merge_settings`]). Then:
 //!
 //! | step | Kathará call |
 //! |---|---|
-//! | deploy | `lstart --noterminals -d <instance>`, then `exec` polls each device for `/tmp/EOS` (startup done), then `linfo` checks every device runs |
-//! | command | `exec -d <instance> <device> -- timeout -s KILL <secs> <argv…>`: stdout, stderr and exit code kept apart |
+//! | before deploy | the kernel features the lab's files use are checked against this kernel (a Docker engine here shares it): missing ones end the deploy as [`faultbench_core::EmuError::Unsupported`] |
+//! | deploy | `lstart --noterminals -d <instance>`, then each device is polled for `/tmp/EOS` (startup done), then `linfo` checks every device runs |
+//! | command | Docker on this host: the engine's API ([`engine`]) on the container labelled with the lab's hash and the device; otherwise `exec -d <instance> <device> --`; both as `timeout -s KILL <secs> <argv…>`, stdout, stderr and exit code kept apart |
 //! | teardown | `lclean -d <instance>`, staged copy removed; idempotent |
 //! | offline check | `lstart --dry-mode -d <lab>` ([`KatharaEmulator::validate`]) |
 //!
@@ -36,16 +38,23 @@
 mod cli;
 mod config;
 mod emulator;
+pub mod engine;
 mod lab;
 mod linfo;
+mod settings;
 mod stage;
 
 pub use cli::{
     CliOutput, KATHARA_ENV, KatharaCli, KatharaCliError, KatharaFailure, VENV_PYTHON,
     device_command, shell_quote, strip_log_preamble,
 };
-pub use config::{ConfigError, KatharaConfig, Manager};
-pub use emulator::KatharaEmulator;
+pub use config::{ConfigError, DeviceCommands, KatharaConfig, Manager};
+pub use emulator::{Instance, KATHARA_CONFIG_ENV, KatharaEmulator};
+pub use engine::{DockerEngine, EngineError, lab_hash};
 pub use lab::KatharaLab;
 pub use linfo::{DeviceStatus, LinfoError, parse_linfo};
-pub use stage::{OWNER_FILE, fresh_instance_name, valid_instance_name};
+pub use settings::{
+    Override, SETTINGS_RECORD_FILE, SettingsError, SettingsRecord, load_user_settings,
+    merge_settings, user_settings_path,
+};
+pub use stage::{OWNER_FILE, Owner, fresh_instance_name, valid_instance_name};

@@ -138,10 +138,21 @@ pub fn stage(
             faultbench_core::lab::MAX_LAB_FILE_BYTES,
         )?;
         std::fs::write(dir.join("lab.conf"), rename_lab_conf(&conf, name))?;
-        std::fs::write(
-            dir.join("kathara.conf"),
-            serde_json::to_string_pretty(kathara_conf).expect("JSON value"),
-        )?;
+        // It may hold a Kubernetes token or a registry credential: owner-only.
+        {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(dir.join("kathara.conf"))?;
+            f.write_all(
+                serde_json::to_string_pretty(kathara_conf)
+                    .expect("JSON value")
+                    .as_bytes(),
+            )?;
+        }
         std::fs::write(
             dir.join(OWNER_FILE),
             format!("{}\n{}\n", std::process::id(), src.display()),
@@ -154,15 +165,46 @@ pub fn stage(
     Ok(dir)
 }
 
-/// The PID recorded in a staged instance, if readable.
-pub fn owner_pid(dir: &Path) -> Option<u32> {
-    std::fs::read_to_string(dir.join(OWNER_FILE))
-        .ok()?
-        .lines()
-        .next()?
-        .trim()
-        .parse()
-        .ok()
+/// Who owns a staged instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Owner {
+    /// The process that deployed it; the instance goes with it.
+    Pid(u32),
+    /// Left running on purpose (`lab up`), until `lab down`.
+    Detached,
+}
+
+/// The first line of a detached instance's owner file.
+const DETACHED: &str = "detached";
+/// Bound on the owner file (two short lines).
+const OWNER_FILE_MAX: u64 = 4096;
+
+fn owner_lines(dir: &Path) -> Option<String> {
+    faultbench_core::fsutil::read_regular_string_capped(&dir.join(OWNER_FILE), OWNER_FILE_MAX).ok()
+}
+
+/// The owner recorded in a staged instance, if readable.
+pub fn owner(dir: &Path) -> Option<Owner> {
+    let text = owner_lines(dir)?;
+    let first = text.lines().next()?.trim();
+    if first == DETACHED {
+        return Some(Owner::Detached);
+    }
+    first.parse().ok().map(Owner::Pid)
+}
+
+/// The lab directory an instance was staged from (second line of the owner file).
+pub fn source_dir(dir: &Path) -> Option<PathBuf> {
+    owner_lines(dir)?.lines().nth(1).map(PathBuf::from)
+}
+
+/// Marks a staged instance as owned by no process.
+pub fn mark_detached(dir: &Path) -> io::Result<()> {
+    let source = source_dir(dir).unwrap_or_default();
+    let tmp = dir.join(format!("{OWNER_FILE}.tmp"));
+    std::fs::write(&tmp, format!("{DETACHED}\n{}\n", source.display()))?;
+    std::fs::rename(&tmp, dir.join(OWNER_FILE))
 }
 
 /// Whether a process with this PID exists.
@@ -224,7 +266,18 @@ mod tests {
                 .unwrap()
                 .contains("\"docker\"")
         );
-        assert_eq!(owner_pid(&d), Some(std::process::id()));
+        assert_eq!(owner(&d), Some(Owner::Pid(std::process::id())));
+        // It may hold a cluster token: readable by the owner only.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(d.join("kathara.conf"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(source_dir(&d).as_deref(), Some(src.path()));
+        mark_detached(&d).unwrap();
+        assert_eq!(owner(&d), Some(Owner::Detached));
+        assert_eq!(source_dir(&d).as_deref(), Some(src.path()));
         let e = stage(src.path(), work.path(), "inst1", &conf).unwrap_err();
         assert!(e.to_string().contains("already staged"), "{e}");
     }

@@ -135,6 +135,10 @@ impl Lab for RecordingLab {
     fn lab_dir(&self) -> Option<std::path::PathBuf> {
         self.inner.lab_dir()
     }
+
+    fn deploy_notes(&self) -> Vec<String> {
+        self.inner.deploy_notes()
+    }
     async fn exec(
         &self,
         device: &str,

@@ -183,13 +183,51 @@ pub(crate) fn check(
     caps: &HostCaps,
     shims: &Result<(), String>,
 ) -> Result<(), EmuError> {
-    let unmet = unmet(lab, caps, shims);
+    report(&unmet(lab, caps, shims))
+}
+
+/// The Kathará backend's check: only the kernel features a lab's files use. Its devices run
+/// their own images on this kernel, and no emulation runs inside them, so every missing
+/// feature is unmet; each line says whether the netns backend would emulate it here.
+#[cfg(feature = "kathara")]
+pub(crate) fn check_kernel(lab: &LabDir, caps: &HostCaps) -> Result<(), EmuError> {
+    let none = Err("none runs inside Kathará's containers".to_string());
+    let on_netns = unmet(lab, caps, &Ok(()));
+    let unmet: Vec<Unmet> = unmet(lab, caps, &none)
+        .into_iter()
+        .filter(|u| !u.feature.starts_with("image "))
+        .map(|mut u| {
+            let module = Feature::ALL
+                .iter()
+                .find(|f| f.name() == u.feature)
+                .map_or("it", |f| f.kconfig());
+            let netns = if on_netns
+                .iter()
+                .any(|n| n.device == u.device && n.feature == u.feature)
+            {
+                ""
+            } else {
+                "; the netns backend emulates it on this kernel (`--emulator netns`)"
+            };
+            u.why = format!(
+                "this kernel lacks {module}, Kathará's containers share it, and faultbench runs \
+                 no kernel emulation inside them{netns}; a kernel with {module} (or its module \
+                 loaded) has it"
+            );
+            u
+        })
+        .collect();
+    report(&unmet)
+}
+
+/// `Ok` when nothing is unmet, else one [`EmuError::Unsupported`] naming every need.
+fn report(unmet: &[Unmet]) -> Result<(), EmuError> {
     if unmet.is_empty() {
         return Ok(());
     }
     // One line per need: the feature, where it is used (a few places), why, the fix.
     let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
-    for u in &unmet {
+    for u in unmet {
         let place = format!("{} ({})", u.device, u.at);
         match groups
             .iter_mut()
@@ -305,6 +343,43 @@ mod tests {
     fn without(fs: &[Feature]) -> HostCaps {
         fs.iter()
             .fold(HostCaps::full_kernel(), |c, f| c.with(*f, false))
+    }
+
+    #[cfg(feature = "kathara")]
+    #[test]
+    fn on_kathara_every_missing_feature_is_unmet_and_images_are_not_judged() {
+        let (_t, l) = lab(&[
+            (
+                "lab.conf",
+                "r1[0]=A\nr1[image]=\"kathara/p4\"\nr2[0]=A\nr3[0]=A\n",
+            ),
+            (
+                "r1.startup",
+                "ip link add link eth0 name eth0.10 type vlan id 10\n",
+            ),
+            (
+                "r2.startup",
+                "ip link add lo1 type dummy\nip link set lo1 up\n",
+            ),
+            ("r3.startup", "ip addr add 10.0.0.3/24 dev eth0\n"),
+        ]);
+        // The netns emulations would cover both features on this kernel; Kathará runs none.
+        let caps = without(&[Feature::Vlan8021q, Feature::Dummy]);
+        assert!(caps.can_emulate_links());
+        let e = check_kernel(&l, &caps).unwrap_err();
+        let EmuError::Unsupported { feature, reason } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(feature, "vlan_8021q, dummy");
+        assert!(
+            reason.contains("r1 (r1.startup:1)") && reason.contains("r2 (r2.startup:1)"),
+            "{reason}"
+        );
+        assert!(reason.contains("the netns backend emulates it"), "{reason}");
+        // Kathará has its own images: a P4 image is not a need here.
+        assert!(!reason.contains("kathara/p4"), "{reason}");
+        // A kernel with both: nothing unmet.
+        assert!(check_kernel(&l, &HostCaps::full_kernel()).is_ok());
     }
 
     #[test]

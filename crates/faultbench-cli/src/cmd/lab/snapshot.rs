@@ -2,6 +2,7 @@
 //! (links, addresses, routes, sysctls, services, packet filter, FRR configuration), its cost,
 //! and what changes between two of them.
 
+use faultbench_core::emulator::Lab;
 use faultbench_core::snapshot::{Aspect, AspectState, Snapshot, SnapshotOptions};
 use faultbench_emu::netns;
 use std::process::ExitCode;
@@ -10,6 +11,9 @@ use std::time::Duration;
 /// `faultbench lab snapshot`.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The backend the lab runs on.
+    #[arg(long, value_enum, default_value_t)]
+    pub emulator: super::Backend,
     /// Instance name.
     pub name: String,
     /// Print the snapshot as JSON.
@@ -25,12 +29,16 @@ pub struct Args {
 }
 
 pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let lab = netns::attach_lab(&a.name).map_err(super::explain)?;
+    let lab: Box<dyn Lab> = match a.emulator {
+        super::Backend::Netns => Box::new(netns::attach_lab(&a.name).map_err(super::explain)?),
+        super::Backend::Kathara => Box::new(super::kathara::attach(&a.name).await?),
+    };
+    let lab = lab.as_ref();
     let opts = SnapshotOptions::default();
     let mut times = Vec::new();
     let mut first = None;
     for _ in 0..a.rounds {
-        let s = Snapshot::take(&lab, &opts).await;
+        let s = Snapshot::take(lab, &opts).await;
         times.push(s.elapsed);
         first.get_or_insert(s);
     }
@@ -75,7 +83,7 @@ pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     tokio::time::sleep(Duration::from_secs_f64(secs.clamp(0.0, 3600.0))).await;
-    let later = Snapshot::take(&lab, &opts).await;
+    let later = Snapshot::take(lab, &opts).await;
     let changes = snap.diff(&later);
     for c in &changes {
         println!("{}", c.summary);

@@ -33,6 +33,10 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// `faultbench lab up`.
 #[derive(clap::Args)]
 pub struct UpArgs {
+    /// The backend: netns, or Kathará (`$FAULTBENCH_KATHARA_CONFIG` configures it; "converged"
+    /// there means the startups ran and the baseline probes hold).
+    #[arg(long, value_enum, default_value_t)]
+    pub emulator: super::Backend,
     /// A Kathará lab directory, or a topology name under `topologies/` (e.g. `Kath2`).
     pub target: String,
     /// Instance name (default: `<lab>-<4 hex digits>`).
@@ -76,6 +80,10 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let deploy_dir = copy.as_ref().map_or(dir.clone(), |c| c.dir().to_path_buf());
+    if a.emulator == super::Backend::Kathara {
+        // Kathará stages its own copy, so the fast-timers folder may go when this returns.
+        return super::kathara::up(&deploy_dir, &dir, &a).await;
+    }
     let mut req = LabRequest::new(&deploy_dir);
     if let Some(n) = &a.name {
         req = req.named(n);
