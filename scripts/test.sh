@@ -138,6 +138,10 @@ kathara_stage() {
     echo "== kathara: simple_bgp (katharanp) and Kath2 (Kathará's default, katharanp_vde), baseline probes"
     ./scripts/kathara-bringup.py --network-plugin kathara/katharanp simple_bgp
     ./scripts/kathara-bringup.py Kath2
+    echo "== kathara: device commands through the Docker Engine API (live)"
+    cargo test -q -p faultbench-emu --test kathara_engine_live -- --ignored --test-threads 1
+    echo "== kathara: every lab command and scenario check with --emulator kathara (live)"
+    cargo test -q -p faultbench-cli --test kathara_lab_cli -- --ignored --test-threads 1
 }
 echo "== Kathará engine stage"
 kathara_stage
