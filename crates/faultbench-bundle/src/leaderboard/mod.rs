@@ -426,3 +426,73 @@ pub fn build(
         rank_k: k,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(status: Status, pass_hat: &[f64], cf: f64) -> Row {
+        Row {
+            rank: None,
+            source: "x".into(),
+            status,
+            status_detail: String::new(),
+            agent: format!("{pass_hat:?}"),
+            model: String::new(),
+            outcome: [Some(cf), None, None, None],
+            over_diagnosis: (None, String::new()),
+            pass_hat: pass_hat.iter().map(|v| Some(*v)).collect(),
+            usd_per_correct: None,
+            usd_total: 0.0,
+            runs: 0,
+            dataset: None,
+            signer: None,
+            viewer: None,
+        }
+    }
+
+    #[test]
+    fn only_verified_rows_are_ranked_by_pass_hat_at_the_common_k() {
+        let mut rows = vec![
+            row(Status::Unverified(Rule::Scores), &[1.0, 1.0, 1.0], 1.0),
+            row(Status::Verified, &[0.9, 0.5, 0.4], 0.9),
+            row(Status::RegistryOnly, &[0.99, 0.99], 0.99),
+            row(Status::Verified, &[0.8, 0.7], 0.8),
+            row(Status::VerifiedMock, &[1.0, 1.0], 1.0),
+            row(Status::Verified, &[0.8, 0.7, 0.1], 0.95),
+        ];
+        let k = rank(&mut rows);
+        assert_eq!(k, Some(2), "the most passes every verified row has");
+        let ranked: Vec<(Option<usize>, f64)> = rows
+            .iter()
+            .map(|r| (r.rank, r.outcome[0].unwrap()))
+            .collect();
+        // pass^2: 0.7 (CF 0.95), 0.7 (CF 0.8), 0.5; then the unranked ones.
+        assert_eq!(
+            &ranked[..3],
+            &[(Some(1), 0.95), (Some(2), 0.8), (Some(3), 0.9)]
+        );
+        assert!(rows[3..].iter().all(|r| r.rank.is_none()));
+        let html = page::page(&rows, k);
+        assert!(html.contains("pass^K (K = 2)"));
+        assert_eq!(
+            html.matches("UNVERIFIED (claimed numbers)</span>").count(),
+            1
+        );
+    }
+
+    #[test]
+    fn values_are_escaped_on_the_page() {
+        let mut r = row(Status::Verified, &[0.5], 0.5);
+        r.agent = "<script>alert(1)</script>".into();
+        r.model = "\"><img src=x onerror=alert(1)>".into();
+        let html = page::page(&[r], Some(1));
+        assert!(!html.contains("<script>alert") && !html.contains("<img"));
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert_eq!(
+            html.matches("<script>").count(),
+            1,
+            "only the page's own script"
+        );
+    }
+}

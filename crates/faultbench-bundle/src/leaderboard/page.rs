@@ -106,7 +106,7 @@ fn row_html(r: &Row, k: Option<u32>) -> String {
 /// The whole page.
 pub fn page(rows: &[Row], k: Option<u32>) -> String {
     let csp = content_security_policy(Some(SCRIPT));
-    let k_label = k.map_or("pass^K".to_string(), |k| format!("pass^{k}"));
+    let k_label = k.map_or("pass^K".to_string(), |k| format!("pass^K (K = {k})"));
     let heads: [(&str, bool); 18] = [
         ("rank", true),
         ("entry (run viewer)", false),
@@ -140,12 +140,12 @@ pub fn page(rows: &[Row], k: Option<u32>) -> String {
     let body: String = rows.iter().map(|r| row_html(r, k)).collect();
     let ranked = match k {
         Some(k) => format!(
-            "Verified bundles are ranked by pass^{k} over all categories (k = {k}: the most passes every ranked bundle has), ties by the Correct-Fault outcome."
+            "Verified bundles are ranked by pass^{k} over all categories (K = {k}: the most passes every ranked bundle has), ties by the Correct-Fault outcome"
         ),
-        None => "No bundle is verified: nothing is ranked.".into(),
+        None => "No bundle is verified: nothing is ranked".into(),
     };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>faultbench leaderboard</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>faultbench leaderboard</h1>\n<p>{}. Only bundles that pass every rule of <code>faultbench verify</code> are ranked; unverified bundles show their claimed numbers and the first rule they break; a registry-only entry has numbers nobody can check. Outcome: mean over answered runs per pass, then over passes (Table 4). Over-diagnosis: standard false-premise tickets. A run is correct when every required axis passed; pass^k: all k passes of a scenario correct. Click a column header (or focus it and press Enter) to sort.</p>\n<table id=\"board\" aria-label=\"leaderboard\"><thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody></table>\n<script>{SCRIPT}</script>\n</body></html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>faultbench leaderboard</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>faultbench leaderboard</h1>\n<p>{}. Only bundles that pass every rule of <code>faultbench verify</code> are ranked; unverified bundles show their claimed numbers and the first rule they break; a registry-only entry has numbers nobody can check. Outcome: mean over answered runs per pass, then over passes (Table 4). Over-diagnosis: standard false-premise tickets. A run is correct when every required axis passed; pass^k: all k passes of a scenario correct, over the scenarios with at least k passes (so columns of different k may cover different scenarios, e.g. E1's three-pass core tickets and E2's two-pass persona tickets). Click a column header (or focus it and press Enter) to sort.</p>\n<table id=\"board\" aria-label=\"leaderboard\"><thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody></table>\n<script>{SCRIPT}</script>\n</body></html>\n",
         esc(&csp),
         esc(&ranked)
     )
