@@ -102,7 +102,6 @@ pub async fn pack(a: PackArgs) -> anyhow::Result<ExitCode> {
             resamples: a.resamples.min(faultbench_report::stats::MAX_RESAMPLES),
             seed: a.seed,
         },
-        ..PackOptions::default()
     };
     let root = a.root.clone();
     let out = a.out.clone();
