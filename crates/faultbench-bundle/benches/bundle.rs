@@ -5,7 +5,8 @@
 //! three agents, 3 passes of the 200 core scenarios and 2 of the 360 persona rewrites — the
 //! paper's E1 + E2 shape —, each run with 10 tool calls of 1.5 KB output, judged by the real
 //! rubric judge and archived by the real store). Set `FAULTBENCH_BUNDLE_BENCH_ROOT=DIR` to keep
-//! the root (and reuse it on the next run) instead of a temporary one.
+//! the root (and reuse it on the next run) instead of a temporary one, and
+//! `FAULTBENCH_BUNDLE_BENCH_SYNTH_ONLY=1` to stop once it is made.
 //!
 //! Prints wall and CPU seconds (user + system of this process) for `pack` and `verify`,
 //! median of 3, and the bundle size. Targets: each ≤ 10 s on 2 cores. Under `cargo test
@@ -42,7 +43,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let full = std::env::args().any(|a| a == "--bench");
+    let kept = std::env::var_os("FAULTBENCH_BUNDLE_BENCH_ROOT");
+    // A kept root is always the full size (it may be made once by a debug build:
+    // `FAULTBENCH_BUNDLE_BENCH_SYNTH_ONLY=1` stops after making it).
+    let full = std::env::args().any(|a| a == "--bench") || kept.is_some();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dataset = Dataset::scan(repo.join("dataset")).expect("the project's dataset");
     let scenarios: Vec<_> = dataset
@@ -51,7 +55,6 @@ fn main() {
         .filter(|s| full || (s.topology() == "simple_bgp" && !s.layer().is_persona()))
         .collect();
     let tmp = tempfile::tempdir().expect("a temporary folder");
-    let kept = std::env::var_os("FAULTBENCH_BUNDLE_BENCH_ROOT").filter(|_| full);
     let root: PathBuf = kept
         .map(PathBuf::from)
         .unwrap_or_else(|| tmp.path().join("runs"));
@@ -60,6 +63,9 @@ fn main() {
             runs_root(&root, &scenarios, &SynthOptions::default()).expect("synthetic root")
         });
         println!("synthesised {n} runs in {wall:.1} s at {}", root.display());
+    }
+    if std::env::var_os("FAULTBENCH_BUNDLE_BENCH_SYNTH_ONLY").is_some() {
+        return;
     }
     let (secret, public) = keygen(&tmp.path().join("keys")).expect("keys");
     let bundle = tmp.path().join("runs.fbundle");

@@ -133,9 +133,14 @@ pub fn for_each_member<E>(
             format!("{len} bytes; a bundle is at most {} bytes", caps.file_bytes),
         ));
     }
-    let decoder =
+    let mut decoder =
         zstd::stream::read::Decoder::new(std::io::BufReader::new(file.take(caps.file_bytes)))
             .map_err(|e| fail(None, format!("not a zstd stream: {e}")))?;
+    // A frame may ask for a window of up to 2 GiB; `pack` writes 8 MiB ones. 2^27 (128 MiB,
+    // zstd's own default limit) bounds the memory a crafted frame can make the reader take.
+    decoder
+        .window_log_max(27)
+        .map_err(|e| fail(None, format!("cannot set up the zstd reader: {e}")))?;
     // The tar stream is capped too: members plus their headers and padding.
     let stream = Capped {
         inner: decoder,

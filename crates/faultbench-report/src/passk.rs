@@ -104,7 +104,12 @@ fn correctness(r: &ManifestRow, details: &RunDetails, cov: &mut Coverage) -> Opt
         return Some(full(&a));
     }
     let outcome = r.outcome_score.unwrap_or(0.0);
-    let d = decompositions(outcome, None);
+    // Every scenario has required axes (at least its `assert-` ones): decompositions without
+    // a required pool are not candidates.
+    let d: Vec<AxisCounts> = decompositions(outcome, None)
+        .into_iter()
+        .filter(|a| a.must_total > 0)
+        .collect();
     if let Some(first) = d.first()
         && d.iter().all(|a| full(a) == full(first))
     {
