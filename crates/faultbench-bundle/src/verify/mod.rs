@@ -184,7 +184,7 @@ fn note(slot: &mut Option<String>, text: impl FnOnce() -> String) {
 }
 
 impl Contents {
-    fn take(&mut self, m: Member, path: &Path) -> Result<(), BundleError> {
+    fn take(&mut self, m: Member, path: &Path, caps: Caps) -> Result<(), BundleError> {
         let index = self.checked;
         let bad = |problem: String| BundleError {
             path: path.to_path_buf(),
@@ -198,8 +198,15 @@ impl Contents {
                     names::MANIFEST
                 )));
             }
-            if let Some(p) = faultbench_core::identity::identity_shape_problem(&m.bytes) {
-                return Err(bad(format!("refused: {p}")));
+            // A manifest holds about eight JSON values per member and six per scenario:
+            // bounded by the member cap, and shallow.
+            let shape = faultbench_core::bounds::json_shape(&m.bytes);
+            let most = caps.members.saturating_mul(16).saturating_add(100_000);
+            if shape.depth > 8 || shape.values > most {
+                return Err(bad(format!(
+                    "refused: {} JSON values nested {} deep; a manifest has at most {most} values, 8 deep",
+                    shape.values, shape.depth
+                )));
             }
             let manifest: BundleManifest = serde_json::from_slice(&m.bytes).map_err(|e| {
                 bad(format!(
@@ -288,7 +295,7 @@ impl Contents {
 /// is an error naming the member; otherwise every rule gets a verdict.
 pub fn verify(path: &Path, opts: &VerifyOptions) -> Result<Verdict, BundleError> {
     let mut c = Contents::default();
-    for_each_member(path, opts.caps, |m| c.take(m, path))??;
+    for_each_member(path, opts.caps, |m| c.take(m, path, opts.caps))??;
     if c.manifest.is_none() {
         return Err(BundleError {
             path: path.to_path_buf(),
