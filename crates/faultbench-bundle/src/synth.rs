@@ -9,7 +9,7 @@
 //! unless mock runs are allowed explicitly.
 
 use faultbench_core::agent::{AgentOutcome, RequestedCall, Turn, Usage};
-use faultbench_core::category::{Category, Layer};
+use faultbench_core::category::Category;
 use faultbench_core::identity::{
     AgentIdentity, IDENTITY_SCHEMA, JudgeIdentity, RunIdentity, ScenarioSet,
 };
@@ -250,6 +250,5 @@ pub fn runs_root(
             }
         }
     }
-    let _ = Layer::Base;
     Ok(n)
 }

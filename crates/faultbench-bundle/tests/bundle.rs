@@ -371,7 +371,25 @@ fn hostile(out: &Path, name: &[u8], kind: tar::EntryType, link: Option<&str>) {
 #[test]
 fn dot_dot_absolute_and_link_members_are_refused_and_nothing_is_written() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases: [(&[u8], tar::EntryType, Option<&str>, &str); 5] = [
+    let cases: [(&[u8], tar::EntryType, Option<&str>, &str); 8] = [
+        (
+            b"././@LongLink",
+            tar::EntryType::GNULongName,
+            None,
+            "`.` step",
+        ),
+        (
+            b"LongLink",
+            tar::EntryType::GNULongName,
+            None,
+            "GNU long-name header",
+        ),
+        (
+            b"pax",
+            tar::EntryType::XHeader,
+            None,
+            "pax extension header",
+        ),
         (b"../evil", tar::EntryType::Regular, None, "`..` step"),
         (b"a/../../evil", tar::EntryType::Regular, None, "`..` step"),
         (b"/tmp/evil", tar::EntryType::Regular, None, "absolute path"),
@@ -404,6 +422,17 @@ fn dot_dot_absolute_and_link_members_are_refused_and_nothing_is_written() {
         assert_eq!(s.rows[0].status_label(), "unreadable");
         assert!(!tmp.path().join("evil").exists() && !Path::new("/tmp/evil").exists());
     }
+    // A name twice (a second copy could replace what was checked).
+    let p = tmp.path().join("twice.fbundle");
+    let m = Member {
+        name: "MANIFEST.csv".into(),
+        bytes: b"x".to_vec(),
+    };
+    write_raw(&p, &[m.clone(), m]);
+    let e = faultbench_bundle::read::for_each_member(&p, Caps::default(), |_| Ok::<(), ()>(()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("(member `MANIFEST.csv`): appears twice"), "{e}");
     // Caps: a member over the size cap is refused before it is read.
     let p = tmp.path().join("big.fbundle");
     write_raw(
@@ -460,4 +489,51 @@ fn the_leaderboard_lists_bundles_with_viewers_and_never_ranks_unverified_ones() 
     let viewer = s.rows[0].viewer.as_ref().unwrap();
     assert!(site.join(viewer).is_file(), "{viewer}");
     assert_eq!(s.rows.iter().filter(|r| r.agent == "a").count(), 2);
+}
+
+/// With an LLM judge the recorded verdicts are kept (not re-asked), its prompt version is
+/// checked, and an outcome that does not follow from its own axis verdicts is caught.
+#[test]
+fn llm_judge_verdicts_are_kept_their_version_checked_and_edits_caught() {
+    let f = fixture();
+    let as_llm = |version: String, edit_outcome: bool| {
+        move |members: &mut Vec<Member>| {
+            let m = member(members, "identity.json");
+            let mut v: serde_json::Value = serde_json::from_slice(&m.bytes).unwrap();
+            v["judge"]["kind"] = "llm".into();
+            v["judge"]["prompt_version"] = version.into();
+            m.bytes = serde_json::to_vec_pretty(&v).unwrap();
+            if edit_outcome {
+                let m = member(members, "b/p2/result.json");
+                let mut v: serde_json::Value = serde_json::from_slice(&m.bytes).unwrap();
+                let o = v["scores"]["outcome"].as_f64().unwrap();
+                v["scores"]["outcome"] = (if o > 0.5 { 0.1 } else { 0.9 }).into();
+                m.bytes = serde_json::to_vec_pretty(&v).unwrap();
+            }
+        }
+    };
+    let current = faultbench_judge::llm::prompts::prompt_version();
+    let kept = forged(&f, "llm-ok", as_llm(current.clone(), false));
+    let v = verify(&kept, &unpinned()).unwrap();
+    let rule = |r: Rule| v.rules.iter().find(|x| x.rule == r).unwrap().clone();
+    assert!(
+        rule(Rule::JudgeVersion).passed,
+        "{:?}",
+        rule(Rule::JudgeVersion)
+    );
+    assert!(rule(Rule::Scores).passed && rule(Rule::Scores).detail.contains("kept as recorded"));
+
+    let old = forged(&f, "llm-old", as_llm("llm-0000".into(), false));
+    let (r, detail) = failing(&verify(&old, &unpinned()).unwrap());
+    assert_eq!(r, Rule::JudgeVersion, "{detail}");
+
+    let edited = forged(&f, "llm-edit", as_llm(current, true));
+    let v = verify(&edited, &unpinned()).unwrap();
+    let scores = v.rules.iter().find(|x| x.rule == Rule::Scores).unwrap();
+    assert!(!scores.passed);
+    assert!(
+        scores.detail.contains("agent b pass 2") && scores.detail.contains("does not follow"),
+        "{}",
+        scores.detail
+    );
 }
