@@ -91,12 +91,11 @@ fn outcome(s: &ScenarioFile, opts: &SynthOptions, roll: u64) -> AgentOutcome {
             ..Default::default()
         },
     };
-    let out: String = "link/ether 02:42:ac:11:00:02 brd ff:ff:ff:ff:ff:ff state UP mtu 1500\n"
-        .chars()
-        .cycle()
-        .take(opts.output_chars)
-        .collect();
     for i in 0..opts.tool_calls {
+        let out = tool_output(
+            roll ^ u64::from(i).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            opts.output_chars,
+        );
         let args = serde_json::json!({"host": format!("router{}", i % 4 + 1)});
         o.turns.push(Turn {
             index: i + 1,
@@ -118,7 +117,7 @@ fn outcome(s: &ScenarioFile, opts: &SynthOptions, roll: u64) -> AgentOutcome {
             tool: "get_host_net_config".into(),
             args,
             output_chars: out.len(),
-            output: out.clone(),
+            output: out,
             duration_ms: 40,
             truncated: false,
             timed_out: false,
@@ -134,6 +133,45 @@ fn outcome(s: &ScenarioFile, opts: &SynthOptions, roll: u64) -> AgentOutcome {
     };
     o.cost_usd = Some(0.001 * f64::from(opts.tool_calls) + (roll % 7) as f64 * 0.0003);
     o
+}
+
+/// A tool output of `chars` characters shaped like `ip -s link` output, whose counters,
+/// addresses and times vary with `seed` (so that outputs compress about as well as real ones
+/// rather than as one repeated line).
+fn tool_output(seed: u64, chars: usize) -> String {
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = String::with_capacity(chars + 160);
+    let mut n = 2;
+    while out.len() < chars {
+        let (a, b, c) = (next(), next(), next());
+        out.push_str(&format!(
+            "{n}: eth{}@if{}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP\n    link/ether 02:42:{:02x}:{:02x}:{:02x}:{:02x} inet 10.{}.{}.{}/24\n    RX: {} bytes {} packets {} errors  TX: {} bytes {} packets age {}s\n",
+            a % 4,
+            b % 64,
+            a >> 8 & 0xff,
+            a >> 16 & 0xff,
+            b >> 8 & 0xff,
+            b >> 16 & 0xff,
+            c % 256,
+            c >> 8 & 0xff,
+            c >> 16 & 0xff,
+            a % 9_000_000,
+            b % 90_000,
+            c % 3,
+            c % 7_000_000,
+            a % 70_000,
+            b % 5_000
+        ));
+        n += 1;
+    }
+    out.truncate(chars);
+    out
 }
 
 /// Writes a synthetic runs root at `root` from `scenarios` (see the module docs); returns the
