@@ -537,3 +537,25 @@ fn llm_judge_verdicts_are_kept_their_version_checked_and_edits_caught() {
         scores.detail
     );
 }
+
+/// Any single flipped byte of a signed bundle is caught — by the stream (zstd's checksum, tar's
+/// header checksum), a hash, or the signature — and never panics.
+#[test]
+fn every_single_byte_flip_is_caught() {
+    let f = fixture();
+    let bytes = std::fs::read(&f.bundle).unwrap();
+    let p = f.dir.join("flip.fbundle");
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..60 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let at = (x % bytes.len() as u64) as usize;
+        let mut bad = bytes.clone();
+        bad[at] ^= 1 << (x >> 60 & 7);
+        std::fs::write(&p, &bad).unwrap();
+        if let Ok(v) = verify(&p, &pinned(&f)) {
+            assert!(!v.passed(), "a flip at byte {at} of {} passed", bytes.len());
+        }
+    }
+}
