@@ -559,3 +559,28 @@ fn every_single_byte_flip_is_caught() {
         }
     }
 }
+
+/// Packing reads the root as untrusted too: a run's trace planted as a link to a file outside
+/// the root is refused (its content never enters a bundle), naming the file.
+#[test]
+fn pack_refuses_a_trace_planted_as_a_link() {
+    let f = fixture();
+    let runs = f.dir.join("runs");
+    let trace = faultbench_core::fsutil::find_files(&runs, |n| n == "trace.jsonl")
+        .unwrap()
+        .files
+        .remove(0);
+    let secret = f.dir.join("secret.txt");
+    std::fs::write(&secret, "do not pack me").unwrap();
+    std::fs::remove_file(&trace).unwrap();
+    std::os::unix::fs::symlink(&secret, &trace).unwrap();
+    let out = f.dir.join("linked.fbundle");
+    let e = pack(&runs, &out, &options(&f.secret))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("trace.jsonl") && e.contains("symbolic link"),
+        "{e}"
+    );
+    assert!(!out.exists());
+}
