@@ -48,6 +48,14 @@ enum Cmd {
     Report(cmd::report::Args),
     /// Browse every run of a runs root: a static site (or --serve it locally).
     View(cmd::view::Args),
+    /// Make an Ed25519 key pair for signing result bundles.
+    Keygen(cmd::bundle::KeygenArgs),
+    /// Pack a runs root into one signed, verifiable result bundle.
+    Pack(cmd::bundle::PackArgs),
+    /// Check a result bundle: signature, hashes, leaderboard rules, scores and tables.
+    Verify(cmd::bundle::VerifyArgs),
+    /// A static leaderboard site of result bundles (verified ones ranked).
+    Leaderboard(cmd::bundle::LeaderboardArgs),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +90,10 @@ fn main() -> ExitCode {
             Cmd::Merge(a) => cmd::merge::run(a).await,
             Cmd::Report(a) => cmd::report::run(a).await,
             Cmd::View(a) => cmd::view::run(a).await,
+            Cmd::Keygen(a) => cmd::bundle::keygen(a).await,
+            Cmd::Pack(a) => cmd::bundle::pack(a).await,
+            Cmd::Verify(a) => cmd::bundle::verify(a).await,
+            Cmd::Leaderboard(a) => cmd::bundle::leaderboard(a).await,
         }
     });
     match result {

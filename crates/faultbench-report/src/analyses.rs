@@ -7,6 +7,7 @@ use super::cells::{Families, Plan};
 use super::details::RunDetails;
 use super::effort_groups::{self, GroupEffort};
 use super::intervals;
+use super::passk::{self, PassK};
 use super::sensitivity::{self, Sensitivity};
 use super::stats::Bootstrap;
 use super::tables::Tables;
@@ -52,6 +53,9 @@ pub struct Analyses {
     pub effort_by_group: Vec<GroupEffort>,
     /// Weight sensitivity.
     pub sensitivity: Sensitivity,
+    /// pass@k, pass^k and cost per correct diagnosis.
+    #[serde(default)]
+    pub pass_k: PassK,
 }
 
 /// Computes the analyses and writes every interval into `tables`. Each table is bootstrapped
@@ -69,11 +73,13 @@ pub fn compute(rows: &[ManifestRow], tables: &mut Tables, opts: &ReportOptions) 
         .collect();
     let effort_by_group = effort_groups::compute(&cols, &mut plan, opts.bootstrap);
     let sensitivity = sensitivity::build(rows, &fam, &opts.details, &opts.axis_totals, &cols);
+    let pass_k = passk::build(rows, &fam, &opts.details, &cols, &mut plan, opts.bootstrap);
     Analyses {
         bootstrap: (opts.bootstrap.resamples > 0).then_some(opts.bootstrap),
         records: opts.details.len(),
         variation,
         effort_by_group,
         sensitivity,
+        pass_k,
     }
 }

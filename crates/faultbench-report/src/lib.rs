@@ -33,6 +33,7 @@ pub mod labels;
 mod markdown;
 mod markdown_more;
 pub mod metrics;
+pub mod passk;
 mod protocol;
 pub mod repair;
 mod run_index;

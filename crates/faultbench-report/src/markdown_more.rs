@@ -118,6 +118,8 @@ pub fn analyses(a: &Analyses) -> String {
         out.push('\n');
     }
     out.push_str(&sensitivity(&a.sensitivity));
+    out.push('\n');
+    out.push_str(&a.pass_k.markdown());
     out
 }
 
@@ -260,6 +262,25 @@ pub fn statistics_csv(t: &Tables, a: &Analyses) -> String {
                 }
             }
         }
+    }
+    let p = &a.pass_k;
+    for r in &p.rows {
+        for (agent, (hat, at)) in p.agents.iter().zip(r.pass_hat.iter().zip(&r.pass_at)) {
+            let name = format!("pass^{}", r.k);
+            w.row(&name, &r.group, agent, hat.value, hat.ci, Some(hat.n));
+            let name = format!("pass@{}", r.k);
+            w.row(&name, &r.group, agent, at.value, at.ci, Some(at.n));
+        }
+    }
+    for (agent, c) in p.agents.iter().zip(&p.cost_per_correct) {
+        w.row(
+            "Cost per correct diagnosis",
+            "USD",
+            agent,
+            c.value,
+            c.ci,
+            Some(c.n),
+        );
     }
     String::from_utf8(w.0.into_inner().unwrap_or_default()).unwrap_or_default()
 }

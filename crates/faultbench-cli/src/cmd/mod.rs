@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod bench;
+pub mod bundle;
 pub mod doctor;
 pub mod judge;
 pub mod lab;
