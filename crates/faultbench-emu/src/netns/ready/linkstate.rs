@@ -26,7 +26,8 @@
 //! An interface in `Waiting` with nobody else on its segment is no obstacle: it is advertised
 //! as a stub network either way (RFC 2328, 12.4.1.2), so a host LAN that is not passive does
 //! not hold the lab up for its 40 s wait timer. Two routers on one segment whose parameters
-//! forbid an adjacency (different area, hello or dead interval) are reported, not waited for;
+//! forbid an adjacency (different area, hello or dead interval, or the same address: each drops
+//! the other's packets as its own) are reported, not waited for;
 //! so is a `network` statement that matches no interface address (it enables nothing, and
 //! nothing waits for it, but the lab's author meant something by it).
 
@@ -264,6 +265,23 @@ fn interface(
                 &other.name,
                 other.addr.as_ref(),
             ) {
+                continue;
+            }
+            if let (Some(x), Some(y)) = (iface.addr, other.addr)
+                && x.addr == y.addr
+            {
+                // Each drops the other's packets as its own: no adjacency, ever.
+                if i < j {
+                    a.cannot(ProtocolItem::new(
+                        dev,
+                        daemon,
+                        format!("{} and {} {}", iface.name, pnet.device, other.name),
+                        format!(
+                            "share a segment and the address {}: cannot become neighbours (the lab's own duplicate address)",
+                            x.addr
+                        ),
+                    ));
+                }
                 continue;
             }
             if let Some(why) = incompatible(iface, other) {

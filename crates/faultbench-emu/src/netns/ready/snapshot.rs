@@ -3,6 +3,7 @@
 use super::bgp::{self, BgpState};
 use super::bgp_config;
 use super::eigrp::{self, EigrpState};
+use super::flap::{RouteTable, route_table};
 use super::isis::{self, Adjacency};
 use super::linkstate::LinkState;
 use super::model::ProtocolItem;
@@ -112,8 +113,10 @@ pub(super) fn vrrp_takeover(conf: &std::path::Path) -> Duration {
 #[derive(Debug, Default)]
 pub(super) struct Snapshot {
     pub net: NetView,
-    /// Digest of the kernel's routes (and, with keepalived, local addresses).
-    pub fib: u64,
+    /// The kernel's routes, by prefix.
+    pub routes: RouteTable,
+    /// Digest of the local addresses where a VIP may move (keepalived runs), else 0.
+    pub vips: u64,
     pub daemons: Vec<&'static str>,
     pub ospf: Option<LinkState>,
     pub ospf6: Option<LinkState>,
@@ -157,16 +160,13 @@ pub(super) async fn take(w: &Watched) -> Snapshot {
     }
     // The kernel's routes are read after the daemons answered: routes a daemon installs after
     // its state looked final still show as a change, and restart the quiet period.
-    let trie = if w.vrrp_wait.is_some() {
-        proc_net("fib_trie")
-    } else {
-        trie
-    };
-    s.fib = fib_digest(
-        &proc_net("route"),
-        &proc_net("ipv6_route"),
-        w.vrrp_wait.map(|_| trie.as_str()),
-    );
+    s.routes = route_table(&proc_net("route"), &proc_net("ipv6_route"));
+    if w.vrrp_wait.is_some() {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        proc_net("fib_trie").hash(&mut h);
+        s.vips = h.finish();
+    }
     s
 }
 
@@ -368,40 +368,9 @@ impl Querier<'_> {
     }
 }
 
-/// Digest of the kernel's IPv4 and IPv6 routes without their usage counters (and of the local
-/// addresses when a VIP may move).
-fn fib_digest(route: &str, ipv6_route: &str, trie: Option<&str>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for line in route.lines().skip(1) {
-        // Iface Destination Gateway Flags RefCnt Use Metric Mask MTU Window IRTT
-        let w: Vec<&str> = line.split_whitespace().collect();
-        (w.first(), w.get(1), w.get(2), w.get(3), w.get(6), w.get(7)).hash(&mut h);
-    }
-    for line in ipv6_route.lines() {
-        // dest plen src splen nexthop metric refcnt use flags dev
-        let w: Vec<&str> = line.split_whitespace().collect();
-        (w.first(), w.get(1), w.get(4), w.get(5), w.get(8), w.get(9)).hash(&mut h);
-    }
-    trie.hash(&mut h);
-    h.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn route_digests_ignore_usage_counters() {
-        let r = "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\neth0\t000C000A\t00000000\t0001\t0\t0\t0\t00FCFFFF\t0\t0\t0\n";
-        let used = r.replace("\t0\t0\t0\t00FC", "\t0\t7\t0\t00FC");
-        assert_eq!(fib_digest(r, "", None), fib_digest(&used, "", None));
-        let moved = r.replace("00000000\t0001", "0100000A\t0003");
-        assert_ne!(fib_digest(r, "", None), fib_digest(&moved, "", None));
-        let v6 = "20010db8000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0\n";
-        let v6_used = v6.replace("00000001 00000000 00000001", "00000003 00000009 00000001");
-        assert_eq!(fib_digest("", v6, None), fib_digest("", &v6_used, None));
-    }
 
     #[test]
     fn vrrp_takeover_follows_the_slowest_advert_interval() {
