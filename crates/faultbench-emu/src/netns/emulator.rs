@@ -207,6 +207,7 @@ impl NetnsEmulator {
             .warnings()
             .iter()
             .map(ToString::to_string)
+            .chain(topo.warnings.iter().cloned())
             .chain(warnings)
             .collect();
         timing("namespaces and links");

@@ -115,6 +115,8 @@ pub(super) struct Swinging {
     pub returns: u32,
     /// From its first swing back to its last change.
     pub over: Duration,
+    /// How long it must hold still after its last change to count as settled.
+    pub hold: Duration,
 }
 
 /// Follows every route of every device across polls.
@@ -225,6 +227,7 @@ impl FlapWatch {
                     (Some(a), Some(b)) => b.saturating_duration_since(a),
                     _ => Duration::ZERO,
                 },
+                hold: hold(t),
             })
             .collect()
     }

@@ -149,7 +149,7 @@ pub(crate) async fn wait_settled(
         if timing {
             let names: Vec<String> = suspects
                 .iter()
-                .map(|s| format!("{} {}", s.device, s.prefix))
+                .map(|s| format!("{} {} (hold {} ms)", s.device, s.prefix, s.hold.as_millis()))
                 .collect();
             if names != last_suspects && !names.is_empty() {
                 log(

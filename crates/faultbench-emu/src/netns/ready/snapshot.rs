@@ -11,6 +11,7 @@ use super::net::{self, IpNet, NetView};
 use super::rip::{self, RipState};
 use super::vty::{DeviceSocket, vty_command, vty_enable_command};
 use super::{ospf, ospf6};
+use crate::netns::health::read_lab_file;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -44,10 +45,10 @@ impl Watched {
     /// Watches `device` (PID 1 `pid`), whose lab.conf interfaces sit on `domains`.
     pub(crate) fn new(device: &str, pid: i32, domains: HashMap<String, String>) -> Self {
         let root = PathBuf::from(format!("/proc/{pid}/root"));
-        let vrrp_wait = root
-            .join("run/keepalived.pid")
-            .exists()
-            .then(|| vrrp_takeover(&root.join("etc/keepalived/keepalived.conf")));
+        // The device's files, read without following links out of it.
+        let vrrp_wait = read_lab_file(&root, "run/keepalived.pid")
+            .is_some()
+            .then(|| vrrp_takeover(&root));
         Watched {
             device: device.to_string(),
             pid,
@@ -94,9 +95,10 @@ impl Watched {
 }
 
 /// A VRRP backup takes over after three advertisement intervals plus a skew below one second;
-/// the longest `advert_int` of keepalived.conf decides (1 s when unset), plus a margin.
-pub(super) fn vrrp_takeover(conf: &std::path::Path) -> Duration {
-    let advert = faultbench_core::fsutil::read_regular_string_capped(conf, 1 << 20)
+/// the longest `advert_int` of the device's `/etc/keepalived/keepalived.conf` (under `root`,
+/// reached without links) decides (1 s when unset), plus a margin.
+pub(super) fn vrrp_takeover(root: &std::path::Path) -> Duration {
+    let advert = read_lab_file(root, "etc/keepalived/keepalived.conf")
         .unwrap_or_default()
         .lines()
         .filter_map(|l| {
@@ -375,16 +377,43 @@ mod tests {
     #[test]
     fn vrrp_takeover_follows_the_slowest_advert_interval() {
         let d = tempfile::tempdir().unwrap();
-        let conf = d.path().join("keepalived.conf");
+        std::fs::create_dir_all(d.path().join("etc/keepalived")).unwrap();
         std::fs::write(
-            &conf,
+            d.path().join("etc/keepalived/keepalived.conf"),
             "vrrp_instance A {\n  advert_int 1\n}\nvrrp_instance B {\n advert_int 3\n}\n",
         )
         .unwrap();
-        assert_eq!(vrrp_takeover(&conf), Duration::from_secs(11));
-        assert_eq!(
-            vrrp_takeover(&d.path().join("missing")),
-            Duration::from_secs(5)
-        );
+        assert_eq!(vrrp_takeover(d.path()), Duration::from_secs(11));
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(vrrp_takeover(empty.path()), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn keepalived_conf_is_not_read_through_links_out_of_the_device() {
+        // Someone in the device points its configuration (or its folder) at a file outside.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("conf"), "advert_int 100\n").unwrap();
+        let dev = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dev.path().join("etc/keepalived")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("conf"),
+            dev.path().join("etc/keepalived/keepalived.conf"),
+        )
+        .unwrap();
+        assert_eq!(vrrp_takeover(dev.path()), Duration::from_secs(5));
+        let dev2 = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dev2.path().join("etc")).unwrap();
+        std::fs::create_dir_all(outside.path().join("keepalived")).unwrap();
+        std::fs::write(
+            outside.path().join("keepalived/keepalived.conf"),
+            "advert_int 100\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("keepalived"),
+            dev2.path().join("etc/keepalived"),
+        )
+        .unwrap();
+        assert_eq!(vrrp_takeover(dev2.path()), Duration::from_secs(5));
     }
 }
