@@ -12,6 +12,8 @@
 //!   the retransmit interval). An entry for an LSA instance the neighbour already holds (its
 //!   database digest equals ours) is only an unacknowledged duplicate and does not count;
 //! - no SPF run is scheduled (the last one ran after the last change);
+//! - with an area border router in the lab (OSPFv2), the routes have been quiet for longer
+//!   than ospfd's ABR task timer (see [`ABR_TASK_QUIET`]);
 //! - the external routes are computed (OSPFv2): ospfd turns AS-external and NSSA LSAs into
 //!   routes on a timer it sets at the end of each SPF run (`OSPF_ASE_CALC_INTERVAL`, 1 s), not
 //!   in the run itself. A router holding such LSAs is not final until that timer has fired
@@ -34,6 +36,7 @@
 use super::model::{Assessment, ProtocolItem};
 use super::net::{IpNet, NetView, same_segment};
 use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
 
 /// One interface the protocol runs on.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -122,6 +125,27 @@ impl LinkState {
 /// timer fires late.
 const EXTERNAL_ROUTES_AFTER_MS: u64 = 1300;
 
+/// How long an OSPFv2 lab with an area border router must stay quiet: ospfd runs its ABR task
+/// (which originates the summary-LSAs of other areas and a stub area's default) on a 5 s timer
+/// (`OSPF_ABR_TASK_DELAY` in ospf_abr.h) that some events set — an ABR receiving one of its
+/// own summary-LSAs back during a database exchange, for one — and no state shows that timer.
+/// Without this wait, routers of the backbone missed the summaries of the areas behind the
+/// other ABR for ~5 s after readiness ended (1 run in 3 of a multi-area census lab). The
+/// margin covers a loaded host, where the timer fires late.
+pub(super) const ABR_TASK_QUIET: Duration = Duration::from_millis(6500);
+
+/// The router has interfaces up in two areas or more: an area border router.
+fn is_abr(st: &LinkState) -> bool {
+    let areas: std::collections::BTreeSet<&str> = st
+        .ifaces
+        .iter()
+        .filter(|i| i.state != "Down" && i.network_type != "VIRTUALLINK")
+        // FRR writes a stub area as `0.0.0.1 [Stub]`.
+        .filter_map(|i| i.area.split_whitespace().next())
+        .collect();
+    areas.len() >= 2
+}
+
 /// Digest of LSA headers, order-independent.
 pub(super) fn digest(headers: &mut [String]) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -139,6 +163,9 @@ pub(super) fn assess(daemon: &str, routers: &[(&NetView, &LinkState)], a: &mut A
         .filter(|(_, (_, s))| !s.router_id.is_empty())
         .map(|(i, (_, s))| (s.router_id.as_str(), i))
         .collect();
+    if daemon == "ospfd" && routers.iter().any(|(_, st)| is_abr(st)) {
+        a.need_quiet(ABR_TASK_QUIET);
+    }
     for (i, (net, st)) in routers.iter().enumerate() {
         let dev = net.device.as_str();
         if let Some(ms) = st.spf_due_ms {

@@ -437,4 +437,29 @@ mod tests {
             blockers(&a)
         );
     }
+
+    #[test]
+    fn a_lab_with_an_area_border_router_waits_out_the_abr_task_timer() {
+        let nets = nets();
+        let states = [load("t63", "r1"), load("t63", "r2"), load("t63", "r3")];
+        let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ospfd", &pairs, &mut a);
+        assert!(
+            a.quiet < super::super::linkstate::ABR_TASK_QUIET,
+            "one area: no ABR"
+        );
+        // r1's LAN in a stub area of its own: r1 becomes an ABR.
+        let mut r1 = load("t63", "r1");
+        r1.ifaces
+            .iter_mut()
+            .find(|i| i.name == "eth2")
+            .unwrap()
+            .area = "0.0.0.1 [Stub]".into();
+        let states = [r1, load("t63", "r2"), load("t63", "r3")];
+        let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ospfd", &pairs, &mut a);
+        assert_eq!(a.quiet, super::super::linkstate::ABR_TASK_QUIET);
+    }
 }
