@@ -130,7 +130,9 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(finish(&lab, problems, a.accept_startup_errors));
     }
-    if !r.converged && r.flapping.is_empty() {
+    // Not converged for want of time (items still pending), whether or not some routes flap
+    // besides; routes that flap with everything else converged are reported below.
+    if !r.converged && (r.flapping.is_empty() || !r.pending.is_empty()) {
         errln!(
             "{head}), but routing had not converged after the {} s ready timeout; still not converged:",
             a.ready_timeout
