@@ -472,4 +472,29 @@ mod tests {
             "the lab's own file is unchanged"
         );
     }
+
+    /// The copy keeps the lab's links; a device folder linked out of the lab (`r1/etc` →
+    /// a host folder) led the rewrite to the host's file.
+    #[test]
+    fn files_behind_links_are_neither_read_nor_rewritten() {
+        let host = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(host.path().join("frr")).unwrap();
+        let conf = "router ospf\n network 10.0.0.0/8 area 0\n!\n";
+        std::fs::write(host.path().join("frr/frr.conf"), conf).unwrap();
+        let lab = tempfile::tempdir().unwrap();
+        std::fs::write(lab.path().join("lab.conf"), "r1[0]=A\nr2[0]=A\n").unwrap();
+        std::fs::create_dir_all(lab.path().join("r1")).unwrap();
+        std::os::unix::fs::symlink(host.path(), lab.path().join("r1/etc")).unwrap();
+        let copy = match fast_timers_copy(lab.path()) {
+            Ok(c) => c,
+            // A copy that refuses the link is as good.
+            Err(_) => return,
+        };
+        assert_eq!(
+            std::fs::read_to_string(host.path().join("frr/frr.conf")).unwrap(),
+            conf,
+            "the host's file was rewritten"
+        );
+        assert!(copy.deviations.is_empty(), "{:?}", copy.deviations);
+    }
 }
