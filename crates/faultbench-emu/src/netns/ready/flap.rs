@@ -11,8 +11,8 @@
 //! *returns* to a state it already had — gone, back, gone again, or between two next hops — is
 //! a swing, and the time since it last left that state is the length of one cycle. A route that
 //! has swung back must then stay unchanged for twice its longest cycle (at least [`HOLD_MIN`],
-//! at most [`HOLD_MAX`]) before readiness may end: a transient withdrawal during convergence
-//! costs a few seconds, while a flap of a few seconds' period shows its next swing within the
+//! at most [`HOLD_MAX`]) before readiness may end: a transient swing during convergence costs
+//! twice its length, while a flap of a few seconds' period shows its next swing within the
 //! hold. A route that swings back [`FLAP_RETURNS`] times is flapping: it is reported with its
 //! device and prefix, and its changes no longer hold the rest of the lab up.
 
@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 pub(super) const SUSPECT_RETURNS: u32 = 1;
 /// Swings back after which a route is flapping.
 pub(super) const FLAP_RETURNS: u32 = 3;
-/// Shortest and longest time a suspect route must stay unchanged.
-pub(super) const HOLD_MIN: Duration = Duration::from_secs(3);
+/// Shortest and longest time a suspect route must stay unchanged (a swing of a few hundred
+/// milliseconds during convergence costs twice that, not more).
+pub(super) const HOLD_MIN: Duration = Duration::from_millis(500);
 pub(super) const HOLD_MAX: Duration = Duration::from_secs(30);
 
 /// One device's kernel routes: prefix (`10.0.0.0/24`, `2001:db8::/64`) → digest of its
