@@ -118,10 +118,6 @@ pub(crate) async fn wait_settled(
     let mut last_states: BTreeMap<String, String> = BTreeMap::new();
     let mut last_timers: BTreeMap<String, String> = BTreeMap::new();
     let mut stable_since = Instant::now();
-    // The last change of an area border router's adjacencies (first seen: now, as one may
-    // have changed just before).
-    let mut abr_adjacencies: Option<BTreeMap<String, String>> = None;
-    let mut abr_changed = Instant::now();
     let mut polls: Vec<Duration> = Vec::new();
     loop {
         let poll_started = Instant::now();
@@ -185,17 +181,9 @@ pub(crate) async fn wait_settled(
             last_states = a.states.clone();
             stable_since = Instant::now();
         }
-        if abr_adjacencies.as_ref() != Some(&a.abr_adjacencies) {
-            if abr_adjacencies.is_some() {
-                abr_changed = Instant::now();
-            }
-            abr_adjacencies = Some(a.abr_adjacencies.clone());
-        }
-        let abr_waiting = a.abr_present && abr_changed.elapsed() < linkstate::ABR_TASK_QUIET;
         let stable_for = stable_since.elapsed();
         let blocking = a.still_blocking(stable_for);
-        let done =
-            blocking.is_empty() && stable_for >= a.quiet && suspects.is_empty() && !abr_waiting;
+        let done = blocking.is_empty() && stable_for >= a.quiet && suspects.is_empty();
         if timing && (done || started.elapsed() >= cap) {
             let mut sorted = polls.clone();
             sorted.sort();

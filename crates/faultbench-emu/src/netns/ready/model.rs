@@ -81,10 +81,6 @@ pub(super) struct Assessment {
     /// Every item's state, keyed `device daemon subject` (for `FAULTBENCH_TIMING`); a change
     /// restarts the quiet period.
     pub states: BTreeMap<String, String>,
-    /// The lab has an OSPF area border router (see `linkstate::ABR_TASK_QUIET`).
-    pub abr_present: bool,
-    /// The neighbour states of its area border routers (`device neighbour (iface)` → state).
-    pub abr_adjacencies: BTreeMap<String, String>,
     /// Items that only wait for a daemon's timer (shown, but their coming and going restarts
     /// no quiet period: what the timer does to the routes shows in the routes).
     pub timers: BTreeMap<String, String>,
