@@ -14,6 +14,9 @@ Options:
                       returned (default 30; 0: only once)
   --fast-timers       passed to `lab up` (recorded in the row: the lab then deviates from its files)
   --ready-timeout S   passed to `lab up`
+  --strict            do not pass `--accept-startup-errors` to `lab up` (by default it is passed,
+                      so that exit 1 means "did not converge" and startup problems are listed
+                      as items; either way the checks run)
   --describe          print what each lab's files configure (protocols, services) and run nothing
   --repos DIR         where --list finds repositories: DIR/owner+name/repo, DIR/owner+name,
                       DIR/owner/name or DIR/name (a clone or a bare mirror; with or without .git)
@@ -31,7 +34,8 @@ every device pings every address of every other device (IPv4 but 127/8, and glob
 IPv6, from `ip -o addr`) and the unreachable (device, address) pairs are counted and grouped by source.
 Addresses are read again for the second check (a DHCP client may have one only later). Then
 `faultbench lab down`, also when the script is interrupted.
-Uses target/debug/faultbench unless $FAULTBENCH points elsewhere.
+Uses target/debug/faultbench unless $FAULTBENCH points elsewhere ($FAULTBENCH_COMMIT then names
+the commit it was built from; by default, this repository's HEAD).
 """
 import argparse
 import json
@@ -217,6 +221,7 @@ def census(lab, row, extra, after):
     name = "census-" + re.sub(r"[^a-z0-9]", "", label.lower())[-20:] + f"-{os.getpid() % 1000}"
     row["protocols"] = protocols(lab)
     row["fast_timers"] = "--fast-timers" in extra
+    row["accept_startup_errors"] = "--accept-startup-errors" in extra
     row["load_before"] = round(os.getloadavg()[0], 1)
     t0 = time.monotonic()
     up = fb("lab", "up", lab, "--name", name, *extra)
@@ -339,6 +344,9 @@ def make_parents(root, rel):
 
 
 def faultbench_commit():
+    # $FAULTBENCH_COMMIT names the build when $FAULTBENCH is a copy made before later commits.
+    if os.environ.get("FAULTBENCH_COMMIT"):
+        return os.environ["FAULTBENCH_COMMIT"]
     r = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return r.stdout.strip() or None
 
@@ -398,6 +406,7 @@ def main():
     p.add_argument("--after", type=float, default=30)
     p.add_argument("--fast-timers", action="store_true")
     p.add_argument("--ready-timeout")
+    p.add_argument("--strict", action="store_true")
     p.add_argument("--describe", action="store_true")
     p.add_argument("--markdown", action="store_true")
     a = p.parse_args()
@@ -407,6 +416,10 @@ def main():
         markdown(load_results(a.results))
         return
     extra = (["--fast-timers"] if a.fast_timers else []) + (["--ready-timeout", a.ready_timeout] if a.ready_timeout else [])
+    # Startup problems make `lab up` exit 1 unless accepted; the census lists them as items
+    # either way and keeps exit 1 for a lab that did not converge.
+    if not a.strict:
+        extra.append("--accept-startup-errors")
     # (source, git dir or None, commit, lab path)
     todo = []
     if a.list:

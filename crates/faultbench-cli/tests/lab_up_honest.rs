@@ -278,3 +278,40 @@ fn the_faultbench_binary_alone_carries_the_kernel_emulations() {
         );
     }
 }
+
+/// Two devices of one link with one address (census rows 16 and 23) were waited out until the
+/// ready timeout; now `lab up` names the address and both holders as the lab's own problem,
+/// exits 1, and accepts it with the flag.
+#[test]
+fn a_duplicate_address_on_a_link_is_named_as_the_labs_own_problem() {
+    const NAME: &str = "honest-dup";
+    let _d = Down(NAME);
+    let l = lab(&[
+        ("lab.conf", "h1[0]=A\nh2[0]=A\nh3[0]=B\nh4[0]=B\n"),
+        ("h1.startup", "ip address add 10.0.0.1/24 dev eth0\n"),
+        ("h2.startup", "ip address add 10.0.0.1/24 dev eth0\n"),
+        // The same address on another link is not a duplicate of the first.
+        ("h3.startup", "ip address add 10.0.0.1/24 dev eth0\n"),
+        ("h4.startup", "ip address add 10.0.0.4/24 dev eth0\n"),
+    ]);
+    let (out, stderr) = up(l.path(), NAME, &[]);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("lab configuration problems (1)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "h1: lab.conf: h1 eth0 has 10.0.0.1/24, and so does h2 eth0 (10.0.0.1/24) on the same collision domain A"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("h3 eth0"), "{stderr}");
+    assert!(!stderr.contains("startup problems"), "{stderr}");
+    let (out, stderr) = up(l.path(), NAME, &["--accept-startup-errors"]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("lab configuration problems (1)"),
+        "{stderr}"
+    );
+}

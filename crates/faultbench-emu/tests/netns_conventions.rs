@@ -257,6 +257,71 @@ async fn a_quagga_era_lab_converges_ospf_from_per_daemon_files() {
     lab.teardown().await.unwrap();
 }
 
+/// Netkit-era startups call the daemons by name, as Quagga's packages put them on PATH
+/// (`zebra -d`, `ospfd -d`); FRR keeps them in /usr/lib/frr, so those lines failed with
+/// "command not found". r1 uses Quagga's default files, r2 names its file with `-f`.
+#[tokio::test]
+async fn netkit_startups_call_the_daemons_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let ospf = "interface eth0\n ip ospf network point-to-point\n ip ospf hello-interval 1\n \
+                ip ospf dead-interval 3\n!\nrouter ospf\n network 10.0.0.0/8 area 0\n \
+                redistribute static\n";
+    write_lab(
+        dir.path(),
+        &[
+            ("lab.conf", "r1[0]=M\nr1[1]=A\nr2[0]=M\nr2[1]=B\n"),
+            (
+                "r1/etc/zebra/zebra.conf",
+                "hostname r1\n!\nip route 192.0.2.0/24 Null0\n",
+            ),
+            ("r1/etc/zebra/ospfd.conf", ospf),
+            ("r2/etc/zebra/zebra.conf", "hostname r2\n"),
+            ("r2/etc/zebra/ospf-r2.conf", ospf),
+            (
+                "r1.startup",
+                "ip addr add 10.12.0.1/24 dev eth0\nip addr add 10.1.0.1/24 dev eth1\n\
+                 zebra -d\nospfd -d\n",
+            ),
+            (
+                "r2.startup",
+                "ip addr add 10.12.0.2/24 dev eth0\nip addr add 10.2.0.1/24 dev eth1\n\
+                 zebra -d -f /etc/zebra/zebra.conf\nospfd -d -f /etc/zebra/ospf-r2.conf\n",
+            ),
+        ],
+    );
+    let lab = deploy(dir.path()).await;
+    assert!(
+        lab.startup_problems().is_empty(),
+        "{:?}",
+        lab.startup_problems()
+    );
+    let ps = ok(&lab, "r1", "ps -o args= -C zebra,staticd,ospfd").await;
+    for d in ["zebra", "staticd", "ospfd"] {
+        assert!(
+            ps.contains(&format!("/usr/lib/frr/{d} "))
+                && ps.contains(&format!("/run/quagga/{d}.conf")),
+            "r1: {d} not running from its copy: {ps}"
+        );
+    }
+    // Each router learns the other's LAN, and r1's static route (zebra.conf, staticd in FRR)
+    // reaches r2 through OSPF.
+    eventually(
+        &lab,
+        "r1",
+        "ip route show 10.2.0.0/24 | grep -q ospf",
+        Duration::from_secs(60),
+    )
+    .await;
+    eventually(
+        &lab,
+        "r2",
+        "ip route show 192.0.2.0/24 | grep -q ospf",
+        Duration::from_secs(60),
+    )
+    .await;
+    lab.teardown().await.unwrap();
+}
+
 /// Quagga-era BGP files rely on Quagga's defaults: eBGP routes flow without a policy and a
 /// `network` is announced without a matching route. FRR 7.4 and later default otherwise, so
 /// the script loads the files with FRR's pre-7.4 defaults.

@@ -12,6 +12,7 @@ use super::state::{self, INIT_MARK, LabState, NodeState, Phase, ProcId, SETUP_RO
 use super::topo::{BRIDGE, Node, Topology};
 use faultbench_core::emulator::{EmuError, Emulator, Lab, LabRequest};
 use faultbench_core::lab::LabDir;
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -206,15 +207,17 @@ impl NetnsEmulator {
             .warnings()
             .iter()
             .map(ToString::to_string)
+            .chain(topo.warnings.iter().cloned())
             .chain(warnings)
             .collect();
         timing("namespaces and links");
         let startups = run_startups(&lab, &topo, &st, self.startup_timeout).await?;
-        let watched: Vec<Watched> = st
+        // Each device's `ethN` → collision domain, from lab.conf.
+        let domains: HashMap<String, HashMap<String, String>> = st
             .devices
             .iter()
-            .filter_map(|d| {
-                let domains = lab
+            .map(|d| {
+                let m = lab
                     .conf
                     .device(&d.name)
                     .map(|c| {
@@ -224,7 +227,16 @@ impl NetnsEmulator {
                             .collect()
                     })
                     .unwrap_or_default();
-                Some(Watched::new(&d.name, d.init?.pid, domains))
+                (d.name.clone(), m)
+            })
+            .collect();
+        let no_domains = HashMap::new();
+        let watched: Vec<Watched> = st
+            .devices
+            .iter()
+            .filter_map(|d| {
+                let m = domains.get(&d.name).unwrap_or(&no_domains).clone();
+                Some(Watched::new(&d.name, d.init?.pid, m))
             })
             .collect();
         timing("startups");
@@ -236,12 +248,16 @@ impl NetnsEmulator {
             .filter_map(|r| {
                 let node = st.devices.iter().find(|d| d.name == r.device)?;
                 let dev = topo.devices.iter().find(|d| d.name == r.device)?;
+                let init = node.init?;
                 Some(health::DeviceRun {
                     name: &r.device,
-                    pid: node.init?.pid,
+                    pid: init.pid,
                     output: &r.output,
                     exit: r.exit,
                     exec: &dev.exec,
+                    init,
+                    env: &node.env,
+                    domains: domains.get(&r.device).unwrap_or(&no_domains),
                 })
             })
             .collect();

@@ -6,7 +6,8 @@
 //! lab, which is why it is opt-in, never touches the lab's own files, and is listed line by
 //! line so it can be printed and recorded with the running lab.
 //!
-//! In each device's `etc/frr/{frr,ospfd,ospf6d,ripd,ripngd,bgpd}.conf`:
+//! In each device's `etc/frr/{frr,ospfd,ospf6d,ripd,ripngd,bgpd}.conf`, and the same files
+//! (and `Quagga.conf`) of Quagga-era labs under `etc/quagga/` or `etc/zebra/`:
 //! - **OSPF/OSPFv3**: hello 1 s, dead 3 s, retransmit 1 s on every interface of the device
 //!   (lab.conf's, those its startup file creates with `ip link add` or `vconfig`, those the
 //!   file names), in stanzas placed *before* the `router` stanzas, so FRR knows the dead interval
@@ -23,8 +24,21 @@
 use faultbench_core::lab::LabDir;
 use std::path::{Path, PathBuf};
 
-/// Largest configuration file rewritten.
+/// Largest startup file read.
 const MAX_CONFIG: u64 = 1024 * 1024;
+/// Where a device's routing configuration is: FRR's folder, Quagga's, and Quagga's old name
+/// (netkit's `etc/zebra`, which becomes `etc/quagga` in the device).
+const CONFIG_FOLDERS: [&str; 3] = ["frr", "quagga", "zebra"];
+/// The configuration files: FRR's and Quagga's integrated ones, and the per-daemon files.
+const CONFIG_FILES: [&str; 7] = [
+    "frr.conf",
+    "Quagga.conf",
+    "ospfd.conf",
+    "ospf6d.conf",
+    "ripd.conf",
+    "ripngd.conf",
+    "bgpd.conf",
+];
 
 /// Why a fast-timers copy could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -104,23 +118,17 @@ pub fn fast_timers_copy(lab: &Path) -> Result<FastTimersCopy, FastTimersError> {
                 device.name
             ));
         }
-        for file in [
-            "frr.conf",
-            "ospfd.conf",
-            "ospf6d.conf",
-            "ripd.conf",
-            "ripngd.conf",
-            "bgpd.conf",
-        ] {
-            let rel = format!("{}/etc/frr/{file}", device.name);
-            let path = dir.join(&rel);
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        for (folder, file) in CONFIG_FOLDERS
+            .iter()
+            .flat_map(|d| CONFIG_FILES.iter().map(move |f| (d, f)))
+        {
+            let rel = format!("{}/etc/{folder}/{file}", device.name);
+            // Read without following any link (the copy keeps the lab's links, which may
+            // lead out of it; `etc/zebra` linked to `etc/quagga` is then rewritten once).
+            let Some(text) = crate::netns::health::read_lab_file(&dir, &rel) else {
                 continue;
             };
-            if !meta.is_file() || meta.len() > MAX_CONFIG {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).map_err(io(format!("reading {rel}")))?;
+            let path = dir.join(&rel);
             let (new, changes) = rewrite(&text, &ifaces);
             if changes.is_empty() {
                 continue;
@@ -407,5 +415,85 @@ mod tests {
         );
         drop(copy);
         assert!(!dir.exists(), "the copy is removed with its handle");
+    }
+
+    /// Quagga-era labs keep per-daemon files in `etc/quagga/` (or netkit's `etc/zebra/`):
+    /// `--fast-timers` left them as written.
+    #[test]
+    fn quagga_per_daemon_files_get_fast_timers_too() {
+        let lab = tempfile::tempdir().unwrap();
+        std::fs::write(lab.path().join("lab.conf"), "r1[0]=A\nr2[0]=A\nr3[0]=A\n").unwrap();
+        for d in ["r1/etc/quagga", "r2/etc/zebra", "r3/etc"] {
+            std::fs::create_dir_all(lab.path().join(d)).unwrap();
+        }
+        let ospf = "router ospf\n network 10.0.0.0/8 area 0\n!\n";
+        std::fs::write(lab.path().join("r1/etc/quagga/ospfd.conf"), ospf).unwrap();
+        std::fs::write(
+            lab.path().join("r1/etc/quagga/ripd.conf"),
+            "router rip\n network 10.0.0.0/8\n",
+        )
+        .unwrap();
+        std::fs::write(lab.path().join("r2/etc/zebra/ospfd.conf"), ospf).unwrap();
+        // r3's etc/zebra is a link to etc/quagga, as in the image: rewritten once, under
+        // its real name.
+        std::fs::create_dir_all(lab.path().join("r3/etc/quagga")).unwrap();
+        std::fs::write(lab.path().join("r3/etc/quagga/Quagga.conf"), ospf).unwrap();
+        std::os::unix::fs::symlink("quagga", lab.path().join("r3/etc/zebra")).unwrap();
+        let copy = fast_timers_copy(lab.path()).unwrap();
+        let dir = copy.dir();
+        for f in [
+            "r1/etc/quagga/ospfd.conf",
+            "r2/etc/zebra/ospfd.conf",
+            "r3/etc/quagga/Quagga.conf",
+        ] {
+            let text = std::fs::read_to_string(dir.join(f)).unwrap();
+            assert!(text.contains("ip ospf hello-interval 1"), "{f}: {text}");
+        }
+        let rip = std::fs::read_to_string(dir.join("r1/etc/quagga/ripd.conf")).unwrap();
+        assert!(rip.contains("timers basic 5 15 10"), "{rip}");
+        let mut files: Vec<&str> = copy
+            .deviations
+            .iter()
+            .map(|d| d.split(':').next().unwrap())
+            .collect();
+        files.sort();
+        assert_eq!(
+            files,
+            vec![
+                "r1/etc/quagga/ospfd.conf",
+                "r1/etc/quagga/ripd.conf",
+                "r2/etc/zebra/ospfd.conf",
+                "r3/etc/quagga/Quagga.conf"
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(lab.path().join("r1/etc/quagga/ospfd.conf")).unwrap(),
+            ospf,
+            "the lab's own file is unchanged"
+        );
+    }
+
+    /// The copy keeps the lab's links; a device folder linked out of the lab (`r1/etc` →
+    /// a host folder) led the rewrite to the host's file.
+    #[test]
+    fn files_behind_links_are_neither_read_nor_rewritten() {
+        let host = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(host.path().join("frr")).unwrap();
+        let conf = "router ospf\n network 10.0.0.0/8 area 0\n!\n";
+        std::fs::write(host.path().join("frr/frr.conf"), conf).unwrap();
+        let lab = tempfile::tempdir().unwrap();
+        std::fs::write(lab.path().join("lab.conf"), "r1[0]=A\nr2[0]=A\n").unwrap();
+        std::fs::create_dir_all(lab.path().join("r1")).unwrap();
+        std::os::unix::fs::symlink(host.path(), lab.path().join("r1/etc")).unwrap();
+        // A copy that refuses the link is as good.
+        let Ok(copy) = fast_timers_copy(lab.path()) else {
+            return;
+        };
+        assert_eq!(
+            std::fs::read_to_string(host.path().join("frr/frr.conf")).unwrap(),
+            conf,
+            "the host's file was rewritten"
+        );
+        assert!(copy.deviations.is_empty(), "{:?}", copy.deviations);
     }
 }

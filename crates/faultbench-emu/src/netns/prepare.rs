@@ -4,7 +4,8 @@
 //! /run/faultbench/labs/<instance>/
 //!   state.json            processes and owner (see `state`)
 //!   sbin/                 mounted read-only at /usr/local/sbin in every device:
-//!                         systemctl, plus the kernel-emulation wrappers of `crate::shims`
+//!                         systemctl, the routing daemons by name (`zebra` … → the Quagga
+//!                         init script), plus the kernel-emulation wrappers of `crate::shims`
 //!   image/etc/            a layer between the device's files and the host's /etc: the
 //!                         conventions of Kathará's images (init.d/frr without watchfrr,
 //!                         init.d/quagga, init.d/bind, /etc/zebra…; see `image`)
@@ -20,6 +21,10 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
 const SYSTEMCTL: &str = include_str!("scripts/systemctl");
+/// Routing daemons a device can call by name (Quagga's packages have them on PATH).
+const QUAGGA_DAEMONS: [&str; 10] = [
+    "zebra", "staticd", "bgpd", "ripd", "ripngd", "ospfd", "ospf6d", "isisd", "babeld", "pimd",
+];
 
 /// Paths inside an instance folder.
 #[derive(Debug, Clone)]
@@ -203,6 +208,12 @@ pub(crate) fn write_common(dirs: &InstanceDirs) -> io::Result<Vec<String>> {
     let sbin = dirs.sbin();
     std::fs::create_dir_all(&sbin)?;
     write_mode(&sbin.join("systemctl"), SYSTEMCTL, 0o755)?;
+    // Netkit-era startups call the routing daemons by name (`zebra -d`), which Quagga's
+    // packages put on PATH; FRR keeps them in /usr/lib/frr. The Quagga init script runs them
+    // when called by one of these names (see scripts/quagga.init).
+    for d in QUAGGA_DAEMONS {
+        symlink("/etc/init.d/quagga", sbin.join(d))?;
+    }
     // Kernel emulations (VLAN, dummy, bond, netem…) from `crate::shims`, when this kernel
     // lacks them.
     let caps = host_caps();

@@ -7,9 +7,11 @@
 //! MAC address lab.conf gives them. All veths are created from the host with one `ip -b` batch
 //! directly inside their target namespaces, so nothing ever appears in the host's namespace.
 //!
-//! Options are checked here: what Kathará supports but this backend cannot do (a `bridged`
-//! uplink to the host, host `volume`s, `lab.ext` external links) is refused with an explicit
-//! *unsupported* error; resource limits (`mem`, `cpus`, `ulimit`) and display options
+//! Options are checked here: what Kathará supports but this backend cannot do (host `volume`s,
+//! `lab.ext` external links) is refused with an explicit *unsupported* error. A `bridged`
+//! uplink (Kathará's extra interface on a Docker bridge, NAT to the host's network) is not
+//! emulated but does not refuse the lab, as most labs declare it for convenience (package
+//! installs, a way out) and run without it: a warning names the device; resource limits (`mem`, `cpus`, `ulimit`) and display options
 //! (`num_terms`, `image`, `entrypoint`, `args`, `port`) have no effect here.
 
 use faultbench_core::emulator::EmuError;
@@ -66,6 +68,8 @@ pub(crate) struct Topology {
     pub devices: Vec<DevicePlan>,
     pub switches: Vec<SwitchPlan>,
     pub links: Vec<(End, End)>,
+    /// What lab.conf asks for that is not emulated, though the lab runs without it.
+    pub warnings: Vec<String>,
 }
 
 /// Name of the bridge inside every switch namespace.
@@ -88,12 +92,13 @@ impl Topology {
             });
         }
         let mut devices = Vec::new();
+        let mut warnings = Vec::new();
         for d in &lab.conf.devices {
             if d.option("bridged").is_some_and(truthy) {
-                return Err(EmuError::Unsupported {
-                    feature: format!("{}[bridged]", d.name),
-                    reason: "a NAT uplink to the host network is not provided by the netns backend (devices never reach the host); use the Kathará backend".into(),
-                });
+                warnings.push(format!(
+                    "lab.conf: {0}[bridged]: the NAT uplink to the host's network is not emulated by the netns backend (devices never reach the host): {0} is deployed without that extra interface; use the Kathará backend if the lab needs it",
+                    d.name
+                ));
             }
             if d.option("volume").is_some() {
                 return Err(EmuError::Unsupported {
@@ -161,6 +166,7 @@ impl Topology {
             devices,
             switches,
             links,
+            warnings,
         })
     }
 
@@ -230,10 +236,27 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_interface_gets_a_switch_and_bridged_is_unsupported() {
+    fn a_lone_interface_gets_a_switch() {
         let t = Topology::plan(&lab("h1[0]=ALONE\n")).unwrap();
         assert_eq!(t.switches.len(), 1);
-        let e = Topology::plan(&lab("r1[0]=A\nr1[bridged]=true\n")).unwrap_err();
-        assert!(matches!(e, EmuError::Unsupported { .. }), "{e}");
+        assert!(t.warnings.is_empty());
+    }
+
+    /// Kathará deploys a lab with `r1[bridged]=true` (an extra NAT interface); this backend
+    /// refused the whole lab. Now it deploys the rest and says what is missing.
+    #[test]
+    fn a_bridged_device_is_warned_about_not_refused() {
+        let t = Topology::plan(&lab(
+            "r1[0]=A\nr1[bridged]=true\nr2[0]=A\nr2[bridged]=false\n",
+        ))
+        .unwrap();
+        assert_eq!(t.devices.len(), 2);
+        assert_eq!(t.devices[0].interfaces, vec!["eth0".to_string()]);
+        assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+        assert!(
+            t.warnings[0].starts_with("lab.conf: r1[bridged]: the NAT uplink"),
+            "{}",
+            t.warnings[0]
+        );
     }
 }

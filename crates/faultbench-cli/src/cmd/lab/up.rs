@@ -13,7 +13,10 @@
 //! that it does not have, an enabled daemon that is not running (see
 //! `faultbench_emu::netns::StartupProblem`) is listed at the end with the device, the file and
 //! the line, and the exit code is 1 — the lab is left running either way;
-//! `--accept-startup-errors` exits 0 with the same list.
+//! `--accept-startup-errors` exits 0 with the same list. Routes that never settle (readiness
+//! saw them swing back to earlier states again and again: the lab's own routing flaps) are
+//! listed with their device and prefixes and count as such a problem too: `lab up` does not
+//! call that routing converged.
 
 use super::{explain, interrupted, resolve_lab_dir};
 use anyhow::Context;
@@ -21,7 +24,7 @@ use faultbench_core::check::wait_for_baseline;
 use faultbench_core::emulator::{Lab, LabRequest};
 use faultbench_core::lab::Baseline;
 use faultbench_emu::netns::fast_timers::fast_timers_copy;
-use faultbench_emu::netns::{NetnsEmulator, NetnsLab, StartupProblem};
+use faultbench_emu::netns::{NetnsEmulator, NetnsLab, ProblemKind, ProtocolItem, StartupProblem};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -135,7 +138,9 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(finish(&lab, problems, a.accept_startup_errors));
     }
-    if !r.converged {
+    // Not converged for want of time (items still pending), whether or not some routes flap
+    // besides; routes that flap with everything else converged are reported below.
+    if !r.converged && (r.flapping.is_empty() || !r.pending.is_empty()) {
         errln!(
             "{head}), but routing had not converged after the {} s ready timeout; still not converged:",
             a.ready_timeout
@@ -143,6 +148,7 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         for p in &r.pending {
             errln!("  {p}");
         }
+        list_flapping(&r.flapping);
         list_problems(problems);
         return Ok(left_running(&lab));
     }
@@ -169,6 +175,7 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             for f in report.failures() {
                 errln!("  {f}");
             }
+            list_flapping(&r.flapping);
             list_problems(problems);
             return Ok(left_running(&lab));
         }
@@ -178,21 +185,59 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             t.elapsed().as_millis()
         );
     }
+    if !r.flapping.is_empty() {
+        errln!(
+            "{head}; routing settled after {} ms{held}, except for routes that never settle)",
+            r.waited_ms
+        );
+        list_flapping(&r.flapping);
+        if a.accept_startup_errors {
+            return Ok(finish(&lab, problems, true));
+        }
+        list_problems(problems);
+        errln!("  (--accept-startup-errors accepts them and exits 0)");
+        return Ok(left_running(&lab));
+    }
     errln!("{head}; routing converged after {} ms{held})", r.waited_ms);
     Ok(finish(&lab, problems, a.accept_startup_errors))
 }
 
-/// Prints what the startups left undone, if anything.
-fn list_problems(problems: &[StartupProblem]) {
-    if problems.is_empty() {
+/// Prints the routes that never settle, if any: the lab's own routing keeps changing them.
+fn list_flapping(flapping: &[ProtocolItem]) {
+    if flapping.is_empty() {
         return;
     }
     errln!(
-        "startup problems ({}): the devices do not run as their files say",
-        problems.len()
+        "routes that never settle ({} devices): the lab's own routing keeps changing them",
+        flapping.len()
     );
-    for p in problems {
-        errln!("  {p}");
+    for f in flapping {
+        errln!("  {f}");
+    }
+}
+
+/// Prints what the startups left undone and what the lab's files get wrong, if anything.
+fn list_problems(problems: &[StartupProblem]) {
+    let (own, undone): (Vec<&StartupProblem>, Vec<&StartupProblem>) = problems
+        .iter()
+        .partition(|p| p.kind == ProblemKind::DuplicateAddress);
+    if !undone.is_empty() {
+        errln!(
+            "startup problems ({}): the devices do not run as their files say",
+            undone.len()
+        );
+        for p in undone {
+            errln!("  {p}");
+        }
+    }
+    if !own.is_empty() {
+        errln!(
+            "lab configuration problems ({}): the devices run as their files say, and that cannot work",
+            own.len()
+        );
+        for p in own {
+            errln!("  {p}");
+        }
     }
 }
 

@@ -10,7 +10,10 @@
 //!   (see `addresses`) that it does not have;
 //! - **daemons not running** — a daemon the lab's `etc/frr/daemons` (or `etc/quagga/daemons`)
 //!   enables whose vty socket does not answer, on a device whose startup starts FRR (see
-//!   `daemons`).
+//!   `daemons`);
+//! - **duplicate addresses** — the same IPv4 address on two devices of one collision domain
+//!   (see `duplicates`): not a broken promise but the lab's own mistake, named with both
+//!   holders, so that the adjacency it prevents is not mistaken for a slow lab.
 //!
 //! Each is a [`StartupProblem`] naming the device, the file and line, and what went wrong; the
 //! deploy still succeeds ([`NetnsLab::startup_problems`](super::NetnsLab::startup_problems)
@@ -20,11 +23,14 @@
 
 mod addresses;
 mod daemons;
+mod duplicates;
 mod labfile;
 pub(crate) mod trap;
 
 use super::ready::{DeviceSocket, device_addresses, vty_command};
+use super::state::ProcId;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -43,6 +49,8 @@ pub enum ProblemKind {
     MissingAddress,
     /// A daemon the files enable is not running.
     DaemonNotRunning,
+    /// The same IPv4 address on two devices of one collision domain (the lab's own mistake).
+    DuplicateAddress,
 }
 
 /// One thing a device's startup left undone.
@@ -85,16 +93,55 @@ pub(crate) struct DeviceRun<'a> {
     pub exit: Option<i32>,
     /// lab.conf `exec` lines (they may start FRR too).
     pub exec: &'a [String],
+    /// Its PID 1, to run `ip` in it.
+    pub init: ProcId,
+    /// The environment commands run with in it.
+    pub env: &'a [(String, String)],
+    /// `ethN` → collision domain, from lab.conf.
+    pub domains: &'a HashMap<String, String>,
 }
 
 /// Longest wait for a daemon's vty answer.
 const VTY_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Every device's problems, devices in the order given.
+/// Every device's problems, devices in the order given, then the addresses two devices of one
+/// link hold.
 pub(crate) async fn check(lab_root: &Path, devices: &[DeviceRun<'_>]) -> Vec<StartupProblem> {
     let per_device =
         faultbench_core::concurrent::join_all(devices.iter().map(|d| device(lab_root, d))).await;
-    per_device.into_iter().flatten().collect()
+    let mut out: Vec<StartupProblem> = per_device.into_iter().flatten().collect();
+    out.extend(duplicate_addresses(devices).await);
+    out
+}
+
+/// The same IPv4 address on two devices of one collision domain (see `duplicates`).
+async fn duplicate_addresses(devices: &[DeviceRun<'_>]) -> Vec<StartupProblem> {
+    let argv: Vec<String> = ["ip", "-j", "-4", "addr", "show"]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let outputs = faultbench_core::concurrent::join_all(devices.iter().map(|d| {
+        let argv = &argv;
+        async move {
+            super::exec::run(d.init, argv, d.env, VTY_TIMEOUT, duplicates::IP_OUTPUT_CAP)
+                .await
+                .ok()
+                .filter(|o| o.success() && !o.truncated)
+                .map(|o| duplicates::parse_ip_json(&o.stdout))
+                .unwrap_or_default()
+        }
+    }))
+    .await;
+    let holders: Vec<duplicates::Holder<'_>> = devices
+        .iter()
+        .zip(outputs)
+        .map(|(d, addrs)| duplicates::Holder {
+            device: d.name,
+            domains: d.domains,
+            addrs,
+        })
+        .collect();
+    duplicates::find(&holders)
 }
 
 /// The lab-relative name of a file the device ran (`/hostlab/r1.startup` → `r1.startup`).

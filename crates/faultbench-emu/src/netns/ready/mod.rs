@@ -28,7 +28,11 @@
 //! Static-only devices and devices without routing add nothing. On top of the protocol checks
 //! the kernel routes of every device and every item's state must have been unchanged for a
 //! short quiet period (200 ms by default), which covers the installation of the last routes
-//! and messages still in flight between routers (a BGP UPDATE just sent is in no state yet). The wait is capped: a lab
+//! and messages still in flight between routers (a BGP UPDATE just sent is in no state yet).
+//! Routes are followed by prefix (`flap`): a route that keeps returning to a state it had
+//! before must hold still for a while before the lab counts as ready, and one that does so
+//! again and again flaps for good — it is reported ([`Readiness::flapping`]) instead of being
+//! called converged, and no longer holds the rest of the lab up. The wait is capped: a lab
 //! that does not converge in time is returned with every item still not converged
 //! ([`Readiness::pending`]). With `FAULTBENCH_TIMING` set, every state change of every item is
 //! printed as it is seen.
@@ -37,6 +41,7 @@ mod assess;
 mod bgp;
 mod bgp_config;
 mod eigrp;
+mod flap;
 mod isis;
 mod linkstate;
 mod model;
@@ -81,6 +86,11 @@ pub struct Readiness {
     /// accepted after the routes were quiet long enough.
     #[serde(default)]
     pub waived: Vec<ProtocolItem>,
+    /// Kernel routes that never settle (one item per device, naming its prefixes): they kept
+    /// returning to states they had before, e.g. two routers redistributing into each other's
+    /// protocol. Not waited for; `converged` is false when there are any.
+    #[serde(default)]
+    pub flapping: Vec<ProtocolItem>,
 }
 
 /// Polls `watched` until converged or `cap`; `base_quiet` is the minimum quiet period of the
@@ -101,7 +111,10 @@ pub(crate) async fn wait_settled(
     }
     // Every poll costs the daemons some work: poll large labs less often.
     let poll = Duration::from_millis(50 + 5 * routers as u64);
-    let mut last_fib: Option<Vec<u64>> = None;
+    let mut routes = flap::FlapWatch::default();
+    let mut last_vips: Option<Vec<u64>> = None;
+    let mut last_suspects: Vec<String> = Vec::new();
+    let mut last_flapping = 0;
     let mut last_states: BTreeMap<String, String> = BTreeMap::new();
     let mut last_timers: BTreeMap<String, String> = BTreeMap::new();
     let mut stable_since = Instant::now();
@@ -111,22 +124,50 @@ pub(crate) async fn wait_settled(
         let snaps = faultbench_core::concurrent::join_all(watched.iter().map(snapshot::take)).await;
         polls.push(poll_started.elapsed());
         let a = assess::assess(&snaps, base_quiet);
-        let fib: Vec<u64> = snaps.iter().map(|s| s.fib).collect();
-        if last_fib.as_ref() != Some(&fib) {
+        // Routes that flap for ever are reported (below); their swings restart no quiet period,
+        // or the wait would run into the cap.
+        let now = Instant::now();
+        let changed: Vec<&str> = snaps
+            .iter()
+            .filter(|s| routes.observe(&s.net.device, &s.routes, now))
+            .map(|s| s.net.device.as_str())
+            .collect();
+        let vips: Vec<u64> = snaps.iter().map(|s| s.vips).collect();
+        let vips_moved = last_vips.as_ref().is_some_and(|l| *l != vips);
+        last_vips = Some(vips);
+        if !changed.is_empty() || vips_moved {
             if timing {
-                let changed: Vec<&str> = snaps
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, s)| last_fib.as_ref().is_none_or(|l| l[*i] != s.fib))
-                    .map(|(_, s)| s.net.device.as_str())
-                    .collect();
                 log(
                     started,
                     &format!("routes changed on {}", changed.join(", ")),
                 );
             }
-            last_fib = Some(fib);
             stable_since = Instant::now();
+        }
+        let suspects = routes.suspects(now);
+        let flapping = routes.flapping();
+        if timing {
+            let names: Vec<String> = suspects
+                .iter()
+                .map(|s| format!("{} {} (hold {} ms)", s.device, s.prefix, s.hold.as_millis()))
+                .collect();
+            if names != last_suspects && !names.is_empty() {
+                log(
+                    started,
+                    &format!(
+                        "routes swinging back, held until they settle: {}",
+                        names.join(", ")
+                    ),
+                );
+            }
+            last_suspects = names;
+            if flapping.len() != last_flapping {
+                log(
+                    started,
+                    &format!("{} routes flapping (not waited for)", flapping.len()),
+                );
+                last_flapping = flapping.len();
+            }
         }
         if timing {
             print_changes(started, &last_states, &a.states);
@@ -142,7 +183,7 @@ pub(crate) async fn wait_settled(
         }
         let stable_for = stable_since.elapsed();
         let blocking = a.still_blocking(stable_for);
-        let done = blocking.is_empty() && stable_for >= a.quiet;
+        let done = blocking.is_empty() && stable_for >= a.quiet && suspects.is_empty();
         if timing && (done || started.elapsed() >= cap) {
             let mut sorted = polls.clone();
             sorted.sort();
@@ -160,8 +201,10 @@ pub(crate) async fn wait_settled(
         }
         if done {
             let waived = a.blockers.iter().map(|b| b.item.clone()).collect();
+            let flapping = flapping_items(&flapping);
             return Readiness {
-                converged: true,
+                converged: flapping.is_empty(),
+                flapping,
                 waited_ms: started.elapsed().as_millis() as u64,
                 pending: Vec::new(),
                 unable: a.unable,
@@ -170,6 +213,19 @@ pub(crate) async fn wait_settled(
         }
         if started.elapsed() >= cap {
             let mut pending: Vec<ProtocolItem> = blocking.iter().map(|b| b.item.clone()).collect();
+            pending.extend(suspects.iter().map(|s| {
+                ProtocolItem::new(
+                    &s.device,
+                    "kernel",
+                    format!("route {}", s.prefix),
+                    format!(
+                        "swinging back to earlier states ({} changes, {} back, the last {} ms apart)",
+                        s.changes,
+                        s.returns,
+                        s.over.as_millis()
+                    ),
+                )
+            }));
             // A single look (no cap) says nothing about how long routes have been quiet.
             if pending.is_empty() && !cap.is_zero() {
                 pending.push(ProtocolItem::new(
@@ -186,6 +242,7 @@ pub(crate) async fn wait_settled(
             return Readiness {
                 converged: false,
                 waited_ms: started.elapsed().as_millis() as u64,
+                flapping: flapping_items(&flapping),
                 pending,
                 unable: a.unable,
                 waived: Vec::new(),
@@ -193,6 +250,35 @@ pub(crate) async fn wait_settled(
         }
         tokio::time::sleep(poll).await;
     }
+}
+
+/// One item per device naming every route of it that flaps.
+fn flapping_items(routes: &[flap::Swinging]) -> Vec<ProtocolItem> {
+    let mut by_device: BTreeMap<&str, Vec<&flap::Swinging>> = BTreeMap::new();
+    for r in routes {
+        by_device.entry(&r.device).or_default().push(r);
+    }
+    by_device
+        .into_iter()
+        .map(|(device, rs)| {
+            let prefixes: Vec<&str> = rs.iter().map(|r| r.prefix.as_str()).collect();
+            let returns = rs.iter().map(|r| r.returns).max().unwrap_or(0);
+            let over = rs.iter().map(|r| r.over).max().unwrap_or_default();
+            ProtocolItem::new(
+                device,
+                "kernel",
+                format!(
+                    "route{} {}",
+                    if prefixes.len() > 1 { "s" } else { "" },
+                    prefixes.join(", ")
+                ),
+                format!(
+                    "flapping: back to an earlier state again and again ({returns} times in {:.1} s); the lab's routing never settles them",
+                    over.as_secs_f64()
+                ),
+            )
+        })
+        .collect()
 }
 
 fn log(started: Instant, what: &str) {

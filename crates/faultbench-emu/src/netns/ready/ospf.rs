@@ -409,4 +409,57 @@ mod tests {
             blockers(&a)
         );
     }
+
+    #[test]
+    fn a_duplicate_address_on_a_segment_is_reported_not_waited_for() {
+        let nets = nets();
+        let mut r1 = load("t63", "r1");
+        let mut r2 = load("t63", "r2");
+        let r3 = load("t63", "r3");
+        // r2's eth0 holds r1's address: each drops the other's hellos as its own.
+        let eth0 = r2.ifaces.iter_mut().find(|i| i.name == "eth0").unwrap();
+        eth0.addr = Some(IpNet::parse("10.0.12.1/30").unwrap());
+        r1.neighbours.retain(|n| n.router_id != "2.2.2.2");
+        r2.neighbours.retain(|n| n.router_id != "1.1.1.1");
+        let states = [r1, r2, r3];
+        let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ospfd", &pairs, &mut a);
+        assert_eq!(
+            a.unable.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            vec![
+                "r1 ospfd eth0 and r2 eth0: share a segment and the address 10.0.12.1: cannot become neighbours (the lab's own duplicate address)"
+            ]
+        );
+        assert!(
+            !blockers(&a).iter().any(|b| b.contains("no neighbour")),
+            "{:#?}",
+            blockers(&a)
+        );
+    }
+
+    #[test]
+    fn a_lab_with_an_area_border_router_waits_out_the_abr_task_timer() {
+        let nets = nets();
+        let states = [load("t63", "r1"), load("t63", "r2"), load("t63", "r3")];
+        let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ospfd", &pairs, &mut a);
+        assert!(
+            a.quiet < super::super::linkstate::ABR_TASK_QUIET,
+            "one area: no ABR"
+        );
+        // r1's LAN in a stub area of its own: r1 becomes an ABR.
+        let mut r1 = load("t63", "r1");
+        r1.ifaces
+            .iter_mut()
+            .find(|i| i.name == "eth2")
+            .unwrap()
+            .area = "0.0.0.1 [Stub]".into();
+        let states = [r1, load("t63", "r2"), load("t63", "r3")];
+        let pairs: Vec<(&NetView, &LinkState)> = nets.iter().zip(states.iter()).collect();
+        let mut a = Assessment::default();
+        assess("ospfd", &pairs, &mut a);
+        assert_eq!(a.quiet, super::super::linkstate::ABR_TASK_QUIET);
+    }
 }

@@ -281,6 +281,21 @@ pub(super) fn assess(daemon: &str, routers: &[(&NetView, &RipState)], a: &mut As
                     ) {
                         continue;
                     }
+                    if let (Some(x), Some(y)) = (my_addr, their_addr)
+                        && x.addr == y.addr
+                    {
+                        // ripd ignores updates from its own address.
+                        a.cannot(ProtocolItem::new(
+                            dev,
+                            daemon,
+                            format!("{} from {} {}", iface.name, pnet.device, other.name),
+                            format!(
+                                "updates are never accepted (both have the address {}: the lab's own duplicate address)",
+                                x.addr
+                            ),
+                        ));
+                        continue;
+                    }
                     if !other.send.iter().any(|v| iface.recv.contains(v)) {
                         a.cannot(ProtocolItem::new(
                             dev,

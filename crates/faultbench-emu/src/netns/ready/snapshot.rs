@@ -3,6 +3,7 @@
 use super::bgp::{self, BgpState};
 use super::bgp_config;
 use super::eigrp::{self, EigrpState};
+use super::flap::{RouteTable, route_table};
 use super::isis::{self, Adjacency};
 use super::linkstate::LinkState;
 use super::model::ProtocolItem;
@@ -10,6 +11,7 @@ use super::net::{self, IpNet, NetView};
 use super::rip::{self, RipState};
 use super::vty::{DeviceSocket, vty_command, vty_enable_command};
 use super::{ospf, ospf6};
+use crate::netns::health::read_lab_file;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -43,10 +45,10 @@ impl Watched {
     /// Watches `device` (PID 1 `pid`), whose lab.conf interfaces sit on `domains`.
     pub(crate) fn new(device: &str, pid: i32, domains: HashMap<String, String>) -> Self {
         let root = PathBuf::from(format!("/proc/{pid}/root"));
-        let vrrp_wait = root
-            .join("run/keepalived.pid")
-            .exists()
-            .then(|| vrrp_takeover(&root.join("etc/keepalived/keepalived.conf")));
+        // The device's files, read without following links out of it.
+        let vrrp_wait = read_lab_file(&root, "run/keepalived.pid")
+            .is_some()
+            .then(|| vrrp_takeover(&root));
         Watched {
             device: device.to_string(),
             pid,
@@ -93,9 +95,10 @@ impl Watched {
 }
 
 /// A VRRP backup takes over after three advertisement intervals plus a skew below one second;
-/// the longest `advert_int` of keepalived.conf decides (1 s when unset), plus a margin.
-pub(super) fn vrrp_takeover(conf: &std::path::Path) -> Duration {
-    let advert = faultbench_core::fsutil::read_regular_string_capped(conf, 1 << 20)
+/// the longest `advert_int` of the device's `/etc/keepalived/keepalived.conf` (under `root`,
+/// reached without links) decides (1 s when unset), plus a margin.
+pub(super) fn vrrp_takeover(root: &std::path::Path) -> Duration {
+    let advert = read_lab_file(root, "etc/keepalived/keepalived.conf")
         .unwrap_or_default()
         .lines()
         .filter_map(|l| {
@@ -112,8 +115,10 @@ pub(super) fn vrrp_takeover(conf: &std::path::Path) -> Duration {
 #[derive(Debug, Default)]
 pub(super) struct Snapshot {
     pub net: NetView,
-    /// Digest of the kernel's routes (and, with keepalived, local addresses).
-    pub fib: u64,
+    /// The kernel's routes, by prefix.
+    pub routes: RouteTable,
+    /// Digest of the local addresses where a VIP may move (keepalived runs), else 0.
+    pub vips: u64,
     pub daemons: Vec<&'static str>,
     pub ospf: Option<LinkState>,
     pub ospf6: Option<LinkState>,
@@ -157,16 +162,13 @@ pub(super) async fn take(w: &Watched) -> Snapshot {
     }
     // The kernel's routes are read after the daemons answered: routes a daemon installs after
     // its state looked final still show as a change, and restart the quiet period.
-    let trie = if w.vrrp_wait.is_some() {
-        proc_net("fib_trie")
-    } else {
-        trie
-    };
-    s.fib = fib_digest(
-        &proc_net("route"),
-        &proc_net("ipv6_route"),
-        w.vrrp_wait.map(|_| trie.as_str()),
-    );
+    s.routes = route_table(&proc_net("route"), &proc_net("ipv6_route"));
+    if w.vrrp_wait.is_some() {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        proc_net("fib_trie").hash(&mut h);
+        s.vips = h.finish();
+    }
     s
 }
 
@@ -368,54 +370,50 @@ impl Querier<'_> {
     }
 }
 
-/// Digest of the kernel's IPv4 and IPv6 routes without their usage counters (and of the local
-/// addresses when a VIP may move).
-fn fib_digest(route: &str, ipv6_route: &str, trie: Option<&str>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for line in route.lines().skip(1) {
-        // Iface Destination Gateway Flags RefCnt Use Metric Mask MTU Window IRTT
-        let w: Vec<&str> = line.split_whitespace().collect();
-        (w.first(), w.get(1), w.get(2), w.get(3), w.get(6), w.get(7)).hash(&mut h);
-    }
-    for line in ipv6_route.lines() {
-        // dest plen src splen nexthop metric refcnt use flags dev
-        let w: Vec<&str> = line.split_whitespace().collect();
-        (w.first(), w.get(1), w.get(4), w.get(5), w.get(8), w.get(9)).hash(&mut h);
-    }
-    trie.hash(&mut h);
-    h.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn route_digests_ignore_usage_counters() {
-        let r = "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\neth0\t000C000A\t00000000\t0001\t0\t0\t0\t00FCFFFF\t0\t0\t0\n";
-        let used = r.replace("\t0\t0\t0\t00FC", "\t0\t7\t0\t00FC");
-        assert_eq!(fib_digest(r, "", None), fib_digest(&used, "", None));
-        let moved = r.replace("00000000\t0001", "0100000A\t0003");
-        assert_ne!(fib_digest(r, "", None), fib_digest(&moved, "", None));
-        let v6 = "20010db8000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0\n";
-        let v6_used = v6.replace("00000001 00000000 00000001", "00000003 00000009 00000001");
-        assert_eq!(fib_digest("", v6, None), fib_digest("", &v6_used, None));
-    }
-
-    #[test]
     fn vrrp_takeover_follows_the_slowest_advert_interval() {
         let d = tempfile::tempdir().unwrap();
-        let conf = d.path().join("keepalived.conf");
+        std::fs::create_dir_all(d.path().join("etc/keepalived")).unwrap();
         std::fs::write(
-            &conf,
+            d.path().join("etc/keepalived/keepalived.conf"),
             "vrrp_instance A {\n  advert_int 1\n}\nvrrp_instance B {\n advert_int 3\n}\n",
         )
         .unwrap();
-        assert_eq!(vrrp_takeover(&conf), Duration::from_secs(11));
-        assert_eq!(
-            vrrp_takeover(&d.path().join("missing")),
-            Duration::from_secs(5)
-        );
+        assert_eq!(vrrp_takeover(d.path()), Duration::from_secs(11));
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(vrrp_takeover(empty.path()), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn keepalived_conf_is_not_read_through_links_out_of_the_device() {
+        // Someone in the device points its configuration (or its folder) at a file outside.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("conf"), "advert_int 100\n").unwrap();
+        let dev = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dev.path().join("etc/keepalived")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("conf"),
+            dev.path().join("etc/keepalived/keepalived.conf"),
+        )
+        .unwrap();
+        assert_eq!(vrrp_takeover(dev.path()), Duration::from_secs(5));
+        let dev2 = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dev2.path().join("etc")).unwrap();
+        std::fs::create_dir_all(outside.path().join("keepalived")).unwrap();
+        std::fs::write(
+            outside.path().join("keepalived/keepalived.conf"),
+            "advert_int 100\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("keepalived"),
+            dev2.path().join("etc/keepalived"),
+        )
+        .unwrap();
+        assert_eq!(vrrp_takeover(dev2.path()), Duration::from_secs(5));
     }
 }
