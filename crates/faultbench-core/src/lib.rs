@@ -34,7 +34,6 @@
 pub mod agent;
 pub mod bounds;
 pub mod category;
-pub mod concurrent;
 pub mod dataset;
 mod dataset_stats;
 pub mod diagnosis;

@@ -93,7 +93,7 @@ const VTY_TIMEOUT: Duration = Duration::from_secs(2);
 /// Every device's problems, devices in the order given.
 pub(crate) async fn check(lab_root: &Path, devices: &[DeviceRun<'_>]) -> Vec<StartupProblem> {
     let per_device =
-        faultbench_core::concurrent::join_all(devices.iter().map(|d| device(lab_root, d))).await;
+        futures_util::future::join_all(devices.iter().map(|d| device(lab_root, d))).await;
     per_device.into_iter().flatten().collect()
 }
 
