@@ -36,6 +36,7 @@ pub mod bounds;
 pub mod category;
 pub mod dataset;
 mod dataset_stats;
+pub mod datetime;
 pub mod diagnosis;
 pub mod emulator;
 pub mod fsutil;

@@ -8,17 +8,11 @@ use super::labels::label;
 use super::metrics::ALL;
 use super::stats::Interval;
 use super::tables::{RateTable, ScoreTable, Tables};
+use faultbench_core::text::for_html as esc;
 
 const PALETTE: [&str; 8] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f",
 ];
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// One bar: its value and, when known, its interval.
 pub type Bar = Option<(f64, Option<Interval>)>;
