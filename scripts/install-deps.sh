@@ -24,3 +24,6 @@ K8S_VALIDATE=1.37.0
 /opt/faultbench/k8s-venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('kubernetes-validate') != '$K8S_VALIDATE')" 2>/dev/null || { python3 -m venv /opt/faultbench/k8s-venv && /opt/faultbench/k8s-venv/bin/pip install -q "kubernetes-validate==$K8S_VALIDATE"; }
 # The official MCP Python client (PyPI `mcp`) for the MCP server test and stand-in external agents: a venv.
 [ -x /opt/faultbench/mcp-venv/bin/python ] && /opt/faultbench/mcp-venv/bin/python -c 'import mcp' 2>/dev/null || { python3 -m venv /opt/faultbench/mcp-venv && /opt/faultbench/mcp-venv/bin/pip install -q mcp; }
+# cargo-machete, pinned, for scripts/test.sh's unused-dependency check (kept in ~/.cargo/bin).
+MACHETE=0.9.2
+cargo machete --version 2>/dev/null | grep -qx "$MACHETE" || cargo install -q --locked cargo-machete --version "$MACHETE"
