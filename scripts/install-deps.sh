@@ -1,10 +1,26 @@
 #!/usr/bin/env bash
-# Installs the Debian packages faultbench needs (idempotent). Run as root.
+# Installs what faultbench needs (idempotent). Run as root.
+#
+#   scripts/install-deps.sh          everything: running labs and the benchmark, and the tests
+#                                    (what scripts/test.sh installs)
+#   scripts/install-deps.sh --run    only what running labs and the benchmark needs
+#                                    (what scripts/quickstart.sh installs)
 set -euo pipefail
+case "${1:-}" in
+--run) tests=0 ;;
+"") tests=1 ;;
+*) echo "usage: $0 [--run]" >&2; exit 2 ;;
+esac
+# What lab devices run (namespaces + FRR and the services of the topologies).
+# ifupdown: /etc/network/interfaces in lab devices (on the host it configures no interface: the
+# file its installation writes lists none).
 PKGS=(frr frr-pythontools iproute2 iputils-ping traceroute dnsmasq iptables nftables tcpdump
-      procps dnsutils curl busybox net-tools ethtool iperf3 python3 python3-venv python3-dev apache2
-      bind9 isc-dhcp-server isc-dhcp-relay keepalived isc-dhcp-client bridge-utils ifupdown
-      g++ chromium chromium-driver)  # ifupdown: /etc/network/interfaces in lab devices (on the host it configures no interface: the file its installation writes lists none); python3-dev: libpython for linking crates/faultbench-py outside maturin; g++: scripts/real-llm.sh builds llama.cpp; chromium, chromium-driver: headless browser checks of `faultbench view`
+      procps dnsutils curl busybox net-tools ethtool iperf3 python3 apache2
+      bind9 isc-dhcp-server isc-dhcp-relay keepalived isc-dhcp-client bridge-utils ifupdown)
+# Test-only: python3-venv for the venvs below; python3-dev: libpython for linking
+# crates/faultbench-py outside maturin; g++: scripts/real-llm.sh builds llama.cpp; chromium,
+# chromium-driver: headless browser checks of `faultbench view`.
+((tests)) && PKGS+=(python3-venv python3-dev g++ chromium chromium-driver)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,6 +33,8 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+((tests)) || exit 0
+# ---- test-only from here --------------------------------------------------------------------
 # Kathará CLI from PyPI (for `lstart --dry-mode` validation and the Kathará backend): a venv, run as `python -m kathara`.
 [ -x /opt/faultbench/kathara-venv/bin/python ] && /opt/faultbench/kathara-venv/bin/python -c 'import Kathara' 2>/dev/null || { python3 -m venv /opt/faultbench/kathara-venv && /opt/faultbench/kathara-venv/bin/pip install -q kathara; }
 # kubernetes-validate from PyPI, pinned: scripts/check-k8s.sh validates deploy/k8s offline against its bundled API schemas.
