@@ -10,7 +10,9 @@ TOPOLOGY="${TOPOLOGY:-simple_bgp}"
 JOBS="${JOBS:-2}"
 RUNS="runs/quickstart-${TOPOLOGY}-$(date -u +%Y%m%d-%H%M%S)"
 
-./scripts/install-deps.sh
+# Only what running labs needs; the test-only packages (browser, venvs, compilers) are
+# scripts/test.sh's (`scripts/install-deps.sh` without `--run`).
+./scripts/install-deps.sh --run
 echo "== building faultbench (release)"
 cargo build --release -q -p faultbench-cli
 echo "== faultbench doctor"

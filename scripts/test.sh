@@ -81,6 +81,10 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== unused dependencies (cargo machete)"
+# Fails on a dependency declared and never used (installed by scripts/install-deps.sh). A false
+# positive (a crate used only through a macro) goes in `[package.metadata.cargo-machete]`.
+cargo machete
 echo "== faultbench-emu without its heavy backends (cargo features)"
 # Also builds faultbench-core without its `pipeline` feature; clippy, so that code unused in
 # this configuration is caught too.

@@ -3,41 +3,19 @@
 //! examples' mock network; verdict kinds read from every recorded spelling, the public
 //! release's `result.json` files included.
 
+mod support;
+
 use faultbench::agents::registry::{AgentOptions, builtin_agents};
-use faultbench::core::agent::{Agent, AgentInput, AgentOutcome};
+use faultbench::core::agent::Agent;
 use faultbench::core::judge::{AxisVerdict, Judge, JudgeError, OutcomeRule, Scores, judge_fn};
 use faultbench::core::lab::TopologyResolver;
 use faultbench::core::pipeline::Runner;
 use faultbench::core::scenario::AxisKind;
-use faultbench::core::{Diagnosis, RunStatus, ScenarioFile, Toolbox};
+use faultbench::core::{RunStatus, ScenarioFile};
 use faultbench::emu::mock::MockEmulator;
 use faultbench::judge::RubricJudge;
-use std::path::PathBuf;
 use std::sync::Arc;
-
-fn mock_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/mock")
-}
-
-/// Blames r1 without looking (the right answer on the examples' scenario).
-struct BlamesR1;
-
-#[async_trait::async_trait]
-impl Agent for BlamesR1 {
-    fn name(&self) -> &str {
-        "blames-r1"
-    }
-    async fn run(&self, _: &AgentInput, _: Arc<dyn Toolbox>) -> AgentOutcome {
-        AgentOutcome::from_diagnosis(Diagnosis {
-            is_anomaly: Some(true),
-            faulty_devices: vec!["r1".into()],
-            text: "ospfd (the OSPF routing daemon) stopped on r1; r1 no longer advertises \
-                   pc1's LAN. Fix: systemctl start frr on r1."
-                .into(),
-            parsed_ok: true,
-        })
-    }
-}
+use support::{BlamesR1, mock_dir};
 
 async fn run_with(
     agent: Arc<dyn Agent>,

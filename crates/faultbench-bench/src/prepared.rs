@@ -270,7 +270,10 @@ impl Prepared {
         if s.report {
             let index =
                 faultbench_report::RunIndex::load(&root).map_err(BenchError::ReadRunIndex)?;
-            let report = faultbench_report::Report::new(&index, None);
+            // The records just written give the per-axis counts (notes on unreadable ones are
+            // the report's business only when a user asks for it with `faultbench report`).
+            let (opts, _) = faultbench_report::ReportOptions::tables_only().with_records(&root);
+            let report = faultbench_report::Report::with_options(&index, None, &opts);
             // `report/` is derived from the root: a link planted there is refused.
             let html = faultbench_core::output::OutputDir::open(&root, "report")
                 .and_then(|dir| report.write_into(&dir))

@@ -740,3 +740,29 @@ fn a_runs_root_never_mixes_diagnose_and_repair_runs() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("task: stored diagnose, new repair"), "{err}");
 }
+
+/// A mock network folder with `mock.toml` and `baseline.toml` alone (no `lab.conf`) runs, and
+/// the report's weight-sensitivity table takes every run's axis counts from the full records,
+/// none inferred from outcome values.
+#[test]
+fn a_mock_network_without_lab_conf_runs_and_its_report_reads_the_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let topologies = tmp.path().join("topologies");
+    std::fs::create_dir_all(topologies.join("Tri")).unwrap();
+    for f in ["mock.toml", "baseline.toml"] {
+        let from = fixtures().join("topologies/Tri").join(f);
+        std::fs::copy(from, topologies.join("Tri").join(f)).unwrap();
+    }
+    let runs = tmp.path().join("runs");
+    let (code, out, err) = bench(&runs, &topologies, &["--passes", "2", "--jobs", "2"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = manifest_rows(&runs);
+    assert_eq!(rows.len(), 4, "2 scenarios × 2 passes");
+    assert!(rows.iter().all(|r| r[6] == "scored"), "{rows:?}\n{err}");
+    let report = std::fs::read_to_string(runs.join("report/report.md")).unwrap();
+    assert!(
+        report
+            .contains("Axis counts of the 4 answered runs: 4 exact from full records, 0 inferred"),
+        "{report}"
+    );
+}

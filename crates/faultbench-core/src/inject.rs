@@ -347,7 +347,7 @@ pub async fn verify_injection(
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let round = crate::concurrent::join_all(
+        let round = futures_util::future::join_all(
             checks
                 .iter()
                 .map(|c| run_check(lab, c, policy.command_timeout)),
@@ -371,7 +371,7 @@ pub async fn check_round(
     checks: &[PostInjectCheck],
     timeout: Duration,
 ) -> Vec<CheckRun> {
-    crate::concurrent::join_all(checks.iter().map(|c| run_check(lab, c, timeout))).await
+    futures_util::future::join_all(checks.iter().map(|c| run_check(lab, c, timeout))).await
 }
 
 async fn run_check(lab: &dyn Lab, check: &PostInjectCheck, timeout: Duration) -> CheckRun {

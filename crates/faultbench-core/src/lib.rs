@@ -34,9 +34,9 @@
 pub mod agent;
 pub mod bounds;
 pub mod category;
-pub mod concurrent;
 pub mod dataset;
 mod dataset_stats;
+pub mod datetime;
 pub mod diagnosis;
 pub mod emulator;
 pub mod fsutil;

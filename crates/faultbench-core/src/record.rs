@@ -29,36 +29,8 @@ use crate::status::RunStatus;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The current time as RFC 3339 UTC (`2026-11-29T22:41:18Z`).
-pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    rfc3339(secs)
-}
-
-/// Formats Unix seconds as RFC 3339 UTC.
-pub fn rfc3339(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
+// Kept here for callers of `record::rfc3339`; the formatter lives in `datetime`.
+pub use crate::datetime::{now_rfc3339, rfc3339};
 
 /// A bounded digest of a run's investigation for the judge: each tool call with its arguments
 /// and a cut of its output, the agent's notes, and how it ended.

@@ -1,6 +1,6 @@
 //! Text taken from files and shown to people.
 //!
-//! Two rules, each one function, because everything a record, a scenario or a manifest holds
+//! Three rules, each one function, because everything a record, a scenario or a manifest holds
 //! was written by someone else:
 //!
 //! - [`for_terminal`]: what is printed to a terminal carries no control characters. An agent
@@ -11,11 +11,40 @@
 //! - [`excerpt`]: a message that quotes input quotes at most [`ECHO_MAX`] characters of it,
 //!   then says how much it left out, so that a 1 MB field does not become a 1 MB error.
 //!
-//! Files written for other programs (Markdown, CSV, JSON, HTML) are not terminal output and are
-//! not escaped here; HTML has its own escaping.
+//! - [`for_html`]: text put into an HTML or SVG page (element content or a quoted attribute,
+//!   either quote) has `&`, `<`, `>`, `"` and `'` escaped and its control characters other
+//!   than newline and tab replaced, so it can neither open markup nor leave its attribute. The
+//!   report and the viewer both use it.
+//!
+//! Files written for other programs (Markdown, CSV, JSON) are not terminal output and are not
+//! escaped here.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// Escapes text for HTML or SVG element content and quoted attribute values (`'` or `"`).
+///
+/// ```
+/// use faultbench_core::text::for_html;
+/// assert_eq!(for_html("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+/// ```
+pub fn for_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters other than tab and newline would only garble the page (and
+            // most are not allowed in XML at all, so an SVG holding one would not render).
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
 
 /// The most characters of an input value a message quotes ([`excerpt`]).
 pub const ECHO_MAX: usize = 200;

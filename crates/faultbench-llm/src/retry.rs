@@ -242,36 +242,16 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
 }
 
 /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) to Unix seconds.
+///
+/// Only the fixed form that senders must generate (six words ending in `GMT`); the obsolete
+/// RFC 850 and asctime forms, which `httpdate` would also read, are not taken from a provider.
 pub(crate) fn parse_http_date(s: &str) -> Option<u64> {
-    let parts: Vec<&str> = s.split_whitespace().collect();
-    if parts.len() != 6 || parts[5] != "GMT" {
+    let s = s.trim();
+    if s.split_whitespace().count() != 6 || !s.ends_with(" GMT") {
         return None;
     }
-    let day: u64 = parts[1].parse().ok()?;
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| *m == parts[2])? as u64 + 1;
-    let year: u64 = parts[3].parse().ok()?;
-    let hms: Vec<u64> = parts[4]
-        .split(':')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    if hms.len() != 3 || !(1..=31).contains(&day) || year < 1970 {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm), March-based years.
-    let (y, m) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * m + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
+    let at = httpdate::parse_http_date(s).ok()?;
+    at.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs())
 }
 
 /// ±20 % jitter from the process's random hasher seed (no RNG dependency needed).

@@ -4,7 +4,7 @@
 
 use crate::convert;
 use crate::errors::{FaultbenchError, chain};
-use faultbench_report::{Report, RunIndex};
+use faultbench_report::{Report, ReportOptions, RunIndex};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
@@ -103,7 +103,8 @@ pub fn report(
 ) -> PyResult<PyReport> {
     py.detach(|| {
         let index = RunIndex::load(&runs_root).map_err(|e| FaultbenchError::new_err(chain(&e)))?;
-        let report = Report::new(&index, None);
+        let (opts, _) = ReportOptions::tables_only().with_records(&runs_root);
+        let report = Report::with_options(&index, None, &opts);
         let html_path =
             if write {
                 // A folder the caller named is used as given; the default `report/` is derived from

@@ -38,6 +38,30 @@ impl ReportOptions {
             ..Default::default()
         }
     }
+
+    /// These options with the details (turns, per-axis counts) of the full records beside a
+    /// registry: below `source` when it is a runs root, below its folder when it is a
+    /// `MANIFEST.csv`. Every report of a runs root reads them, so weight sensitivity uses the
+    /// judge's axis counts instead of inferring them from outcome values. Also returns a note
+    /// per record that could not be used.
+    pub fn with_records(mut self, source: &std::path::Path) -> (ReportOptions, Vec<String>) {
+        let dir = if source.is_dir() {
+            Some(source)
+        } else if source.file_name().is_some_and(|n| n == "MANIFEST.csv") {
+            source.parent()
+        } else {
+            None
+        };
+        let notes = match dir {
+            Some(dir) => {
+                let (details, notes) = RunDetails::scan(dir);
+                self.details = details;
+                notes
+            }
+            None => Vec::new(),
+        };
+        (self, notes)
+    }
 }
 
 /// The analyses of a report.

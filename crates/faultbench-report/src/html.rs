@@ -5,11 +5,8 @@ use super::labels::label;
 use super::metrics::Rate;
 use super::tables::{RateTable, ScoreTable};
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
+// Quotes escaped too: labels also go into attribute values.
+use faultbench_core::text::for_html as esc;
 
 fn score_html(t: &ScoreTable) -> String {
     let mut s = format!("<h3>{}</h3>\n<table><tr><th></th>", esc(&t.title));

@@ -1,24 +1,22 @@
 //! Dependency-free SVG bar charts for the report, with bootstrap intervals as error bars.
 //!
-//! A chart without any value says "no runs" instead of drawing empty axes, and a report with a
-//! single agent draws that agent once (its "All" column would be the same bars again).
+//! A chart draws only the groups (categories, ticket styles) and series (agents) that have a
+//! value: a persona or category without runs leaves no empty slot. Every bar is labelled with
+//! its value, 0 included (a 0 bar is a hairline on the axis with its "0%" above it), and
+//! carries its 95% interval as an error bar when the report computed intervals. A chart
+//! without any value says "no runs" instead of drawing empty axes, and a report with a single
+//! agent draws that agent once (its "All" column would be the same bars again).
 
 use super::analyses::Analyses;
 use super::labels::label;
 use super::metrics::ALL;
 use super::stats::Interval;
 use super::tables::{RateTable, ScoreTable, Tables};
+use faultbench_core::text::for_html as esc;
 
 const PALETTE: [&str; 8] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f",
 ];
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// One bar: its value and, when known, its interval.
 pub type Bar = Option<(f64, Option<Interval>)>;
@@ -48,10 +46,19 @@ pub fn grouped_bars(
         ));
         return s;
     }
+    let bar = |g: usize, si: usize| values.get(g).and_then(|r| r.get(si)).copied().flatten();
+    // Only what has a value is drawn (series keep their colour by their place in `series`).
+    let drawn_groups: Vec<usize> = (0..groups.len())
+        .filter(|&g| (0..series.len()).any(|si| bar(g, si).is_some()))
+        .collect();
+    let drawn_series: Vec<usize> = (0..series.len())
+        .filter(|&si| (0..groups.len()).any(|g| bar(g, si).is_some()))
+        .collect();
     let plot_w = w - left - right;
     let plot_h = h - top - bottom;
-    let gw = plot_w / groups.len().max(1) as f64;
-    let bw = (gw * 0.8) / series.len().max(1) as f64;
+    let gw = plot_w / drawn_groups.len().max(1) as f64;
+    let bw = (gw * 0.8) / drawn_series.len().max(1) as f64;
+    let label_size = (bw * 0.45).clamp(7.0, 11.0);
     let y = |v: f64| top + plot_h * (1.0 - (v / ymax).clamp(0.0, 1.0));
     let fmt = |v: f64| {
         if percent {
@@ -77,13 +84,14 @@ pub fn grouped_bars(
             y0 = y(v)
         ));
     }
-    for (gi, g) in groups.iter().enumerate() {
-        let gx = left + gi as f64 * gw + gw * 0.1;
-        for (si, name) in series.iter().enumerate() {
-            let Some((v, ci)) = values.get(gi).and_then(|r| r.get(si)).copied().flatten() else {
+    for (slot, &g) in drawn_groups.iter().enumerate() {
+        let gx = left + slot as f64 * gw + gw * 0.1;
+        for (place, &si) in drawn_series.iter().enumerate() {
+            let name = &series[si];
+            let Some((v, ci)) = bar(g, si) else {
                 continue;
             };
-            let x = gx + si as f64 * bw;
+            let x = gx + place as f64 * bw;
             let width = (bw - 2.0).max(1.0);
             let tip = match ci {
                 Some(c) => format!(
@@ -95,11 +103,20 @@ pub fn grouped_bars(
                 ),
                 None => format!("{}: {}", esc(&label(name)), fmt(v)),
             };
+            // A 0 bar is a hairline, so that "0" is seen as a value, not as a missing bar.
+            let height = (top + plot_h - y(v)).max(1.0);
             s.push_str(&format!(
-                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{tip}</title></rect>\n",
-                y(v),
-                (top + plot_h - y(v)).max(0.0),
+                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"{height:.1}\" fill=\"{}\"><title>{tip}</title></rect>\n",
+                top + plot_h - height,
                 PALETTE[si % PALETTE.len()],
+            ));
+            // The value above the bar (above its interval when there is one).
+            let above = ci.map_or(v, |c| c.hi.max(v));
+            s.push_str(&format!(
+                "<text class=\"value\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"{label_size:.0}\" text-anchor=\"middle\">{}</text>\n",
+                x + width / 2.0,
+                y(above) - 3.0,
+                fmt(v)
             ));
             if let Some(c) = ci {
                 let cx = x + width / 2.0;
@@ -118,13 +135,14 @@ pub fn grouped_bars(
         }
         s.push_str(&format!(
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
-            left + gi as f64 * gw + gw / 2.0,
+            left + slot as f64 * gw + gw / 2.0,
             top + plot_h + 18.0,
-            esc(&label(g))
+            esc(&label(&groups[g]))
         ));
     }
-    for (si, name) in series.iter().enumerate() {
-        let lx = left + si as f64 * 130.0;
+    for (place, &si) in drawn_series.iter().enumerate() {
+        let name = &series[si];
+        let lx = left + place as f64 * 130.0;
         let ly = h - 24.0;
         s.push_str(&format!(
             "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>\n",
@@ -273,6 +291,46 @@ mod tests {
         );
         assert!(one.contains("class=\"errorbar\""));
         assert!(one.contains("x: 0.500 [0.400 – 0.600]"), "{one}");
+    }
+
+    #[test]
+    fn only_groups_and_series_with_runs_are_drawn_and_every_bar_says_its_value() {
+        let groups: Vec<String> = ["dns", "ospf", "bgp"].map(String::from).to_vec();
+        let series: Vec<String> = ["a", "b"].map(String::from).to_vec();
+        let ci = Interval { lo: 0.1, hi: 0.5 };
+        // `ospf` has no run at all, `b` has none anywhere; `a` scored 0 on dns.
+        let values = vec![
+            vec![Some((0.0, None)), None],
+            vec![None, None],
+            vec![Some((0.25, Some(ci))), None],
+        ];
+        let svg = grouped_bars("T", &groups, &series, &values, 1.0, true);
+        assert!(
+            svg.contains(">dns</text>") && svg.contains(">bgp</text>"),
+            "{svg}"
+        );
+        assert!(
+            !svg.contains(">ospf</text>"),
+            "no slot for a group without runs"
+        );
+        assert!(
+            !svg.contains(">b</text>"),
+            "no legend for a series without runs"
+        );
+        assert_eq!(
+            svg.matches("<rect").count(),
+            2 + 1,
+            "two bars and one legend key"
+        );
+        // Each bar's value is written on the chart, the 0 included; the interval is drawn.
+        assert!(
+            svg.contains("class=\"value\"") && svg.contains(">0%</text>"),
+            "{svg}"
+        );
+        assert!(svg.contains(">25%</text>"), "{svg}");
+        assert_eq!(svg.matches("class=\"errorbar\"").count(), 1);
+        // The 0 bar is visible (a hairline), not an empty slot.
+        assert!(!svg.contains("height=\"0.0\""), "{svg}");
     }
 
     #[test]

@@ -9,23 +9,9 @@ use base64::Engine;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Escapes text for element content and quoted attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + s.len() / 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // Control characters other than tab and newline would only garble the page.
-            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Escapes text for element content and quoted attribute values (the one escaper of report
+/// and viewer pages).
+pub use faultbench_core::text::for_html as esc;
 
 /// JSON that is safe inside `<script type="application/json">…</script>`.
 pub fn json_for_script(v: &Value) -> String {

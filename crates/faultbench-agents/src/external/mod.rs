@@ -7,8 +7,9 @@
 //!    git repository or an instruction file (`CLAUDE.md`, `AGENTS.md`, `.claude/`, …, and the
 //!    template's files under `$HOME`) could reach the CLI — project memory would leak hints
 //!    into the benchmark;
-//! 2. exposes the tools over MCP: by default through an in-process [`McpBridge`] serving the
-//!    run's own toolbox (so policy and recording apply), or through `faultbench mcp --lab NAME
+//! 2. exposes the tools over MCP: by default through an in-process [`McpBridge`] (rmcp's
+//!    streamable-HTTP server with the `faultbench mcp` handler) serving the run's own toolbox
+//!    (so policy and recording apply), or through `faultbench mcp --lab NAME
 //!    --record FILE` over stdio;
 //! 3. writes the MCP config file, starts the CLI from the template (arguments are passed as
 //!    an argv — never through a shell), under the run's wall-clock cap;
@@ -19,11 +20,13 @@
 //! The CLI's own turns are not visible, so `turns` stays empty; `usage`, `cost_usd` and
 //! `tool_calls` carry the totals.
 
-pub mod bridge;
+pub mod mcp_http;
 mod output;
 mod templates_file;
 
-pub use bridge::McpBridge;
+/// The module's former name (it held a hand-written server), kept for one release.
+pub use mcp_http as bridge;
+pub use mcp_http::McpBridge;
 pub use output::{CliResult, parse_output};
 pub use templates_file::{PLACEHOLDERS, TEMPLATES_ENV, TemplateFileError};
 
@@ -466,7 +469,7 @@ impl Agent for ExternalAgent {
     fn prompt_version(&self) -> Option<String> {
         Some(prompt_version(&[
             &external_instructions(self.ticket_hint),
-            bridge::BRIDGE_INSTRUCTIONS,
+            mcp_http::BRIDGE_INSTRUCTIONS,
         ]))
     }
 

@@ -162,12 +162,13 @@ pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
 /// A lab directory or a topology name.
 pub fn resolve_lab_dir(target: &str) -> anyhow::Result<PathBuf> {
     let p = Path::new(target);
-    if p.join("lab.conf").is_file() {
+    // A mock network folder needs no lab.conf: its mock.toml declares the lab.
+    if p.join("lab.conf").is_file() || p.join(faultbench_core::lab::MOCK_FILE).is_file() {
         return Ok(p.to_path_buf());
     }
     if p.is_dir() {
         bail!(
-            "{} has no lab.conf (a Kathará lab directory needs one)",
+            "{} has no lab.conf (a Kathará lab directory needs one; a mock network, a mock.toml)",
             p.display()
         );
     }

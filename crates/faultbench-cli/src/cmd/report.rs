@@ -4,7 +4,6 @@
 use faultbench_core::dataset::{Dataset, StatsOptions};
 use faultbench_core::output::OutputDir;
 use faultbench_report::compare::{self, Source};
-use faultbench_report::details::RunDetails;
 use faultbench_report::sensitivity::axis_totals;
 use faultbench_report::stats::Bootstrap;
 use faultbench_report::{Report, ReportOptions, RunIndex};
@@ -52,18 +51,6 @@ fn parse_resamples(s: &str) -> Result<usize, String> {
     }
 }
 
-/// The folder whose `result.json` files belong to a source: a runs root itself, or the folder
-/// of a file named `MANIFEST.csv` (a registry beside its records, as in the release).
-fn records_dir(source: &Path) -> Option<PathBuf> {
-    if source.is_dir() {
-        Some(source.to_path_buf())
-    } else if source.file_name().is_some_and(|n| n == "MANIFEST.csv") {
-        source.parent().map(Path::to_path_buf)
-    } else {
-        None
-    }
-}
-
 /// The output folder: `--out` as the user named it, or `name/` inside the runs root (beside a
 /// MANIFEST.csv), derived from a root that may come from someone else — opened without following
 /// a link there, so a planted `RUNS/report` link is refused.
@@ -95,19 +82,16 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     for w in &index.warnings {
         errln!("warning: {w}");
     }
-    let mut opts = ReportOptions {
+    let (mut opts, notes) = ReportOptions {
         bootstrap: boot,
         ..Default::default()
-    };
-    if let Some(dir) = records_dir(&source) {
-        let (details, notes) = RunDetails::scan(&dir);
-        for n in notes.iter().take(20) {
-            errln!("warning: record not used: {n}");
-        }
-        if notes.len() > 20 {
-            errln!("warning: … and {} more records not used", notes.len() - 20);
-        }
-        opts.details = details;
+    }
+    .with_records(&source);
+    for n in notes.iter().take(20) {
+        errln!("warning: record not used: {n}");
+    }
+    if notes.len() > 20 {
+        errln!("warning: … and {} more records not used", notes.len() - 20);
     }
     let dataset = match &args.dataset {
         Some(d) => {

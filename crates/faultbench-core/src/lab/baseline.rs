@@ -165,7 +165,7 @@ pub async fn verify(lab: &dyn Lab, baseline: &Baseline, timeout: Duration) -> Ve
             detail,
         }
     });
-    crate::concurrent::join_all(runs).await
+    futures_util::future::join_all(runs).await
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@
 
 mod baseline;
 mod conf;
+mod mock_conf;
 pub mod roles;
 mod summary;
 mod topology;
@@ -34,6 +35,7 @@ pub use baseline::{
     Baseline, BaselineError, BaselineParseError, Probe, ProbeKind, ProbeResult, verify,
 };
 pub use conf::{Device, Interface, LabConf, LabError, LabMeta, LabWarning, UnknownOption};
+pub use mock_conf::MOCK_FILE;
 pub use summary::TopologySummary;
 pub use topology::{
     BASELINE_FILE, TOPOLOGIES_ENV, Topology, TopologyNotFound, TopologyResolver,
@@ -72,10 +74,23 @@ fn read_lab_file(path: &Path, expected: &str) -> Result<String, LabError> {
 }
 
 impl LabDir {
-    /// Reads and validates a lab directory.
+    /// Reads and validates a lab directory: its `lab.conf`, or, in a mock network folder
+    /// without one, the devices and links its `mock.toml` declares (see [`MOCK_FILE`]).
     pub fn load(root: impl AsRef<Path>) -> Result<LabDir, LabError> {
         let root = root.as_ref();
         let conf_path = root.join("lab.conf");
+        // Absent, not merely unreadable: a lab.conf that is a link or a folder stays an error.
+        if conf_path.symlink_metadata().is_err() {
+            let mock = root.join(MOCK_FILE);
+            if mock.symlink_metadata().is_ok() {
+                let text = read_lab_file(&mock, "a mock network file (faultbench_emu::mock)")?;
+                return Ok(LabDir {
+                    root: root.to_path_buf(),
+                    conf: mock_conf::conf_from_mock(&text, &mock)?,
+                    deps: Vec::new(),
+                });
+            }
+        }
         let text = read_lab_file(&conf_path, "a Kathará lab directory containing lab.conf")?;
         let dep_path = root.join("lab.dep");
         let dep = if dep_path.exists() {

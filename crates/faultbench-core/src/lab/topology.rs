@@ -229,7 +229,8 @@ impl TopologyResolver {
         })
     }
 
-    /// Every topology under the roots (directories holding a `lab.conf`), sorted by ID. An ID
+    /// Every topology under the roots (directories holding a `lab.conf` or a `mock.toml`),
+    /// sorted by ID. An ID
     /// present under several roots is listed once, from the first root. Folders whose names are
     /// not valid ids, and links leading out of their root, are not listed.
     pub fn list(&self) -> Vec<Topology> {
@@ -258,13 +259,13 @@ impl TopologyResolver {
     }
 }
 
-/// `<root>/<id>` when it holds a `lab.conf` and both stay inside `root` after resolving links.
+/// `<root>/<id>` when it holds a `lab.conf` (or, for a mock network, a `mock.toml`) and both
+/// stay inside `root` after resolving links.
 fn lab_in_root(root: &Path, id: &TopologyId) -> Option<PathBuf> {
     let dir = root.join(id.as_str());
-    let conf = dir.join("lab.conf");
-    if !conf.is_file() {
-        return None;
-    }
+    let conf = [dir.join("lab.conf"), dir.join(super::MOCK_FILE)]
+        .into_iter()
+        .find(|c| c.is_file())?;
     let canon_root = root.canonicalize().ok()?;
     let inside = |p: &Path| p.canonicalize().is_ok_and(|c| c.starts_with(&canon_root));
     (inside(&dir) && inside(&conf)).then_some(dir)

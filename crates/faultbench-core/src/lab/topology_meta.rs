@@ -490,6 +490,11 @@ impl TopologySummary {
             }
             _ => {
                 let path = lab.root.join("lab.conf");
+                // A mock network folder without lab.conf: its lab, as lab.conf would say it.
+                if path.symlink_metadata().is_err() && lab.root.join(super::MOCK_FILE).is_file() {
+                    let text = super::mock_conf::conf_text(&lab.conf);
+                    return Ok(TopologySummary::kathara_from_text(&name, &text));
+                }
                 let text =
                     read_regular_string_capped(&path, super::MAX_LAB_FILE_BYTES).map_err(|e| {
                         TopologyMetaError {

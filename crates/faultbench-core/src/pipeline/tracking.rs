@@ -31,7 +31,7 @@ impl TrackingEmulator {
     pub async fn teardown_all(&self) -> (usize, Vec<EmuError>) {
         let labs = self.alive();
         let n = labs.len();
-        let results = crate::concurrent::join_all(labs.iter().map(|l| l.teardown())).await;
+        let results = futures_util::future::join_all(labs.iter().map(|l| l.teardown())).await;
         (n, results.into_iter().filter_map(Result::err).collect())
     }
 }

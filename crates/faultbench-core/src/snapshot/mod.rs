@@ -62,8 +62,8 @@ pub use parse::{
     parse_device,
 };
 
-use crate::concurrent::map_concurrent;
 use crate::emulator::{Command, Lab};
+use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -231,14 +231,15 @@ impl Snapshot {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let t = Instant::now();
-        let devices: BTreeMap<String, DeviceState> =
-            map_concurrent(lab.devices(), opts.parallelism, |d| async move {
+        // At most `parallelism` devices read at once (they share the host's CPUs).
+        let devices: BTreeMap<String, DeviceState> = stream::iter(lab.devices())
+            .map(|d| async move {
                 let state = lab.device_state(&d, opts.timeout).await;
                 (d, state)
             })
-            .await
-            .into_iter()
-            .collect();
+            .buffer_unordered(opts.parallelism.max(1))
+            .collect()
+            .await;
         Snapshot {
             lab: lab.name().to_string(),
             taken_unix_ms,

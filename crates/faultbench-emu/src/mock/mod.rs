@@ -24,7 +24,8 @@
 //! [[device]]
 //! name = "pc1"
 //! role = "host"
-//! interface = [{ name = "eth0", addr = "10.0.1.2/24" }]   # answers `ip -j addr`
+//! interface = [{ name = "eth0", addr = "10.0.1.2/24" }]   # answers `ip -j addr`; optional
+//!                                  # `link = "lan1"` names its link (default: the subnet)
 //!
 //! [[rule]]
 //! device = "r1"                    # a name, a list of names, or "*"
@@ -56,6 +57,13 @@
 //!
 //! Commands are matched on their *text*: a shell script as written, an argv joined with shell
 //! quoting ([`command_text`]), so `vtysh -c 'show ip route'` matches both forms.
+//!
+//! **As a topology.** A folder `<root>/<ID>/` holding `mock.toml` and `baseline.toml` is a
+//! topology the pipeline runs scenarios on (`Runner`, `faultbench bench --emulator mock`);
+//! no `lab.conf` is needed. The devices and their links come from the `[[device]]` entries:
+//! interface `ethN` is interface `N`, cabled to the link named by its `link` field or, without
+//! one, to its IPv4 subnet (interfaces addressed on one subnet share a link). A `lab.conf`
+//! beside it, when present, is used instead (see `faultbench_core::lab::MOCK_FILE`).
 //!
 //! ## Example
 //!

@@ -51,6 +51,10 @@ pub struct InterfaceSpec {
     /// Link state (default `UP`).
     #[serde(default)]
     pub state: Option<String>,
+    /// The collision domain the interface is cabled to, for a folder without `lab.conf`
+    /// (default: its subnet; see `faultbench_core::lab::MOCK_FILE`). Not used by the mock.
+    #[serde(default)]
+    pub link: Option<String>,
 }
 
 /// What a command gets back.

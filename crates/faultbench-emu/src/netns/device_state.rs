@@ -42,7 +42,7 @@ pub(super) async fn read(lab: &NetnsLab, device: &str, timeout: Duration) -> Dev
         };
         (daemon.to_string(), answer)
     });
-    let answers = faultbench_core::concurrent::join_all(reads).await;
+    let answers = futures_util::future::join_all(reads).await;
     state
         .aspects
         .insert(Aspect::FrrConfig, frr_config_from_daemons(&answers));

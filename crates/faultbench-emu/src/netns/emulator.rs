@@ -658,7 +658,7 @@ async fn run_startups(
                 Ok((dev.name.clone(), out))
             }
         });
-        for r in faultbench_core::concurrent::join_all(runs).await {
+        for r in futures_util::future::join_all(runs).await {
             let (n, out) = r?;
             done.push(n.clone());
             runs_done.push(StartupRun {

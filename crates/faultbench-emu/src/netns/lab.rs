@@ -304,5 +304,5 @@ async fn run_shutdowns(lab: &NetnsLab) {
             }
         })
     });
-    faultbench_core::concurrent::join_all(runs).await;
+    futures_util::future::join_all(runs).await;
 }

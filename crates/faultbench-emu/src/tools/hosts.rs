@@ -14,9 +14,9 @@
 use super::NikaTools;
 use faultbench_core::Command;
 use faultbench_core::Lab;
-use faultbench_core::concurrent::map_concurrent;
 use faultbench_core::lab::LabDir;
 use faultbench_core::lab::roles::{EndHosts, Evidence, HostsFrom, LabRoles, Rule, live};
+use futures_util::stream::{self, StreamExt};
 
 /// Where the end hosts came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,11 +91,14 @@ impl NikaTools {
             .cloned()
             .collect();
         let par = self.config.parallelism.max(1);
-        let probed = map_concurrent(undecided, par, |d| async move {
-            let e = probe(self.lab.as_ref(), &d, self.config.exec_timeout).await;
-            (d, e)
-        })
-        .await;
+        let probed: Vec<_> = stream::iter(undecided)
+            .map(|d| async move {
+                let e = probe(self.lab.as_ref(), &d, self.config.exec_timeout).await;
+                (d, e)
+            })
+            .buffered(par)
+            .collect()
+            .await;
         for (d, e) in probed {
             roles.set(&d, e.unwrap_or_default());
         }

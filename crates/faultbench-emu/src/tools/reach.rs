@@ -15,8 +15,8 @@
 
 use super::NikaTools;
 use super::args::parse;
-use faultbench_core::concurrent::map_concurrent;
 use faultbench_core::{Command, ToolError, ToolOutput};
+use futures_util::stream::{self, StreamExt};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::Value;
@@ -220,11 +220,13 @@ impl NikaTools {
         let par = self.config.parallelism.max(1);
 
         // Addresses, in parallel, kept in host order.
-        let ips: Vec<(String, Option<std::net::Ipv4Addr>)> =
-            map_concurrent(hosts.iter().cloned(), par, |h| async move {
+        let ips: Vec<(String, Option<std::net::Ipv4Addr>)> = stream::iter(hosts.iter().cloned())
+            .map(|h| async move {
                 let ip = self.primary_ipv4(T, &h).await;
                 (h, ip)
             })
+            .buffered(par)
+            .collect::<Vec<_>>()
             .await
             .into_iter()
             .map(|(h, r)| r.map(|ip| (h, ip)))
@@ -252,15 +254,18 @@ impl NikaTools {
         let dst_idx = &dst_idx;
         // One command per source pings all its destinations at once inside the device; the
         // pair order (source, then destination, both in host order) does not depend on timing.
-        let results: Vec<PairResult> = map_concurrent(0..addressed.len(), par, |si| async move {
-            let dsts: Vec<usize> = dst_idx.iter().copied().filter(|&d| d != si).collect();
-            self.ping_from(&addressed[si].0, &dsts, addressed, par)
-                .await
-        })
-        .await
-        .into_iter()
-        .flatten()
-        .collect();
+        let results: Vec<PairResult> = stream::iter(0..addressed.len())
+            .map(|si| async move {
+                let dsts: Vec<usize> = dst_idx.iter().copied().filter(|&d| d != si).collect();
+                self.ping_from(&addressed[si].0, &dsts, addressed, par)
+                    .await
+            })
+            .buffered(par)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
 
         let mut summary = Summary {
             pairs: results.len(),
@@ -388,16 +393,19 @@ impl NikaTools {
                     .collect();
             }
         }
-        map_concurrent(dsts.iter().copied(), par, |d| {
-            let (dst, ip) = addressed[d].clone();
-            async move {
-                let mut argv: Vec<String> = PING_ARGS.iter().map(|s| s.to_string()).collect();
-                argv.push(ip.to_string());
-                let out = self.exec(T, src, Command::Argv(argv), t).await;
-                pair_result(src.to_string(), dst, ip.to_string(), out)
-            }
-        })
-        .await
+        stream::iter(dsts.iter().copied())
+            .map(|d| {
+                let (dst, ip) = addressed[d].clone();
+                async move {
+                    let mut argv: Vec<String> = PING_ARGS.iter().map(|s| s.to_string()).collect();
+                    argv.push(ip.to_string());
+                    let out = self.exec(T, src, Command::Argv(argv), t).await;
+                    pair_result(src.to_string(), dst, ip.to_string(), out)
+                }
+            })
+            .buffered(par.max(1))
+            .collect()
+            .await
     }
 }
 

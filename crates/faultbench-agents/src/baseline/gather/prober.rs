@@ -110,7 +110,7 @@ impl Prober {
                     }
                 }
             });
-            let answers = faultbench_core::concurrent::join_all(futs).await;
+            let answers = futures_util::future::join_all(futs).await;
             if answers.iter().any(Option::is_none) {
                 self.out_of_budget = true;
             }

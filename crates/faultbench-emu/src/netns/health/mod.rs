@@ -108,7 +108,7 @@ const VTY_TIMEOUT: Duration = Duration::from_secs(2);
 /// link hold.
 pub(crate) async fn check(lab_root: &Path, devices: &[DeviceRun<'_>]) -> Vec<StartupProblem> {
     let per_device =
-        faultbench_core::concurrent::join_all(devices.iter().map(|d| device(lab_root, d))).await;
+        futures_util::future::join_all(devices.iter().map(|d| device(lab_root, d))).await;
     let mut out: Vec<StartupProblem> = per_device.into_iter().flatten().collect();
     out.extend(duplicate_addresses(devices).await);
     out
@@ -120,7 +120,7 @@ async fn duplicate_addresses(devices: &[DeviceRun<'_>]) -> Vec<StartupProblem> {
         .iter()
         .map(ToString::to_string)
         .collect();
-    let outputs = faultbench_core::concurrent::join_all(devices.iter().map(|d| {
+    let outputs = futures_util::future::join_all(devices.iter().map(|d| {
         let argv = &argv;
         async move {
             super::exec::run(d.init, argv, d.env, VTY_TIMEOUT, duplicates::IP_OUTPUT_CAP)

@@ -121,7 +121,7 @@ pub(crate) async fn wait_settled(
     let mut polls: Vec<Duration> = Vec::new();
     loop {
         let poll_started = Instant::now();
-        let snaps = faultbench_core::concurrent::join_all(watched.iter().map(snapshot::take)).await;
+        let snaps = futures_util::future::join_all(watched.iter().map(snapshot::take)).await;
         polls.push(poll_started.elapsed());
         let a = assess::assess(&snaps, base_quiet);
         // Routes that flap for ever are reported (below); their swings restart no quiet period,

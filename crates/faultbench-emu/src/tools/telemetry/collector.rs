@@ -15,8 +15,8 @@
 //! ticket arrived is visible afterwards.
 
 use super::store::{Point, TelemetryStore};
-use faultbench_core::concurrent::map_concurrent;
 use faultbench_core::{Command, Lab};
+use futures_util::stream::{self, StreamExt};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -99,16 +99,19 @@ fn now_ms() -> u64 {
 /// Takes one sample of every device (in parallel) and returns the number of points written.
 pub async fn sample(lab: &dyn Lab, store: &TelemetryStore, seen: &mut SeenProcesses) -> usize {
     let devices = lab.devices();
-    let outputs: Vec<(String, Option<String>, u64)> = map_concurrent(devices, 16, |d| async move {
-        let started = Instant::now();
-        let out = lab
-            .exec(&d, &Command::shell(SAMPLE_SCRIPT), Duration::from_secs(5))
-            .await;
-        let ms = started.elapsed().as_millis() as u64;
-        let text = out.ok().filter(|o| !o.timed_out).map(|o| o.stdout);
-        (d, text, ms)
-    })
-    .await;
+    let outputs: Vec<(String, Option<String>, u64)> = stream::iter(devices)
+        .map(|d| async move {
+            let started = Instant::now();
+            let out = lab
+                .exec(&d, &Command::shell(SAMPLE_SCRIPT), Duration::from_secs(5))
+                .await;
+            let ms = started.elapsed().as_millis() as u64;
+            let text = out.ok().filter(|o| !o.timed_out).map(|o| o.stdout);
+            (d, text, ms)
+        })
+        .buffered(16)
+        .collect()
+        .await;
     let t = now_ms();
     let mut written = 0;
     for (device, text, ms) in outputs {

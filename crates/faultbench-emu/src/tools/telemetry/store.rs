@@ -330,32 +330,12 @@ impl TelemetryStore {
     }
 }
 
-/// Unix milliseconds as an RFC 3339 UTC timestamp, e.g. `2026-03-01T12:00:05.250Z`.
+/// Unix milliseconds as an RFC 3339 UTC timestamp, e.g. `2026-03-01T12:00:05.250Z` (the
+/// formatter of run records, with milliseconds).
 ///
 /// ```
 /// use faultbench_emu::tools::telemetry::rfc3339;
 /// assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
 /// assert_eq!(rfc3339(951_827_696_789), "2000-02-29T12:34:56.789Z");
 /// ```
-pub fn rfc3339(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        ms % 1000
-    )
-}
+pub use faultbench_core::datetime::rfc3339_millis as rfc3339;

@@ -109,21 +109,22 @@ fn refusal(e: Errno) -> Refusal {
     }
 }
 
+/// `s` with its percent escapes decoded, or `None` for a malformed escape (`%` not followed by
+/// two hex digits; `percent-encoding` would keep it as text) or bytes that are not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
+    let well_formed = b.iter().enumerate().all(|(i, &c)| {
+        c != b'%'
+            || b.get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    });
+    if !well_formed {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .ok()
+        .map(|c| c.into_owned())
 }
 
 /// The Content-Type of a site file, by its extension (the site has only these).
