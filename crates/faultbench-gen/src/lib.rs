@@ -36,6 +36,7 @@
 //! assert!(bgp.empty_because.is_some());
 //! ```
 
+pub mod baseline;
 pub mod bind;
 pub mod content;
 pub mod family;

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod doctor;
+pub mod generate;
 pub mod judge;
 pub mod lab;
 pub mod list;
