@@ -70,6 +70,7 @@ pub const TARGETS: &[TargetSpec] = &[
             "far_subnet",
             "far_direct",
             "frr",
+            "privileged",
             "alt",
             "alt_ip"
         ),
@@ -270,8 +271,20 @@ fn typo_ip(m: &LabModel, net: Ipv4Net) -> Option<Ipv4Addr> {
 
 /// The highest host address of `net` no device holds.
 fn unused_in(m: &LabModel, net: Ipv4Net) -> Option<Ipv4Addr> {
-    let hosts: Vec<Ipv4Addr> = net.hosts().collect();
-    hosts.into_iter().rev().find(|a| m.owner_of(*a).is_none())
+    // From the top of the prefix down, a bounded number of tries (a /8 holds 16 M addresses).
+    let base = u32::from(net.network().addr);
+    let size = 1u64 << (32 - u32::from(net.len));
+    let last = if net.len >= 31 {
+        size - 1
+    } else {
+        size.saturating_sub(2)
+    };
+    let first = u64::from(net.len < 31);
+    (first..=last)
+        .rev()
+        .take(1024)
+        .filter_map(|i| u32::try_from(i).ok().map(|i| Ipv4Addr::from(base + i)))
+        .find(|a| m.owner_of(*a).is_none())
 }
 
 fn host_interface(m: &LabModel) -> Vec<Binding> {
@@ -391,6 +404,11 @@ fn router_path(m: &LabModel) -> Vec<Binding> {
                     &mut b,
                     "frr",
                     if r.daemons.is_empty() { "no" } else { "yes" },
+                );
+                set(
+                    &mut b,
+                    "privileged",
+                    if r.privileged { "yes" } else { "no" },
                 );
                 set(&mut b, "victim", &victim.name);
                 set(&mut b, "victim_ip", ip_of(victim).unwrap_or(net.addr));

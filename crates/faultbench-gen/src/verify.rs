@@ -63,13 +63,25 @@ impl Verification {
     }
 }
 
+/// An added packet-filter chain that accepts everything and holds no rule (what `iptables -A`
+/// then `-D` leaves behind): it filters nothing, so the lab is as good as pristine. A rule that
+/// remains is its own item and is never ignored.
+fn empty_chain(summary: &str) -> bool {
+    summary.contains(" packet_filter: added ") && summary.trim_end().ends_with("policy accept;")
+}
+
 /// Waits until the snapshot of `lab` equals `pristine` (a routing table may take a moment to
 /// settle after a fix); returns the differences left at the deadline.
 async fn settle_to(lab: &dyn Lab, pristine: &Snapshot, wait: Duration) -> Vec<String> {
     let t = Instant::now();
     loop {
         let now = Snapshot::take(lab, &SnapshotOptions::default()).await;
-        let diff: Vec<String> = pristine.diff(&now).into_iter().map(|c| c.summary).collect();
+        let diff: Vec<String> = pristine
+            .diff(&now)
+            .into_iter()
+            .map(|c| c.summary)
+            .filter(|s| !empty_chain(s))
+            .collect();
         if diff.is_empty() || t.elapsed() >= wait {
             return diff;
         }
@@ -191,4 +203,20 @@ pub async fn verify_variant(
     }
     v.seconds = t.elapsed().as_secs_f64();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_empty_accepting_chains_count_as_pristine() {
+        assert!(super::empty_chain(
+            "pc1 packet_filter: added table ip filter › chain OUTPUT › type filter hook output priority filter; policy accept;"
+        ));
+        assert!(!super::empty_chain(
+            "pc1 packet_filter: added table ip filter › chain OUTPUT › ip daddr 10.0.0.1 counter drop"
+        ));
+        assert!(!super::empty_chain(
+            "pc1 packet_filter: added table ip filter › chain INPUT › type filter hook input priority filter; policy drop;"
+        ));
+    }
 }

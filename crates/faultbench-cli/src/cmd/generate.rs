@@ -51,6 +51,10 @@ pub struct Args {
     /// List candidates per family and exit (no lab is deployed).
     #[arg(long)]
     pub dry_run: bool,
+    /// With --dry-run: also print the lab model (devices, roles, addresses, routing, services,
+    /// gaps) as JSON.
+    #[arg(long, requires = "dry_run")]
+    pub show_model: bool,
     /// This run's shard, `K/N` (1-based).
     #[arg(long, default_value = "1/1", value_parser = parse_shard)]
     pub shard: (usize, usize),
@@ -131,6 +135,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         errln!("model: {}: {} (read: {})", g.device, g.what, g.read);
     }
     if args.dry_run {
+        if args.show_model {
+            outln!("{}", serde_json::to_string_pretty(&model)?);
+        }
         let p = plan(&model, &families, &opts, &PlainTickets)?;
         print_plan(&p, &topology.id);
         if model.open_gaps().next().is_some() {

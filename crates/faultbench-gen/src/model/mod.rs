@@ -95,6 +95,9 @@ pub struct DeviceModel {
     pub has_frr_conf: bool,
     /// Services.
     pub services: Vec<Service>,
+    /// `dev[privileged]="true"` in lab.conf: only then may the device change kernel settings
+    /// (sysctls), as in Kathará.
+    pub privileged: bool,
     /// The `vtysh -c` statements of the startup, in order, when every one of them is plain
     /// text (letters, digits, spaces and `._/:-`); `None` when one is not (it could not be
     /// re-applied safely) or there are none.
@@ -211,6 +214,9 @@ impl LabModel {
                 has_frr_conf: facts.has_frr_conf,
                 services: facts.services,
                 startup_vtysh: facts.startup_vtysh,
+                privileged: d
+                    .option("privileged")
+                    .is_some_and(|v| v.eq_ignore_ascii_case("true")),
             };
             gaps.extend(gaps_of(&dev, &facts.read));
             devices.push(dev);
