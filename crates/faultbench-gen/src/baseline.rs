@@ -40,6 +40,41 @@ pub fn candidate_probes(m: &LabModel) -> Baseline {
         }
     }
     for d in m.devices.iter().filter(|d| d.is_router()) {
+        // Each router reaches the routers it shares a segment with (labs without hosts).
+        for i in d.interfaces.iter().filter(|i| !i.addrs.is_empty()) {
+            for n in m
+                .devices
+                .iter()
+                .filter(|n| n.is_router() && n.name != d.name)
+            {
+                let peer = n.interfaces.iter().find(|x| x.segment == i.segment);
+                if let Some(a) = peer.and_then(|x| x.addrs.first()) {
+                    probes.push(Probe {
+                        name: format!("{} reaches {} on {}", d.name, n.name, i.name),
+                        kind: ProbeKind::Reach,
+                        device: d.name.clone(),
+                        command: format!("ping -c2 -i0.2 -W1 {}", a.addr),
+                        expect: "0% loss".into(),
+                        why: None,
+                    });
+                }
+            }
+        }
+        if let Some(bgp) = &d.routing.bgp {
+            for nb in &bgp.neighbors {
+                probes.push(Probe {
+                    name: format!("the BGP session {} -> {} is Established", d.name, nb.ip),
+                    kind: ProbeKind::Other,
+                    device: d.name.clone(),
+                    command: format!(
+                        "vtysh -c 'show bgp neighbors {}' | grep -c 'BGP state = Established'",
+                        nb.ip
+                    ),
+                    expect: "1".into(),
+                    why: None,
+                });
+            }
+        }
         for daemon in &d.daemons {
             probes.push(Probe {
                 name: format!("{daemon} runs on {}", d.name),

@@ -6,7 +6,7 @@ use std::net::Ipv4Addr;
 use std::str::FromStr;
 
 /// An interface address or a prefix: an IPv4 address and a prefix length (0–32).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ipv4Net {
     /// The address as written (host bits kept for an interface address).
     pub addr: Ipv4Addr,
@@ -57,6 +57,13 @@ impl Ipv4Net {
             (1, size - 1)
         };
         (first..last).filter_map(move |i| u32::try_from(i).ok().map(|i| Ipv4Addr::from(net + i)))
+    }
+}
+
+impl Serialize for Ipv4Net {
+    /// As written in lab files: `10.0.0.1/24`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
