@@ -360,7 +360,7 @@ fn router_lan_interface(m: &LabModel) -> Vec<Binding> {
 
 fn lan_params(b: &mut Binding, r: &DeviceModel, i: &IfaceModel, net: Ipv4Net) {
     set(b, "device", &r.name);
-    set(b, "iface", &i.name);
+    set(b, "iface", i.l3_name());
     set(b, "ip", net.addr);
     set(b, "len", net.len);
     set(b, "cidr", net);
@@ -511,9 +511,9 @@ fn ospf_link(m: &LabModel) -> Vec<Binding> {
             if n.routing.ospf.is_none() {
                 continue;
             }
-            let mut b = binding(format!("{}:{}", r.name, i.name));
+            let mut b = binding(format!("{}:{}", r.name, i.l3_name()));
             set(&mut b, "device", &r.name);
-            set(&mut b, "iface", &i.name);
+            set(&mut b, "iface", i.l3_name());
             set(&mut b, "ip", net.addr);
             set(&mut b, "neighbor", &n.name);
             if let Some(a) = ni.addrs.first() {
@@ -620,7 +620,7 @@ fn lan_network(m: &LabModel) -> Vec<Binding> {
             };
             let mut b = binding(key);
             set(&mut b, "device", &r.name);
-            set(&mut b, "iface", &i.name);
+            set(&mut b, "iface", i.l3_name());
             set(&mut b, "protocol", proto);
             set(&mut b, "daemon", daemon);
             set(&mut b, "network", p);

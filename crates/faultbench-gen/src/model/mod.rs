@@ -49,8 +49,17 @@ pub struct IfaceModel {
     pub domain: String,
     /// The layer-2 segment (index into [`LabModel::segments`]).
     pub segment: usize,
-    /// IPv4 addresses.
+    /// IPv4 addresses (of the bridge, for the first port of a bridge that holds them).
     pub addrs: Vec<Ipv4Net>,
+    /// The bridge this interface is a port of (`br0`): the layer-3 interface a fault acts on.
+    pub bridge: Option<String>,
+}
+
+impl IfaceModel {
+    /// The interface addresses live on: the bridge for a bridge port, else the interface.
+    pub fn l3_name(&self) -> &str {
+        self.bridge.as_deref().unwrap_or(&self.name)
+    }
 }
 
 /// A service a device runs, with the fixed commands that stop and start it.
@@ -192,14 +201,27 @@ impl LabModel {
                 _ => "host",
             };
             let facts = read::device_facts(&lab, &d.name)?;
+            let mut bridged = BTreeSet::new();
             let interfaces = d
                 .interfaces
                 .iter()
-                .map(|i| IfaceModel {
-                    name: i.name(),
-                    domain: i.domain.clone(),
-                    segment: 0,
-                    addrs: facts.addrs.get(&i.name()).cloned().unwrap_or_default(),
+                .map(|i| {
+                    let name = i.name();
+                    let bridge = facts.bridge_of.get(&name).cloned();
+                    let mut addrs = facts.addrs.get(&name).cloned().unwrap_or_default();
+                    // The bridge's addresses go to its first port in lab.conf order.
+                    if let Some(b) = &bridge
+                        && bridged.insert(b.clone())
+                    {
+                        addrs.extend(facts.addrs.get(b).cloned().unwrap_or_default());
+                    }
+                    IfaceModel {
+                        name,
+                        domain: i.domain.clone(),
+                        segment: 0,
+                        addrs,
+                        bridge,
+                    }
                 })
                 .collect::<Vec<_>>();
             let dev = DeviceModel {
@@ -248,8 +270,30 @@ impl LabModel {
                     .or_insert_with(|| i.domain.clone());
             }
         }
-        for d in self.devices.iter().filter(|d| d.role == "switch") {
-            let mut doms = d.interfaces.iter().map(|i| i.domain.clone());
+        // A switch joins all its ports; any other device joins the ports of each bridge.
+        let mut groups_to_join: Vec<Vec<String>> = Vec::new();
+        for d in &self.devices {
+            if d.role == "switch" {
+                groups_to_join.push(d.interfaces.iter().map(|i| i.domain.clone()).collect());
+            } else {
+                let bridges: BTreeSet<&str> = d
+                    .interfaces
+                    .iter()
+                    .filter_map(|i| i.bridge.as_deref())
+                    .collect();
+                for b in bridges {
+                    groups_to_join.push(
+                        d.interfaces
+                            .iter()
+                            .filter(|i| i.bridge.as_deref() == Some(b))
+                            .map(|i| i.domain.clone())
+                            .collect(),
+                    );
+                }
+            }
+        }
+        for group in groups_to_join {
+            let mut doms = group.into_iter();
             if let Some(first) = doms.next() {
                 for other in doms {
                     let (a, b) = (find(&mut parent, &first), find(&mut parent, &other));

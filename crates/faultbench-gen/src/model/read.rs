@@ -22,6 +22,8 @@ pub(super) struct Facts {
     pub has_frr_conf: bool,
     pub services: Vec<Service>,
     pub startup_vtysh: Option<Vec<String>>,
+    /// Bridge ports: port → bridge (`brctl addif br0 eth1`, `ip link set eth1 master br0`).
+    pub bridge_of: BTreeMap<String, String>,
     /// The files read, for gap messages.
     pub read: String,
 }
@@ -167,6 +169,15 @@ fn read_startup(text: &str, rel: &str, f: &mut Facts) {
                         via: (*gw).to_string(),
                     });
                 }
+            }
+            ["brctl", "addif", br, port] if valid_iface(br) && valid_iface(port) => {
+                f.bridge_of.insert((*port).to_string(), (*br).to_string());
+            }
+            ["ip", "link", "set", "dev", port, "master", br, ..]
+            | ["ip", "link", "set", port, "master", br, ..]
+                if valid_iface(br) && valid_iface(port) =>
+            {
+                f.bridge_of.insert((*port).to_string(), (*br).to_string());
             }
             ["vtysh", args @ ..] => {
                 let mut reader = FrrReader::new(&mut f.routing);
