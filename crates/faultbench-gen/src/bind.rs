@@ -326,7 +326,7 @@ fn host_interface(m: &LabModel) -> Vec<Binding> {
 }
 
 /// The end hosts whose gateway is `ip`.
-fn served_by<'a>(m: &'a LabModel, ip: Ipv4Addr) -> Vec<&'a DeviceModel> {
+fn served_by(m: &LabModel, ip: Ipv4Addr) -> Vec<&DeviceModel> {
     m.end_hosts().filter(|h| h.default_gw == Some(ip)).collect()
 }
 
@@ -451,7 +451,7 @@ fn router_path(m: &LabModel) -> Vec<Binding> {
 }
 
 /// The routers (other than `r`) with an addressed interface on segment `s`.
-fn routers_on<'a>(m: &'a LabModel, s: usize) -> Vec<(&'a DeviceModel, &'a IfaceModel)> {
+fn routers_on(m: &LabModel, s: usize) -> Vec<(&DeviceModel, &IfaceModel)> {
     m.devices
         .iter()
         .filter(|d| d.is_router())

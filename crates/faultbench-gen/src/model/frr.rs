@@ -181,7 +181,7 @@ impl<'a> FrrReader<'a> {
                 return;
             }
             ["exit-address-family"] | ["address-family", ..] => return,
-            ["configure", ..] | ["conf", "t"] | ["write", ..] => return,
+            ["configure" | "write", ..] | ["conf", "t"] => return,
             ["router", "ospf", ..] => {
                 self.ctx = Ctx::Ospf;
                 self.cfg.ospf.get_or_insert_with(Ospf::default);
@@ -202,7 +202,7 @@ impl<'a> FrrReader<'a> {
                 self.cfg.rip.get_or_insert_with(Rip::default);
                 return;
             }
-            ["router", ..] | ["line", ..] | ["route-map", ..] | ["key", "chain", ..] => {
+            ["router" | "line" | "route-map", ..] | ["key", "chain", ..] => {
                 self.ctx = Ctx::Other;
                 return;
             }

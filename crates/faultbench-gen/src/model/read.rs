@@ -205,10 +205,10 @@ fn read_startup(text: &str, rel: &str, f: &mut Facts) {
                 }
             }
             _ => {
-                if let Some(s) = service_of(w) {
-                    if !f.services.iter().any(|x| x.program == s.program) {
-                        f.services.push(s);
-                    }
+                if let Some(s) = service_of(w)
+                    && !f.services.iter().any(|x| x.program == s.program)
+                {
+                    f.services.push(s);
                 }
             }
         }
