@@ -414,7 +414,8 @@ fn router_path(m: &LabModel) -> Vec<Binding> {
                 set(&mut b, "victim_ip", ip_of(victim).unwrap_or(net.addr));
                 set(&mut b, "far", &far.name);
                 set(&mut b, "far_ip", fnet.addr);
-                // alt: another far LAN the victim keeps reaching (the fault is selective).
+                // alt: a host on another far LAN the victim keeps reaching (the fault is selective;
+                // a host on the victim's own LAN would prove nothing about the router).
                 let alts: Vec<&DeviceModel> = hosts
                     .iter()
                     .copied()
@@ -422,6 +423,7 @@ fn router_path(m: &LabModel) -> Vec<Binding> {
                         a.primary()
                             .is_some_and(|(_, an)| !fnet.network().contains(an.addr))
                             && a.name != victim.name
+                            && segment_of(a) != segment_of(victim)
                             && reach(m, victim, a, &Cut::default())
                     })
                     .collect();
