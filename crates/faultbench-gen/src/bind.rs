@@ -700,7 +700,9 @@ fn routing_daemon(m: &LabModel) -> Vec<Binding> {
         let Some(reapply) = reapply else {
             continue;
         };
-        if !r.routing.static_routes.is_empty() {
+        // A static or kernel default route survives the daemon's death and keeps traffic
+        // flowing: no reachability symptom to promise.
+        if !r.routing.static_routes.is_empty() || r.default_gw.is_some() {
             continue;
         }
         for daemon in &r.daemons {
