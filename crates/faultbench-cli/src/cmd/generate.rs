@@ -227,8 +227,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     summarize(&mine);
     if interrupted {
-        let (n, _) = emulator.teardown_all().await;
-        errln!("interrupted: tore down {n} lab(s); run the same command again to resume");
+        errln!("run the same command again to resume (the journal keeps what is done)");
         return Ok(ExitCode::from(130));
     }
     let failed = mine.iter().any(|e| e.verdict != "verified");
@@ -396,8 +395,13 @@ async fn verify_all(
         }
     };
     if interrupted {
-        emulator.teardown_all().await;
+        // Tear down while the tasks still hold their labs, then stop the tasks.
+        let (n, errors) = emulator.teardown_all().await;
         tasks.abort_all();
+        errln!("interrupted: tore down {n} running lab(s)");
+        for e in errors {
+            errln!("teardown: {e}");
+        }
     }
     while tasks.join_next().await.is_some() {}
     errln!(
