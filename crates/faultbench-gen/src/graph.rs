@@ -35,6 +35,11 @@ pub fn reach(m: &LabModel, a: &DeviceModel, b: &DeviceModel, cut: &Cut) -> bool 
     let (Some(sa), Some(sb)) = (segment_of(a), segment_of(b)) else {
         return false;
     };
+    if let Some((_, ip)) = b.primary()
+        && m.unreachable.contains(&(a.name.clone(), ip.addr))
+    {
+        return false;
+    }
     if sa == sb {
         return true;
     }

@@ -339,3 +339,56 @@ fn a_lab_file_that_is_a_link_is_refused_with_its_name() {
     let e = LabModel::load(empty.path(), "L").unwrap_err();
     assert!(e.to_string().contains("lab.conf"), "{e}");
 }
+
+#[test]
+fn pairs_the_healthy_lab_does_not_connect_are_never_promised() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |n: &str, t: &str| std::fs::write(dir.path().join(n), t).unwrap();
+    w(
+        "lab.conf",
+        "r1[0]=A\nr1[1]=B\npc1[0]=A\npc2[0]=B\npc3[0]=B\n",
+    );
+    w(
+        "r1.startup",
+        "ip addr add 10.0.1.1/24 dev eth0\nip addr add 10.0.2.1/24 dev eth1\n",
+    );
+    w(
+        "pc1.startup",
+        "ip addr add 10.0.1.2/24 dev eth0\nip route add default via 10.0.1.1\n",
+    );
+    w(
+        "pc2.startup",
+        "ip addr add 10.0.2.2/24 dev eth0\nip route add default via 10.0.2.1\n",
+    );
+    w(
+        "pc3.startup",
+        "ip addr add 10.0.2.3/24 dev eth0\nip route add default via 10.0.2.1\n",
+    );
+    let families = family::builtin().unwrap();
+    let mut model = LabModel::load(dir.path(), "Demo").unwrap();
+    let mut o = opts(1, None);
+    o.families = vec!["host-link-down".into()];
+    let before = plan(&model, &families, &o, &PlainTickets).unwrap();
+    assert_eq!(before.variants.len(), 3);
+    // Measured on the live lab (both directions, as calibrate_reach pings from every host):
+    // pc1 and the hosts of B do not answer each other (a policy).
+    for (h, ip) in [
+        ("pc1", "10.0.2.2"),
+        ("pc1", "10.0.2.3"),
+        ("pc2", "10.0.1.2"),
+        ("pc3", "10.0.1.2"),
+    ] {
+        model.unreachable.insert((h.into(), ip.parse().unwrap()));
+    }
+    let after = plan(&model, &families, &o, &PlainTickets).unwrap();
+    // Nobody has a far host left on another LAN: no variant can promise its symptom.
+    assert!(after.variants.is_empty());
+    let f = &after.families[0];
+    assert!(
+        f.empty_because
+            .as_deref()
+            .unwrap_or("")
+            .contains("host_interface"),
+        "{f:?}"
+    );
+}

@@ -145,6 +145,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "note: the model has gaps (above); a real run completes them on the live lab, which may add candidates"
             );
         }
+        outln!(
+            "note: a real run also pings every host pair on the healthy lab and keeps no candidate that relies on a pair the lab does not connect (a policy, NAT), so it may select fewer"
+        );
         return Ok(ExitCode::SUCCESS);
     }
 
@@ -184,9 +187,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    if model.open_gaps().next().is_some() {
-        complete_model(emulator.as_ref(), &topology, &mut model).await?;
-    }
+    complete_model(emulator.as_ref(), &topology, &baseline, &mut model, &phases).await?;
     let p = plan(&model, &families, &opts, &PlainTickets)?;
     print_plan(&p, &topology.id);
 
@@ -295,19 +296,46 @@ async fn observe_baseline(
     Ok(kept)
 }
 
-/// Fills the model's gaps from a live healthy lab.
+/// Fills the model's gaps and measures which host pairs the healthy lab connects, on one
+/// freshly deployed lab whose baseline holds.
 async fn complete_model(
     emulator: &dyn Emulator,
     topology: &Topology,
+    baseline: &Baseline,
     model: &mut LabModel,
+    phases: &PhaseOptions,
 ) -> anyhow::Result<()> {
     let d = faultbench_core::phases::deploy(emulator, topology, None).await;
     let lab = d.lab?;
-    // Give DHCP clients and routing daemons a moment; the files gave no better signal.
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    let healthy = faultbench_core::phases::wait_for_healthy(lab.as_ref(), baseline, phases).await;
+    if !healthy.passed() {
+        let _ = lab.teardown().await;
+        anyhow::bail!(
+            "{}: the healthy baseline does not hold on a fresh lab: {}",
+            topology.id,
+            healthy.failures().join("; ")
+        );
+    }
     let n = model.complete_live(lab.as_ref()).await;
+    let unreachable = model.calibrate_reach(lab.as_ref()).await;
     let _ = lab.teardown().await;
-    errln!("model: completed {n} gap(s) from the live lab");
+    if n > 0 {
+        errln!("model: completed {n} gap(s) from the live lab");
+    }
+    errln!(
+        "model: {unreachable} host pair(s) do not connect on the healthy lab; no variant relies on them{}",
+        if unreachable == 0 {
+            String::new()
+        } else {
+            let some: Vec<String> = model
+                .unreachable
+                .iter()
+                .take(4)
+                .map(|(h, ip)| format!("{h} -> {ip}"))
+                .collect();
+            format!(" (e.g. {})", some.join(", "))
+        }
+    );
     for g in model.open_gaps() {
         errln!("model: still unknown: {}: {}", g.device, g.what);
     }

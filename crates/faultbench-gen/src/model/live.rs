@@ -9,6 +9,7 @@
 use super::frr::{FrrReader, valid_iface};
 use super::{LabModel, net::Ipv4Net};
 use faultbench_core::emulator::{Command, Lab};
+use std::net::Ipv4Addr;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
@@ -73,6 +74,55 @@ impl LabModel {
             }
         }
         filled
+    }
+}
+
+impl LabModel {
+    /// Pings, on a healthy running instance of this lab, every end host's address from every
+    /// end host on another segment (one ping each, all sources at once) and records the pairs
+    /// that do not answer in [`LabModel::unreachable`]. Returns how many did not answer.
+    pub async fn calibrate_reach(&mut self, lab: &dyn Lab) -> usize {
+        let hosts: Vec<(String, usize, Ipv4Addr)> = self
+            .end_hosts()
+            .filter_map(|h| {
+                h.primary()
+                    .map(|(i, a)| (h.name.clone(), i.segment, a.addr))
+            })
+            .collect();
+        let mut n = 0;
+        // One device at a time (a lab runs a bounded number of commands at once); inside the
+        // device all pings run in parallel, so a source costs about one ping timeout.
+        for (src, seg, _) in &hosts {
+            let targets: Vec<Ipv4Addr> = hosts
+                .iter()
+                .filter(|(name, s, _)| name != src && s != seg)
+                .map(|(_, _, a)| *a)
+                .collect();
+            if targets.is_empty() {
+                continue;
+            }
+            // Addresses are parsed values: safe to put in the script.
+            let list: Vec<String> = targets.iter().map(Ipv4Addr::to_string).collect();
+            let script = format!(
+                "for a in {}; do (if ping -c2 -i0.2 -W1 -q $a >/dev/null 2>&1; then echo \"ok $a\"; else echo \"no $a\"; fi) & done; wait",
+                list.join(" ")
+            );
+            let Ok(out) = lab
+                .exec(src, &Command::shell(script), Duration::from_secs(20))
+                .await
+            else {
+                continue;
+            };
+            for t in targets {
+                // Only a ping that ran and failed counts: no answer line means unknown.
+                if out.stdout.lines().any(|l| l.trim() == format!("no {t}")) {
+                    self.unreachable.insert((src.clone(), t));
+                    n += 1;
+                }
+            }
+        }
+        self.calibrated = true;
+        n
     }
 }
 

@@ -167,6 +167,12 @@ pub struct LabModel {
     pub segments: Vec<Segment>,
     /// What the files did not say.
     pub gaps: Vec<Gap>,
+    /// Host → address pairs that do *not* answer on the healthy lab although the topology
+    /// connects them (a firewall policy, NAT, an ACL by design), measured by
+    /// [`LabModel::calibrate_reach`]; the symptom graph never promises them.
+    pub unreachable: BTreeSet<(String, Ipv4Addr)>,
+    /// [`LabModel::calibrate_reach`] ran.
+    pub calibrated: bool,
 }
 
 impl LabModel {
@@ -248,6 +254,8 @@ impl LabModel {
             devices,
             segments: Vec::new(),
             gaps,
+            unreachable: BTreeSet::new(),
+            calibrated: false,
         };
         model.join_segments();
         Ok(model)
