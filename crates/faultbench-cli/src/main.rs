@@ -35,6 +35,8 @@ enum Cmd {
     /// Check that scenarios inject and verify on a live lab.
     #[command(subcommand)]
     Scenario(cmd::scenario::ScenarioCmd),
+    /// Generate fault scenarios from families and verify each one on a live lab.
+    Generate(Box<cmd::generate::Args>),
     /// Serve the 22 network tools of a running lab over MCP (stdio).
     Mcp(cmd::mcp::Args),
     /// Score diagnoses and compare judges.
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
             Cmd::Lab(c) => cmd::lab::run(c).await,
             Cmd::Doctor(a) => cmd::doctor::run(a).await,
             Cmd::Scenario(c) => cmd::scenario::run(c).await,
+            Cmd::Generate(a) => cmd::generate::run(*a).await,
             Cmd::Mcp(a) => cmd::mcp::run(a).await,
             Cmd::Judge(c) => cmd::judge::run(c).await,
             Cmd::Bench(a) => cmd::bench::run(*a).await,

@@ -1,0 +1,503 @@
+//! `faultbench generate`: seeded fault variants of a lab, each verified live before it is
+//! written (see the `faultbench_gen` crate and docs/generate.md).
+//!
+//! Output: `<out>/<folder>/gen/<id>.txt` for every verified variant (`<folder>` is the
+//! dataset folder of the topology, e.g. `kath2_Q`), the journal
+//! `<out>/<folder>/gen/.journal-<K>-of-<N>.jsonl`, and `<out>/GENERATED.csv` rebuilt from every
+//! journal under `<out>`. Exit codes: 0 all verified, 1 some failed, 2 usage, 130 interrupted.
+
+use anyhow::Context;
+use faultbench_core::emulator::Emulator;
+use faultbench_core::fsutil::write_atomic;
+use faultbench_core::lab::{Baseline, Topology, TopologyResolver, dataset_folder_for_topology};
+use faultbench_core::phases::PhaseOptions;
+use faultbench_core::pipeline::TrackingEmulator;
+use faultbench_gen::generate::{GenOptions, plan};
+use faultbench_gen::journal::{self, Entry};
+use faultbench_gen::model::LabModel;
+use faultbench_gen::render::Variant;
+use faultbench_gen::ticket::PlainTickets;
+use faultbench_gen::{baseline, family, verify};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Arguments of `faultbench generate`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A topology name (e.g. Kath2, simple_bgp).
+    #[arg(long, conflicts_with = "lab", required_unless_present = "lab")]
+    pub topology: Option<String>,
+    /// A Kathará lab directory (read only; never changed).
+    #[arg(long, value_name = "DIR")]
+    pub lab: Option<PathBuf>,
+    /// Seed of the sample.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Number of variants to select (all candidates when absent).
+    #[arg(long)]
+    pub count: Option<usize>,
+    /// Only these families (comma-separated ids).
+    #[arg(long, value_delimiter = ',')]
+    pub families: Vec<String>,
+    /// A folder of extra family files (`*.toml`), added to the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub family_dir: Option<PathBuf>,
+    /// Output folder.
+    #[arg(long, default_value = "generated")]
+    pub out: PathBuf,
+    /// List candidates per family and exit (no lab is deployed).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: also print the lab model (devices, roles, addresses, routing, services,
+    /// gaps) as JSON.
+    #[arg(long, requires = "dry_run")]
+    pub show_model: bool,
+    /// This run's shard, `K/N` (1-based).
+    #[arg(long, default_value = "1/1", value_parser = parse_shard)]
+    pub shard: (usize, usize),
+    /// Labs verified at the same time.
+    #[arg(long, short = 'j', default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub jobs: u16,
+    /// Seconds the post-injection checks may take to hold.
+    #[arg(long, default_value_t = 30)]
+    pub verify_timeout: u64,
+    /// Seconds a fresh lab may take to pass its baseline.
+    #[arg(long, default_value_t = 60)]
+    pub baseline_timeout: u64,
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (k, n) = s.split_once('/').ok_or("write K/N, e.g. 1/4")?;
+    let (k, n): (usize, usize) = (
+        k.parse().map_err(|_| "K is not a number")?,
+        n.parse().map_err(|_| "N is not a number")?,
+    );
+    if n == 0 || k == 0 || k > n {
+        return Err(format!("shard {k}/{n}: need 1 <= K <= N"));
+    }
+    Ok((k, n))
+}
+
+fn emulator() -> anyhow::Result<Arc<dyn Emulator>> {
+    faultbench_emu::netns::preflight().context(
+        "the netns emulator cannot run here (it needs root and the lab packages; see `faultbench doctor`)",
+    )?;
+    Ok(Arc::new(faultbench_emu::netns::NetnsEmulator::new()))
+}
+
+/// The lab to generate for: its name and folder.
+fn resolve(args: &Args) -> anyhow::Result<Topology> {
+    if let Some(dir) = &args.lab {
+        anyhow::ensure!(dir.is_dir(), "--lab {}: not a folder", dir.display());
+        let lab = faultbench_core::lab::LabDir::load(dir)?;
+        let id = lab.name();
+        return Ok(Topology {
+            id,
+            dir: dir.clone(),
+        });
+    }
+    let name = args.topology.as_deref().unwrap_or_default();
+    Ok(TopologyResolver::with_default_roots().resolve(name)?)
+}
+
+/// `kath2_Q` for the shipped topologies, `<name>_Q` (lowercase) for any other lab.
+fn folder_of(topology: &str) -> String {
+    dataset_folder_for_topology(topology)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{}_Q", topology.to_lowercase()))
+}
+
+pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let topology = resolve(&args)?;
+    let mut model = LabModel::load(&topology.dir, &topology.id)?;
+    let mut families = family::builtin()?;
+    if let Some(dir) = &args.family_dir {
+        families.extend(family::load_dir(dir)?);
+    }
+    let mut ids: Vec<&str> = families.iter().map(|f| f.family.id.as_str()).collect();
+    ids.sort_unstable();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        anyhow::bail!("two family files use the id `{}`; ids must be unique", w[0]);
+    }
+    let folder = folder_of(&topology.id);
+    let prefix = folder.trim_end_matches("_Q").to_lowercase();
+    let opts = GenOptions {
+        seed: args.seed,
+        count: args.count,
+        families: args.families.clone(),
+        shard: args.shard,
+        id_prefix: prefix,
+    };
+    for g in model.open_gaps() {
+        errln!("model: {}: {} (read: {})", g.device, g.what, g.read);
+    }
+    if args.dry_run {
+        if args.show_model {
+            outln!("{}", serde_json::to_string_pretty(&model)?);
+        }
+        let p = plan(&model, &families, &opts, &PlainTickets)?;
+        print_plan(&p, &topology.id);
+        if model.open_gaps().next().is_some() {
+            outln!(
+                "note: the model has gaps (above); a real run completes them on the live lab, which may add candidates"
+            );
+        }
+        outln!(
+            "note: a real run also pings every host pair on the healthy lab and keeps no candidate that relies on a pair the lab does not connect (a policy, NAT), so it may select fewer"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let emulator = Arc::new(TrackingEmulator::new(emulator()?));
+    let phases = PhaseOptions {
+        baseline_wait: Duration::from_secs(args.baseline_timeout),
+        revert_wait: Duration::from_secs(args.baseline_timeout),
+        verify: faultbench_core::inject::VerifyRetry {
+            deadline: Duration::from_secs(args.verify_timeout),
+            ..PhaseOptions::default().verify
+        },
+        ..PhaseOptions::default()
+    };
+    let gen_dir = args.out.join(&folder).join("gen");
+    std::fs::create_dir_all(&gen_dir)
+        .with_context(|| format!("cannot create {}", gen_dir.display()))?;
+    let baseline = match topology.baseline() {
+        Ok(b) => b,
+        Err(_) if !topology.baseline_path().exists() => {
+            let b = observe_baseline(emulator.as_ref(), &topology, &model, &phases).await?;
+            let path = gen_dir.join("baseline.generated.toml");
+            let text = baseline::to_toml(
+                &b,
+                &format!(
+                    "Healthy baseline of {} observed by faultbench generate (the lab ships no baseline.toml).\nOnly probes that held on a fresh healthy lab are kept.",
+                    topology.id
+                ),
+            );
+            write_atomic(&path, text.as_bytes())?;
+            errln!(
+                "{} has no baseline.toml: wrote {} ({} probes that hold on the healthy lab); verification uses it",
+                topology.id,
+                path.display(),
+                b.probes.len()
+            );
+            b
+        }
+        Err(e) => return Err(e.into()),
+    };
+    complete_model(emulator.as_ref(), &topology, &baseline, &mut model, &phases).await?;
+    let p = plan(&model, &families, &opts, &PlainTickets)?;
+    print_plan(&p, &topology.id);
+
+    let (k, n) = args.shard;
+    let journal_path = gen_dir.join(format!(".journal-{k}-of-{n}.jsonl"));
+    let done = journal::read(&journal_path);
+    let todo: Vec<Variant> = p
+        .variants
+        .iter()
+        .filter(|v| !done.contains_key(&v.id))
+        .cloned()
+        .collect();
+    errln!(
+        "verifying {} variant(s) of shard {k}/{n} ({} already in the journal) with {} lab(s) at a time",
+        todo.len(),
+        p.variants.len() - todo.len(),
+        args.jobs
+    );
+    let interrupted = verify_all(
+        emulator.clone(),
+        &topology,
+        &baseline,
+        todo,
+        &phases,
+        &args,
+        &gen_dir,
+        &journal_path,
+    )
+    .await?;
+    let entries = rebuild_index(&args.out)?;
+    let mine: Vec<&Entry> = {
+        let ids: std::collections::BTreeSet<&str> =
+            p.variants.iter().map(|v| v.id.as_str()).collect();
+        entries
+            .iter()
+            .filter(|e| ids.contains(e.id.as_str()))
+            .collect()
+    };
+    summarize(&mine);
+    if interrupted {
+        errln!("run the same command again to resume (the journal keeps what is done)");
+        return Ok(ExitCode::from(130));
+    }
+    let failed = mine.iter().any(|e| e.verdict != "verified");
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_plan(p: &faultbench_gen::generate::Plan, topology: &str) {
+    outln!("{topology}: candidates per family");
+    outln!(
+        "  {:<28} {:<15} {:>10} {:>8} {:>9}",
+        "family",
+        "layer",
+        "candidates",
+        "targets",
+        "selected"
+    );
+    for f in &p.families {
+        outln!(
+            "  {:<28} {:<15} {:>10} {:>8} {:>9}{}",
+            f.family,
+            f.layer,
+            f.candidates,
+            f.targets,
+            f.selected,
+            f.empty_because
+                .as_ref()
+                .map(|w| format!("  matches nothing: {w}"))
+                .unwrap_or_default()
+        );
+        for r in f.rejected.iter().take(3) {
+            outln!("      rejected: {r}");
+        }
+    }
+    outln!(
+        "  total: {} candidate(s), {} selected, {} in this shard",
+        p.families.iter().map(|f| f.candidates).sum::<usize>(),
+        p.selected_total,
+        p.variants.len()
+    );
+}
+
+/// Deploys the lab once, proposes probes from the model and keeps those that hold.
+async fn observe_baseline(
+    emulator: &dyn Emulator,
+    topology: &Topology,
+    model: &LabModel,
+    phases: &PhaseOptions,
+) -> anyhow::Result<Baseline> {
+    let d = faultbench_core::phases::deploy(emulator, topology, None).await;
+    let lab = d.lab?;
+    let candidates = baseline::candidate_probes(model);
+    let r = faultbench_core::phases::wait_for_healthy(lab.as_ref(), &candidates, phases).await;
+    let _ = lab.teardown().await;
+    let kept = baseline::keep_passing(&r.results);
+    anyhow::ensure!(
+        !kept.probes.is_empty(),
+        "{}: no baseline probe holds on the healthy lab ({} proposed); write a baseline.toml",
+        topology.dir.display(),
+        candidates.probes.len()
+    );
+    Ok(kept)
+}
+
+/// Fills the model's gaps and measures which host pairs the healthy lab connects, on one
+/// freshly deployed lab whose baseline holds.
+async fn complete_model(
+    emulator: &dyn Emulator,
+    topology: &Topology,
+    baseline: &Baseline,
+    model: &mut LabModel,
+    phases: &PhaseOptions,
+) -> anyhow::Result<()> {
+    let d = faultbench_core::phases::deploy(emulator, topology, None).await;
+    let lab = d.lab?;
+    let healthy = faultbench_core::phases::wait_for_healthy(lab.as_ref(), baseline, phases).await;
+    if !healthy.passed() {
+        let _ = lab.teardown().await;
+        anyhow::bail!(
+            "{}: the healthy baseline does not hold on a fresh lab: {}",
+            topology.id,
+            healthy.failures().join("; ")
+        );
+    }
+    let n = model.complete_live(lab.as_ref()).await;
+    let unreachable = model.calibrate_reach(lab.as_ref()).await;
+    let _ = lab.teardown().await;
+    if n > 0 {
+        errln!("model: completed {n} gap(s) from the live lab");
+    }
+    errln!(
+        "model: {unreachable} host pair(s) do not connect on the healthy lab; no variant relies on them{}",
+        if unreachable == 0 {
+            String::new()
+        } else {
+            let some: Vec<String> = model
+                .unreachable
+                .iter()
+                .take(4)
+                .map(|(h, ip)| format!("{h} -> {ip}"))
+                .collect();
+            format!(" (e.g. {})", some.join(", "))
+        }
+    );
+    for g in model.open_gaps() {
+        errln!("model: still unknown: {}: {}", g.device, g.what);
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn verify_all(
+    emulator: Arc<TrackingEmulator>,
+    topology: &Topology,
+    baseline: &Baseline,
+    todo: Vec<Variant>,
+    phases: &PhaseOptions,
+    args: &Args,
+    gen_dir: &Path,
+    journal_path: &Path,
+) -> anyhow::Result<bool> {
+    let total = todo.len();
+    let queue = Arc::new(std::sync::Mutex::new(
+        todo.into_iter().collect::<VecDeque<_>>(),
+    ));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..args.jobs {
+        let (emulator, topology, baseline, phases, queue, tx) = (
+            emulator.clone(),
+            topology.clone(),
+            baseline.clone(),
+            phases.clone(),
+            queue.clone(),
+            tx.clone(),
+        );
+        tasks.spawn(async move {
+            let mut slot = None;
+            loop {
+                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+                let Some(v) = next else { break };
+                let r = verify::verify_variant(
+                    emulator.as_ref(),
+                    &topology,
+                    &baseline,
+                    &v,
+                    &phases,
+                    &mut slot,
+                )
+                .await;
+                if tx.send((v, r)).is_err() {
+                    break;
+                }
+            }
+            if let Some(k) = slot {
+                k.release().await;
+            }
+        });
+    }
+    drop(tx);
+    let _second = super::signals::second_signal_exits();
+    let stop = super::lab::interrupted();
+    tokio::pin!(stop);
+    let started = Instant::now();
+    let mut done = 0;
+    let interrupted = loop {
+        tokio::select! {
+            next = rx.recv() => {
+                let Some((v, r)) = next else { break false };
+                done += 1;
+                if r.passed {
+                    let path = gen_dir.join(format!("{}.txt", v.id));
+                    write_atomic(&path, v.text.as_bytes())
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                }
+                let e = r.entry(&v, args.seed, &topology.id);
+                journal::append(journal_path, &e)
+                    .with_context(|| format!("cannot append to {}", journal_path.display()))?;
+                outln!(
+                    "[{done}/{total}] {:<8} {}  ({:.1} s{}) {}",
+                    if r.passed { "VERIFIED" } else { "FAILED" },
+                    v.id,
+                    r.seconds,
+                    if r.reused { ", reused lab" } else { "" },
+                    first_chars(&r.reason, 300)
+                );
+            }
+            () = &mut stop => break true,
+        }
+    };
+    if interrupted {
+        // Tear down while the tasks still hold their labs, then stop the tasks.
+        let (n, errors) = emulator.teardown_all().await;
+        tasks.abort_all();
+        errln!("interrupted: tore down {n} running lab(s)");
+        for e in errors {
+            errln!("teardown: {e}");
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+    errln!(
+        "verification wall time {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(interrupted)
+}
+
+/// Rebuilds `<out>/GENERATED.csv` from every journal under `out`.
+fn rebuild_index(out: &Path) -> anyhow::Result<Vec<Entry>> {
+    let found = faultbench_core::fsutil::find_files(out, |n| {
+        n.starts_with(".journal-") && n.ends_with(".jsonl")
+    })?;
+    let mut all: BTreeMap<String, Entry> = BTreeMap::new();
+    for f in &found.files {
+        all.extend(journal::read(f));
+    }
+    let entries: Vec<Entry> = all.into_values().collect();
+    write_atomic(
+        &out.join("GENERATED.csv"),
+        journal::index_csv(&entries).as_bytes(),
+    )?;
+    Ok(entries)
+}
+
+fn summarize(entries: &[&Entry]) {
+    let verified = entries.iter().filter(|e| e.verdict == "verified").count();
+    let mut secs: Vec<f64> = entries.iter().map(|e| e.seconds).collect();
+    secs.sort_by(f64::total_cmp);
+    let median = secs.get(secs.len() / 2).copied().unwrap_or(0.0);
+    outln!(
+        "\n{verified} verified, {} failed of {} (median {:.1} s per variant)",
+        entries.len() - verified,
+        entries.len(),
+        median
+    );
+    let mut by: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut fam: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for e in entries {
+        let f = fam.entry(e.family.clone()).or_default();
+        f.1 += 1;
+        if e.verdict == "verified" {
+            f.0 += 1;
+        } else {
+            *by.entry((
+                e.family.clone(),
+                format!("{}: {}", e.stage, first_chars(&e.reason, 90)),
+            ))
+            .or_default() += 1;
+        }
+    }
+    outln!("per family (verified/total):");
+    for (f, (v, t)) in &fam {
+        outln!("  {f:<28} {v}/{t}");
+    }
+    if !by.is_empty() {
+        outln!("failures by family and reason:");
+        for ((f, why), n) in &by {
+            outln!("  {f:<28} {n:>4}  {why}");
+        }
+    }
+}
+
+fn first_chars(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}

@@ -1,0 +1,219 @@
+//! From families and a lab model to the variants of a run: candidates per family, the seeded
+//! sample, the shard.
+//!
+//! Candidates are every binding of a family's target that meets its `where`, times every
+//! combination of its `[values]`. Identical normalised content is one variant (the first
+//! family in id order keeps it). With `count`, each family's candidates are shuffled by a
+//! generator seeded from the run's seed and the family id, and families are visited round
+//! robin, so a small sample still spans the families. Shards split the sample by position.
+
+use crate::bind::{self, Binding};
+use crate::content::SplitMix64;
+use crate::family::{Condition, Family};
+use crate::graph::stable_hash;
+use crate::model::LabModel;
+use crate::render::{Variant, render_variant};
+use crate::template::Params;
+use crate::ticket::TicketWriter;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What to generate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenOptions {
+    /// The seed of the sample.
+    pub seed: u64,
+    /// How many variants (all candidates when `None`).
+    pub count: Option<usize>,
+    /// Only these family ids (all when empty).
+    pub families: Vec<String>,
+    /// Shard `k` of `n` (1-based).
+    pub shard: (usize, usize),
+    /// The first part of every id (`kath2`).
+    pub id_prefix: String,
+}
+
+/// What one family yields on the lab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FamilyPlan {
+    /// Family id.
+    pub family: String,
+    /// Its layer.
+    pub layer: String,
+    /// Its target kind.
+    pub target: String,
+    /// Distinct variants it yields.
+    pub candidates: usize,
+    /// Distinct targets among them.
+    pub targets: usize,
+    /// Selected for this run (all shards).
+    pub selected: usize,
+    /// Why it yields nothing, when it does not.
+    pub empty_because: Option<String>,
+    /// Bindings refused for unsafe values or templates that did not render.
+    pub rejected: Vec<String>,
+}
+
+/// The families' plans and the variants of this shard, sorted by id.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Per family, in family-id order.
+    pub families: Vec<FamilyPlan>,
+    /// The selected variants of this shard.
+    pub variants: Vec<Variant>,
+    /// Selected over all shards.
+    pub selected_total: usize,
+}
+
+/// Unknown family names in `--families`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown famil{} {}; known: {}", if .unknown.len() == 1 { "y" } else { "ies" }, .unknown.join(", "), .known.join(", "))]
+pub struct UnknownFamilies {
+    /// The unknown names.
+    pub unknown: Vec<String>,
+    /// Every known family id.
+    pub known: Vec<String>,
+}
+
+fn value_combos(values: &BTreeMap<String, Vec<String>>) -> Vec<Params> {
+    let mut combos = vec![Params::new()];
+    for (k, vs) in values {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                vs.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.insert(k.clone(), v.clone());
+                    c
+                })
+            })
+            .collect();
+    }
+    combos
+}
+
+fn candidates(
+    model: &LabModel,
+    family: &Family,
+    tickets: &dyn TicketWriter,
+    topology: &str,
+    prefix: &str,
+) -> (Vec<Variant>, FamilyPlan) {
+    let (bindings, mut rejected) = bind::bind(model, &family.applies.target);
+    let conds: Vec<Condition> = family
+        .applies
+        .conditions
+        .iter()
+        .filter_map(|c| Condition::parse(c).ok())
+        .collect();
+    let bound = bindings.len();
+    let matching: Vec<&Binding> = bindings
+        .iter()
+        .filter(|b| conds.iter().all(|c| c.holds(&b.params)))
+        .collect();
+    let mut out = Vec::new();
+    for b in &matching {
+        for combo in value_combos(&family.values) {
+            let mut p = b.params.clone();
+            p.extend(combo);
+            match render_variant(family, &b.target, &p, topology, prefix, tickets) {
+                Ok(v) => out.push(v),
+                Err(e) => rejected.push(format!("{}: {e}", b.target)),
+            }
+        }
+    }
+    let empty_because = if !out.is_empty() {
+        None
+    } else if bound == 0 {
+        Some(format!(
+            "the lab has no {} ({})",
+            family.applies.target,
+            bind::target(&family.applies.target).map_or("", |t| t.about)
+        ))
+    } else if matching.is_empty() {
+        Some(format!(
+            "none of the {bound} {} target(s) meets `where` [{}]",
+            family.applies.target,
+            family.applies.conditions.join(", ")
+        ))
+    } else {
+        Some("every candidate was rejected (see rejected)".into())
+    };
+    let targets: BTreeSet<&str> = out.iter().map(|v| v.target.as_str()).collect();
+    let plan = FamilyPlan {
+        family: family.family.id.clone(),
+        layer: family.family.layer.clone(),
+        target: family.applies.target.clone(),
+        candidates: out.len(),
+        targets: targets.len(),
+        selected: 0,
+        empty_because,
+        rejected,
+    };
+    (out, plan)
+}
+
+/// Plans a run: candidates of every family on `model`, deduplicated, sampled and sharded.
+pub fn plan(
+    model: &LabModel,
+    families: &[Family],
+    opts: &GenOptions,
+    tickets: &dyn TicketWriter,
+) -> Result<Plan, UnknownFamilies> {
+    let known: Vec<String> = families.iter().map(|f| f.family.id.clone()).collect();
+    let unknown: Vec<String> = opts
+        .families
+        .iter()
+        .filter(|f| !known.contains(f))
+        .cloned()
+        .collect();
+    if !unknown.is_empty() {
+        return Err(UnknownFamilies { unknown, known });
+    }
+    let mut chosen: Vec<&Family> = families
+        .iter()
+        .filter(|f| opts.families.is_empty() || opts.families.contains(&f.family.id))
+        .collect();
+    chosen.sort_by(|a, b| a.family.id.cmp(&b.family.id));
+    let mut seen = BTreeSet::new();
+    let mut per_family = Vec::new();
+    let mut plans = Vec::new();
+    for f in chosen {
+        let (mut vs, mut p) = candidates(model, f, tickets, &model.topology, &opts.id_prefix);
+        vs.retain(|v| seen.insert(v.hash.clone()));
+        vs.sort_by(|a, b| a.id.cmp(&b.id));
+        p.candidates = vs.len();
+        let mut rng = SplitMix64::new(opts.seed ^ stable_hash(&f.family.id));
+        rng.shuffle(&mut vs);
+        per_family.push(vs);
+        plans.push(p);
+    }
+    let total: usize = per_family.iter().map(Vec::len).sum();
+    let want = opts.count.unwrap_or(total).min(total);
+    let mut selected = Vec::with_capacity(want);
+    let mut round = 0;
+    while selected.len() < want {
+        for (k, vs) in per_family.iter().enumerate() {
+            if selected.len() < want
+                && let Some(v) = vs.get(round)
+            {
+                selected.push(v.clone());
+                plans[k].selected += 1;
+            }
+        }
+        round += 1;
+    }
+    selected.sort_by(|a, b| a.id.cmp(&b.id));
+    let (k, n) = opts.shard;
+    let selected_total = selected.len();
+    let variants = selected
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| n <= 1 || i % n == k.saturating_sub(1))
+        .map(|(_, v)| v)
+        .collect();
+    Ok(Plan {
+        families: plans,
+        variants,
+        selected_total,
+    })
+}

@@ -1,0 +1,63 @@
+//! The append-only journal of a generation run: one JSON line per verified (or failed)
+//! variant, synced before the next variant starts, so a run stopped by a crash or Ctrl-C
+//! resumes where it stopped. `GENERATED.csv` is rebuilt from the journals.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The record of one variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Seed of the run that selected it.
+    pub seed: u64,
+    /// Scenario id.
+    pub id: String,
+    /// Family id.
+    pub family: String,
+    /// Topology.
+    pub topology: String,
+    /// Content hash.
+    pub hash: String,
+    /// `verified` or `failed`.
+    pub verdict: String,
+    /// Where it failed (`baseline`, `injection`, `verification`, `revert`, `deploy`), or empty.
+    #[serde(default)]
+    pub stage: String,
+    /// Why it failed, or notes (a fix that left differences behind).
+    #[serde(default)]
+    pub reason: String,
+    /// Seconds the verification took.
+    pub seconds: f64,
+}
+
+/// Reads a journal (a missing file is empty; unreadable lines — a line cut by a crash — are
+/// skipped). The last entry of an id wins.
+pub fn read(path: &Path) -> BTreeMap<String, Entry> {
+    let text =
+        faultbench_core::fsutil::read_regular_string_capped(path, 256 << 20).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
+        .map(|e| (e.id.clone(), e))
+        .collect()
+}
+
+/// Appends one entry and syncs it.
+pub fn append(path: &Path, e: &Entry) -> std::io::Result<()> {
+    let line = serde_json::to_string(e).map_err(std::io::Error::other)?;
+    faultbench_core::fsutil::append_line_synced(path, &line)
+}
+
+/// `GENERATED.csv` text for `entries` (sorted by id).
+pub fn index_csv(entries: &[Entry]) -> String {
+    let mut out = String::from("seed,id,family,topology,content_hash,verdict,seconds\n");
+    let mut sorted: Vec<&Entry> = entries.iter().collect();
+    sorted.sort_by(|a, b| (&a.topology, &a.id).cmp(&(&b.topology, &b.id)));
+    for e in sorted {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{:.1}\n",
+            e.seed, e.id, e.family, e.topology, e.hash, e.verdict, e.seconds
+        ));
+    }
+    out
+}
