@@ -11,7 +11,7 @@
 //! numbers are computed here, but nothing about them can be checked (no records, no
 //! signature). Each entry links to its run viewer (`faultbench view`), built under
 //! `bundles/<entry>/view/` from the bundle's members, written through
-//! [`OutputDir`](faultbench_core::output::OutputDir) (plain names only, never through a link).
+//! [`OutputDir`] (plain names only, never through a link).
 
 mod page;
 
