@@ -17,9 +17,11 @@
 //!   `/` (`r1/etc/frr/frr.conf` is `/etc/frr/frr.conf`), `/etc/frr` owned by `frr`, then
 //!   `shared.startup` and `<device>.startup` run with `bash -x` into `/var/log/startup.log`, then
 //!   the `exec` options, then `/tmp/EOS` is touched.
-//! - **Services**: `systemctl`, `service` and `/etc/init.d/*` work as in Kathará's images. FRR's
-//!   script starts the daemons its `daemons` file enables *without watchfrr*, so a killed daemon
-//!   stays dead; plain `vtysh` talks to the device's own FRR. dnsmasq, bind9, isc-dhcp-server,
+//! - **Services**: `systemctl`, `service` and `/etc/init.d/*` work as in Kathará's images.
+//!   `/etc/init.d/frr` is FRR's packaged script, as in Kathará's FRR image: it starts `watchfrr`
+//!   with the daemons its `daemons` file enables, watchfrr starts them and restarts any that
+//!   dies (after about 5 s), so a daemon-kill fault stops watchfrr first. Plain `vtysh` talks to
+//!   the device's own FRR. dnsmasq, bind9, isc-dhcp-server,
 //!   isc-dhcp-relay, keepalived, apache2, nginx run through their packaged init scripts.
 //!   The images' other conventions — ifupdown's `/etc/network/interfaces`, the Quagga image's
 //!   `/etc/init.d/quagga` (run by FRR's daemons) and `/etc/zebra`, `/etc/init.d/bind` — are in

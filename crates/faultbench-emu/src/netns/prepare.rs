@@ -6,7 +6,7 @@
 //!   sbin/                 mounted read-only at /usr/local/sbin in every device:
 //!                         systemctl, plus the kernel-emulation wrappers of `crate::shims`
 //!   image/etc/            a layer between the device's files and the host's /etc: the
-//!                         conventions of Kathará's images (init.d/frr without watchfrr,
+//!                         conventions of Kathará's images (FRR's packaged init.d/frr,
 //!                         init.d/quagga, init.d/bind, /etc/zebra…; see `image`)
 //!   trees/<device>/       a copy of the lab's <device>/ folder (Kathará copies it too, so
 //!                         editing the lab directory does not change a running lab)
