@@ -292,6 +292,10 @@ pub struct RunIdentity {
     pub reuse_labs: bool,
     /// Emulator (`netns`, `kathara`, `mock`).
     pub emulator: String,
+    /// How the emulator wires collision domains (`switch`, Kathará's, or `veth`); absent for
+    /// mock networks and in roots made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_model: Option<String>,
     /// The task ([`Task`](crate::task::Task): `diagnose`, the paper's, or `repair`): a root
     /// never mixes the two. Roots made before the repair task existed are `diagnose`.
     #[serde(default = "diagnose")]
@@ -595,6 +599,7 @@ impl RunIdentity {
             wall_clock_secs: 1800,
             reuse_labs: false,
             emulator: "mock".into(),
+            link_model: None,
             task: diagnose(),
             repair_persist: false,
             scenarios: ScenarioSet::from_files(files),

@@ -290,6 +290,11 @@ impl LabOrigin {
 pub struct DeployPhase {
     /// Emulator kind (`netns`, `kathara`, `mock`).
     pub emulator: String,
+    /// How the emulator wired collision domains ([`crate::emulator::LinkModel`]: `switch`,
+    /// Kathará's, or `veth`); empty in records made before it was recorded (those `netns`
+    /// runs wired two-member domains as veth pairs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub link_model: String,
     /// Lab instance name.
     pub lab_name: String,
     /// `fresh` (deployed for this run) or `reused` (kept from the previous run). Records
@@ -321,6 +326,8 @@ struct DeployPhaseFields {
     #[serde(default)]
     emulator: String,
     #[serde(default)]
+    link_model: String,
+    #[serde(default)]
     lab_name: String,
     #[serde(default)]
     lab: Option<LabOrigin>,
@@ -344,6 +351,7 @@ impl From<DeployPhaseFields> for DeployPhase {
     fn from(f: DeployPhaseFields) -> Self {
         DeployPhase {
             emulator: f.emulator,
+            link_model: f.link_model,
             lab_name: f.lab_name,
             lab: f.lab.unwrap_or(if f.warm {
                 LabOrigin::Reused

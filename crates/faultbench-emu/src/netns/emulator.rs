@@ -10,7 +10,7 @@ use super::ready::{self, Readiness, Watched};
 use super::seccomp;
 use super::state::{self, INIT_MARK, LabState, NodeState, Phase, ProcId, SETUP_ROOT};
 use super::topo::{BRIDGE, Node, Topology};
-use faultbench_core::emulator::{EmuError, Emulator, Lab, LabRequest};
+use faultbench_core::emulator::{EmuError, Emulator, Lab, LabRequest, LinkModel};
 use faultbench_core::lab::LabDir;
 use std::ffi::CString;
 use std::io::Write;
@@ -50,6 +50,7 @@ pub struct NetnsEmulator {
     settle_quiet: Duration,
     startup_timeout: Duration,
     output_cap: usize,
+    link_model: LinkModel,
 }
 
 impl Default for NetnsEmulator {
@@ -59,6 +60,7 @@ impl Default for NetnsEmulator {
             settle_quiet: Duration::from_millis(200),
             startup_timeout: Duration::from_secs(120),
             output_cap: exec::DEFAULT_OUTPUT_CAP,
+            link_model: LinkModel::Switch,
         }
     }
 }
@@ -73,6 +75,15 @@ impl NetnsEmulator {
     /// [`NetnsLab::readiness`] saying what did not settle).
     pub fn settle_cap(mut self, cap: Duration) -> Self {
         self.settle_cap = cap;
+        self
+    }
+
+    /// How collision domains are wired: [`LinkModel::Switch`] (the default, Kathará's: a
+    /// bridge per domain, so a device setting its interface down leaves the other members'
+    /// carrier up) or [`LinkModel::Veth`] (two-member domains as veth pairs, where the far
+    /// end loses carrier too).
+    pub fn link_model(mut self, model: LinkModel) -> Self {
+        self.link_model = model;
         self
     }
 
@@ -99,7 +110,7 @@ impl NetnsEmulator {
         timing("start");
         preflight()?;
         let lab = LabDir::load(&request.dir).map_err(|e| EmuError::InvalidLab(e.to_string()))?;
-        let topo = Topology::plan(&lab)?;
+        let topo = Topology::plan(&lab, self.link_model)?;
         // What the host cannot give this lab is named now, before anything exists.
         let caps = tokio::task::spawn_blocking(prepare::host_caps)
             .await
@@ -265,6 +276,10 @@ impl NetnsEmulator {
 impl Emulator for NetnsEmulator {
     fn kind(&self) -> &str {
         "netns"
+    }
+
+    fn link_model(&self) -> Option<LinkModel> {
+        Some(self.link_model)
     }
 
     async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {
