@@ -14,7 +14,7 @@
 //! is a sorted map) and MAC addresses (netns lets the kernel pick them at random, Kathará derives
 //! them from device and interface; lab.conf-given MACs are applied by both and would show
 //! elsewhere, e.g. in neighbour tables, which are not compared). A device process is compared by
-//! name and count; the reading shell itself is left out.
+//! name and count; the reading shell and its parent (a backend's exec wrapper) are left out.
 //!
 //! Routing converges at its own pace on each side, so a comparison that finds differences is
 //! repeated (bounded by [`ParityOptions::settle`]) and the last one is reported.
@@ -31,8 +31,10 @@ use std::time::{Duration, Instant};
 /// Everything an agent can observe that a [`faultbench_core::snapshot::Snapshot`] does not
 /// hold: every process name (not only known services), listening sockets with their owners,
 /// and FRR's routing table (`show ip route json`) where zebra runs. One `@@<part> <code>`
-/// marker after each part, as in the snapshot script.
-pub const PARITY_SCRIPT: &str = r#"frr=0; for d in /proc/[0-9]*; do [ "${d#/proc/}" = "$$" ] && continue; c=; read -r c < "$d/comm" 2>/dev/null || continue; echo "$c"; [ "$c" = zebra ] && frr=1; done; echo "@@processes 0"
+/// marker after each part, as in the snapshot script. The reading shell and the process that
+/// started it (a backend's exec wrapper, such as the `timeout` of a CLI-based exec; never the
+/// device's PID 1) are left out of the process list.
+pub const PARITY_SCRIPT: &str = r#"frr=0; up=$PPID; [ "$up" -gt 1 ] 2>/dev/null || up=0; for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = "$$" ] || [ "$p" = "$up" ] && continue; c=; read -r c < "$d/comm" 2>/dev/null || continue; echo "$c"; [ "$c" = zebra ] && frr=1; done; echo "@@processes 0"
 ss -Hlntup 2>&1; echo "@@listening $?"
 if [ $frr = 1 ]; then vtysh -c 'show ip route json' 2>&1; echo "@@frr_routes $?"; else echo "@@frr_routes absent"; fi
 "#;
