@@ -1,7 +1,7 @@
 //! `faultbench_emu::parity` on real labs: one lab on two netns instances shows no difference,
 //! and differences planted on one side are named (needs root, FRR).
 
-use faultbench_core::emulator::{Command, Emulator, LabRequest, LinkModel};
+use faultbench_core::emulator::{Command, Emulator, Lab, LabRequest, LinkModel};
 use faultbench_emu::netns::NetnsEmulator;
 use faultbench_emu::parity::{self, ParityOptions};
 use std::path::PathBuf;
@@ -90,9 +90,18 @@ async fn far_end_carrier_follows_the_link_model() {
     for (model, far_end_carrier) in [(LinkModel::Switch, true), (LinkModel::Veth, false)] {
         let lab = NetnsEmulator::new()
             .link_model(model)
-            .deploy(&LabRequest::new(simple_bgp()))
+            .deploy_lab(&LabRequest::new(simple_bgp()))
             .await
             .unwrap();
+        // The veth model is a deviation from Kathará, recorded in the lab's state.
+        assert_eq!(
+            lab.deviations()
+                .iter()
+                .any(|d| d.starts_with("link model veth")),
+            model == LinkModel::Veth,
+            "{:?}",
+            lab.deviations()
+        );
         let down = lab
             .exec("pc2", &Command::shell("ip link set eth0 down"), t)
             .await

@@ -191,7 +191,14 @@ impl NetnsEmulator {
                     shell: String::new(),
                 })
                 .collect(),
-            deviations: Vec::new(),
+            // Kathará wires every domain as a bridge: veth pairs deviate from it.
+            deviations: match self.link_model {
+                LinkModel::Switch => Vec::new(),
+                LinkModel::Veth => vec![
+                    "link model veth: two-member collision domains are veth pairs (on Kathará, bridges: a shut port leaves the far end's carrier up)".to_string(),
+                ],
+            },
+            link_model: Some(self.link_model),
         };
         let guard = DeployGuard(Some(st));
         guard
