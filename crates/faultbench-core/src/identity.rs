@@ -693,6 +693,29 @@ mod tests {
         assert_eq!(reconcile(Some(&a), true, &b, false).unwrap(), a);
     }
 
+    /// Runs of the two link models never share a root, and a root made before the model was
+    /// recorded (netns then wired two-member domains as veth pairs) is not taken for one.
+    #[test]
+    fn the_link_model_is_compared() {
+        let a = RunIdentity {
+            link_model: Some("switch".into()),
+            ..RunIdentity::example()
+        };
+        let veth = RunIdentity {
+            link_model: Some("veth".into()),
+            ..a.clone()
+        };
+        let shown: Vec<String> = a.differences(&veth).iter().map(|d| d.to_string()).collect();
+        assert_eq!(shown, ["link_model: stored switch, new veth"]);
+        let older = RunIdentity::example();
+        assert_eq!(older.differences(&a).len(), 1);
+        assert!(
+            !serde_json::to_string(&older)
+                .unwrap()
+                .contains("link_model")
+        );
+    }
+
     #[test]
     fn every_differing_field_is_listed_with_both_values() {
         let a = RunIdentity::example();

@@ -955,6 +955,29 @@ pub(crate) mod tests {
         assert!(back["phases"]["deploy"].get("warm").is_none());
     }
 
+    /// The link model is part of each record's deploy phase; records made before it was
+    /// recorded read with an empty one (and are written back without it).
+    #[test]
+    fn the_link_model_is_recorded_and_older_records_have_none() {
+        let mut r = record();
+        r.phases.deploy = Some(DeployPhase {
+            emulator: "netns".into(),
+            link_model: "veth".into(),
+            ..Default::default()
+        });
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["phases"]["deploy"]["link_model"], "veth");
+        let mut old = v.clone();
+        old["phases"]["deploy"]
+            .as_object_mut()
+            .unwrap()
+            .remove("link_model");
+        let back: RunRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(back.phases.deploy.as_ref().unwrap().link_model, "");
+        let again = serde_json::to_value(&back).unwrap();
+        assert!(again["phases"]["deploy"].get("link_model").is_none());
+    }
+
     #[test]
     fn rfc3339_dates() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
