@@ -1,8 +1,8 @@
 //! Parity between two emulators: does a lab look the same to an agent on both?
 //!
 //! An agent sees a device through commands: its processes, interfaces and carrier, addresses,
-//! kernel routes, FRR's routes, the FRR daemons that run, the sockets that listen, sysctls and
-//! packet filters. [`ParityState::read`] reads all of that from one device of a running lab —
+//! kernel routes, FRR's routes and running configuration, the FRR daemons that run, the
+//! sockets that listen, sysctls and packet filters. [`ParityState::read`] reads all of that from one device of a running lab —
 //! the state snapshot of [`faultbench_core::snapshot`] (through [`Lab::device_state`], so each
 //! backend reads it its fastest way) plus [`PARITY_SCRIPT`] for what a snapshot leaves out —
 //! and [`compare`] lists every difference between two labs of the same directory, device by
@@ -58,7 +58,7 @@ pub enum Observed {
 }
 
 /// The agent-observable state of one device, by aspect name (`processes`, `links`,
-/// `addresses`, `routes`, `frr_routes`, `frr_daemons`, `listening`, `sysctls`,
+/// `addresses`, `routes`, `frr_routes`, `frr_config`, `frr_daemons`, `listening`, `sysctls`,
 /// `packet_filter`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParityState {
@@ -80,6 +80,7 @@ impl ParityState {
             (Aspect::Routes, "routes"),
             (Aspect::Sysctls, "sysctls"),
             (Aspect::PacketFilter, "packet_filter"),
+            (Aspect::FrrConfig, "frr_config"),
         ] {
             let o = match snap.aspects.get(&aspect) {
                 Some(AspectState::Items(i)) if aspect == Aspect::Links => {
