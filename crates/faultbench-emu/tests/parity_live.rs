@@ -33,6 +33,31 @@ async fn netns_against_netns_shows_nothing_and_planted_differences_are_named() {
             .collect::<Vec<_>>()
     );
 
+    // As in a Kathará container, device processes lack CAP_SYS_PTRACE: `ss -p` names no owner
+    // for FRR's sockets (its daemons run as `frr`).
+    let t0 = Duration::from_secs(10);
+    let ss = a
+        .exec(
+            "router1",
+            &Command::shell("ss -Hltnp; grep CapBnd /proc/self/status"),
+            t0,
+        )
+        .await
+        .unwrap();
+    assert!(ss.stdout.contains(":179"), "{ss:?}");
+    assert!(!ss.stdout.contains("users:"), "{ss:?}");
+    let bnd = ss
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("CapBnd:"))
+        .map(|h| u64::from_str_radix(h.trim(), 16).unwrap())
+        .unwrap();
+    assert_eq!(
+        bnd & (1 << 19),
+        0,
+        "CAP_SYS_PTRACE still in the bounding set"
+    );
+
     // Plant: an extra address on router1 of b, and staticd stopped on router2 of b (watchfrr
     // first, or it would start staticd again).
     let t = Duration::from_secs(10);
