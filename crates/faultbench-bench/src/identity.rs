@@ -24,6 +24,8 @@ pub(crate) struct Settings<'a> {
     pub budget: Budget,
     pub reuse_labs: bool,
     pub emulator: &'a str,
+    /// How the emulator wires collision domains (`None` for mock networks).
+    pub link_model: Option<faultbench_core::emulator::LinkModel>,
     pub task: faultbench_core::task::Task,
     pub repair_persist: bool,
     pub scenarios: &'a [Arc<ScenarioFile>],
@@ -65,6 +67,7 @@ pub(crate) fn build(s: &Settings<'_>) -> RunIdentity {
         wall_clock_secs: s.budget.wall_clock_secs,
         reuse_labs: s.reuse_labs,
         emulator: s.emulator.to_string(),
+        link_model: s.link_model.map(|m| m.to_string()),
         task: s.task.to_string(),
         repair_persist: s.repair_persist,
         scenarios: ScenarioSet::of(&scenarios),

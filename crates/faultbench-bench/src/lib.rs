@@ -103,6 +103,9 @@ pub struct BenchSettings {
     pub judge_model: Option<String>,
     /// Emulator name (default `netns`).
     pub emulator: String,
+    /// How collision domains are wired (default: Kathará's, a bridge per domain; recorded in
+    /// the run identity and every run record).
+    pub link_model: faultbench_core::emulator::LinkModel,
     /// Isolated labs run in parallel (default 1).
     pub jobs: usize,
     /// Where runs are archived (default `runs`).
@@ -153,6 +156,7 @@ impl Default for BenchSettings {
             judge: "rubric".into(),
             judge_model: None,
             emulator: "netns".into(),
+            link_model: Default::default(),
             jobs: 1,
             runs_root: "runs".into(),
             resume: false,

@@ -96,6 +96,8 @@ pub(crate) fn prepare(bench: &Bench) -> Result<Prepared, BenchError> {
         budget: s.budget,
         reuse_labs: s.reuse_labs,
         emulator: &s.emulator,
+        // Mock networks have no wired links.
+        link_model: (s.emulator != "mock").then_some(s.link_model),
         task: s.task,
         repair_persist: s.repair_persist,
         scenarios: &scenarios,
@@ -233,7 +235,7 @@ impl Prepared {
                 s.runs_root.display()
             ));
         }
-        let emulator = resolve::emulator(&self.registries, &s.emulator)?;
+        let emulator = resolve::emulator(&self.registries, &s.emulator, s.link_model)?;
         if s.resume && s.emulator == "netns" {
             // Labs a killed bench left behind.
             for (lab, why) in &faultbench_emu::netns::gc().removed {

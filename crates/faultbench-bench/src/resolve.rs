@@ -54,9 +54,14 @@ impl Default for Registries {
 
 /// The emulator named `name`. Kathará is configured by the TOML file in
 /// `FAULTBENCH_KATHARA_CONFIG` if set.
-pub(crate) fn emulator(reg: &Registries, name: &str) -> Result<Arc<dyn Emulator>, BenchError> {
+pub(crate) fn emulator(
+    reg: &Registries,
+    name: &str,
+    link_model: faultbench_core::emulator::LinkModel,
+) -> Result<Arc<dyn Emulator>, BenchError> {
     let opts = EmulatorOptions {
         kathara_config: std::env::var_os("FAULTBENCH_KATHARA_CONFIG").map(Into::into),
+        link_model,
     };
     Ok(reg.emulators.build(name, &opts)?)
 }

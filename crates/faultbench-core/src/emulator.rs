@@ -138,6 +138,52 @@ impl ExecOutput {
     }
 }
 
+/// How a lab's collision domains are wired.
+///
+/// On Kathará every collision domain is a Docker network, a Linux bridge: a device that sets
+/// its interface down leaves the carrier of the other members up (a switch port stays up).
+/// [`LinkModel::Switch`] reproduces that and is the default; [`LinkModel::Veth`] wires a
+/// two-member domain as a bare veth pair, where one end going down drops the other's carrier
+/// (a back-to-back cable), which only the `netns` backend can do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkModel {
+    /// Every collision domain is a bridge (Kathará's model).
+    #[default]
+    Switch,
+    /// Two-member collision domains are veth pairs; larger ones are bridges.
+    Veth,
+}
+
+impl LinkModel {
+    /// `switch` or `veth`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkModel::Switch => "switch",
+            LinkModel::Veth => "veth",
+        }
+    }
+}
+
+impl fmt::Display for LinkModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for LinkModel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "switch" => Ok(LinkModel::Switch),
+            "veth" => Ok(LinkModel::Veth),
+            other => Err(format!(
+                "unknown link model `{other}` (expected `switch`, Kathará's, or `veth`)"
+            )),
+        }
+    }
+}
+
 /// What to deploy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LabRequest {
@@ -260,4 +306,10 @@ pub trait Emulator: Send + Sync {
 
     /// Brings a lab up and waits (bounded) until its startups have run and routing settled.
     async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError>;
+
+    /// How this emulator wires collision domains (recorded with every run); `None` for a
+    /// backend without real links (a mock network answers from its model).
+    fn link_model(&self) -> Option<LinkModel> {
+        None
+    }
 }

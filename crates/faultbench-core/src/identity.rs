@@ -292,6 +292,10 @@ pub struct RunIdentity {
     pub reuse_labs: bool,
     /// Emulator (`netns`, `kathara`, `mock`).
     pub emulator: String,
+    /// How the emulator wires collision domains (`switch`, Kathará's, or `veth`); absent for
+    /// mock networks and in roots made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_model: Option<String>,
     /// The task ([`Task`](crate::task::Task): `diagnose`, the paper's, or `repair`): a root
     /// never mixes the two. Roots made before the repair task existed are `diagnose`.
     #[serde(default = "diagnose")]
@@ -595,6 +599,7 @@ impl RunIdentity {
             wall_clock_secs: 1800,
             reuse_labs: false,
             emulator: "mock".into(),
+            link_model: None,
             task: diagnose(),
             repair_persist: false,
             scenarios: ScenarioSet::from_files(files),
@@ -686,6 +691,29 @@ mod tests {
         b.created_at = "2030-01-01T00:00:00Z".into();
         assert!(a.differences(&b).is_empty());
         assert_eq!(reconcile(Some(&a), true, &b, false).unwrap(), a);
+    }
+
+    /// Runs of the two link models never share a root, and a root made before the model was
+    /// recorded (netns then wired two-member domains as veth pairs) is not taken for one.
+    #[test]
+    fn the_link_model_is_compared() {
+        let a = RunIdentity {
+            link_model: Some("switch".into()),
+            ..RunIdentity::example()
+        };
+        let veth = RunIdentity {
+            link_model: Some("veth".into()),
+            ..a.clone()
+        };
+        let shown: Vec<String> = a.differences(&veth).iter().map(|d| d.to_string()).collect();
+        assert_eq!(shown, ["link_model: stored switch, new veth"]);
+        let older = RunIdentity::example();
+        assert_eq!(older.differences(&a).len(), 1);
+        assert!(
+            !serde_json::to_string(&older)
+                .unwrap()
+                .contains("link_model")
+        );
     }
 
     #[test]

@@ -262,6 +262,11 @@ impl LabOrigin {
 pub struct DeployPhase {
     /// Emulator kind (`netns`, `kathara`, `mock`).
     pub emulator: String,
+    /// How the emulator wired collision domains ([`crate::emulator::LinkModel`]: `switch`,
+    /// Kathará's, or `veth`); empty in records made before it was recorded (those `netns`
+    /// runs wired two-member domains as veth pairs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub link_model: String,
     /// Lab instance name.
     pub lab_name: String,
     /// `fresh` (deployed for this run) or `reused` (kept from the previous run). Records
@@ -297,6 +302,8 @@ struct DeployPhaseFields {
     #[serde(default)]
     emulator: String,
     #[serde(default)]
+    link_model: String,
+    #[serde(default)]
     lab_name: String,
     #[serde(default)]
     lab: Option<LabOrigin>,
@@ -322,6 +329,7 @@ impl From<DeployPhaseFields> for DeployPhase {
     fn from(f: DeployPhaseFields) -> Self {
         DeployPhase {
             emulator: f.emulator,
+            link_model: f.link_model,
             lab_name: f.lab_name,
             lab: f.lab.unwrap_or(if f.warm {
                 LabOrigin::Reused
@@ -947,6 +955,29 @@ pub(crate) mod tests {
         let back = serde_json::to_value(&old).unwrap();
         assert_eq!(back["phases"]["deploy"]["lab"], "reused");
         assert!(back["phases"]["deploy"].get("warm").is_none());
+    }
+
+    /// The link model is part of each record's deploy phase; records made before it was
+    /// recorded read with an empty one (and are written back without it).
+    #[test]
+    fn the_link_model_is_recorded_and_older_records_have_none() {
+        let mut r = record();
+        r.phases.deploy = Some(DeployPhase {
+            emulator: "netns".into(),
+            link_model: "veth".into(),
+            ..Default::default()
+        });
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["phases"]["deploy"]["link_model"], "veth");
+        let mut old = v.clone();
+        old["phases"]["deploy"]
+            .as_object_mut()
+            .unwrap()
+            .remove("link_model");
+        let back: RunRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(back.phases.deploy.as_ref().unwrap().link_model, "");
+        let again = serde_json::to_value(&back).unwrap();
+        assert!(again["phases"]["deploy"].get("link_model").is_none());
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! - [`hostcaps`] and [`shims`]: what this kernel can do, and faithful emulations of what it
 //!   cannot (VLAN sub-interfaces, dummy interfaces, netem loss, …) inside devices;
 //! - [`kathara`]: the same labs on Kathará (Docker or Kubernetes) through its CLI;
-//! - [`tools`]: NIKA's 22 troubleshooting tools over any [`faultbench_core::Lab`].
+//! - [`tools`]: NIKA's 22 troubleshooting tools over any [`faultbench_core::Lab`];
+//! - [`parity`]: what an agent could tell apart between one lab on two emulators.
 
 #[cfg(feature = "netns")]
 pub mod hostcaps;
@@ -17,6 +18,7 @@ pub mod kathara;
 pub mod mock;
 #[cfg(feature = "netns")]
 pub mod netns;
+pub mod parity;
 pub mod registry;
 #[cfg(feature = "netns")]
 pub mod shims;

@@ -13,7 +13,7 @@
 //! # }
 //! ```
 
-use faultbench_core::emulator::Emulator;
+use faultbench_core::emulator::{EmuError, Emulator, LinkModel};
 use faultbench_core::registry::Registry;
 use std::path::PathBuf;
 
@@ -23,6 +23,9 @@ pub struct EmulatorOptions {
     /// The Kathará configuration file (TOML); `None`: defaults (Docker manager, `kathara`
     /// found on `PATH` or as `python3 -m kathara`).
     pub kathara_config: Option<PathBuf>,
+    /// How collision domains are wired: Kathará's bridge per domain (default), or veth pairs
+    /// for two-member domains (`netns` only; Kathará refuses it).
+    pub link_model: LinkModel,
 }
 
 /// Emulators by name, built with [`EmulatorOptions`].
@@ -39,13 +42,23 @@ pub fn builtin_emulators() -> EmulatorRegistry {
     #[cfg(feature = "mock")]
     r.emulator("mock", crate::mock::MockEmulator::new);
     #[cfg(feature = "netns")]
-    r.register("netns", |_| {
+    r.register("netns", |o: &EmulatorOptions| {
         crate::netns::preflight()?;
-        Ok(std::sync::Arc::new(crate::netns::NetnsEmulator::new()) as std::sync::Arc<dyn Emulator>)
+        Ok(
+            std::sync::Arc::new(crate::netns::NetnsEmulator::new().link_model(o.link_model))
+                as std::sync::Arc<dyn Emulator>,
+        )
     });
     #[cfg(feature = "kathara")]
     r.register("kathara", |o: &EmulatorOptions| {
         use crate::kathara::KatharaEmulator;
+        if o.link_model != LinkModel::Switch {
+            return Err(EmuError::Unsupported {
+                feature: format!("link model `{}`", o.link_model),
+                reason: "every Kathará collision domain is a bridge; use the netns emulator for veth pairs".into(),
+            }
+            .into());
+        }
         let emu = match &o.kathara_config {
             Some(path) => KatharaEmulator::from_config_file(path)?,
             None => KatharaEmulator::new(Default::default())?,

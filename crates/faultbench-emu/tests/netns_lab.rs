@@ -214,10 +214,15 @@ async fn ospf_bgp_lab_converges_serves_breaks_heals_and_leaves_nothing() {
         .contains("r2")
     );
 
-    // Fault: ospfd killed on r2. Without watchfrr it stays dead; r1 loses r2's loopback, so the
-    // iBGP session and with it the route to LAN3 go away.
+    // Fault: watchfrr, then ospfd killed on r2 (with watchfrr alive, ospfd would be back in
+    // ~5 s). It stays dead; r1 loses r2's loopback, so the iBGP session and with it the route
+    // to LAN3 go away.
     let out = lab
-        .exec("r2", &Command::shell("pkill -9 ospfd"), T)
+        .exec(
+            "r2",
+            &Command::shell("pkill -9 watchfrr; pkill -9 ospfd"),
+            T,
+        )
         .await
         .unwrap();
     assert!(out.success(), "{out:?}");
@@ -247,9 +252,10 @@ async fn ospf_bgp_lab_converges_serves_breaks_heals_and_leaves_nothing() {
         .unwrap();
     assert!(!status.stdout.contains("ospfd"), "{}", status.stdout);
 
-    // Revert: start the one daemon again (FRR re-applies its part of frr.conf).
+    // Revert: FRR's init script starts watchfrr again, which starts the missing daemon and
+    // applies its part of frr.conf.
     let out = lab
-        .exec("r2", &Command::shell("/etc/init.d/frr start ospfd"), T)
+        .exec("r2", &Command::shell("/etc/init.d/frr start"), T)
         .await
         .unwrap();
     assert!(out.success(), "{out:?}");

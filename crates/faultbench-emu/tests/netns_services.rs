@@ -186,12 +186,17 @@ async fn frr_is_controlled_like_in_kathara_images() {
         .deploy_lab(&LabRequest::new(dir.path()))
         .await
         .unwrap();
-    // The daemons file decides; zebra and staticd always run; no watchfrr.
+    // The daemons file decides; zebra and staticd always run; watchfrr watches them, started
+    // by FRR's packaged init script as in Kathará's FRR image.
     let ps = run(&lab, "r1", "ps -e -o comm=").await.stdout;
-    for d in ["zebra", "ospfd", "ripd", "staticd"] {
+    for d in ["watchfrr", "zebra", "ospfd", "ripd", "staticd"] {
         assert!(ps.lines().any(|l| l == d), "{d} missing on r1: {ps}");
     }
-    assert!(!ps.contains("watchfrr"), "{ps}");
+    let args = run(&lab, "r1", "ps -o args= -C watchfrr").await.stdout;
+    assert!(
+        args.contains("watchfrr -d -F traditional zebra ripd ospfd staticd"),
+        "{args}"
+    );
     let ps2 = run(&lab, "r2", "ps -e -o comm=").await.stdout;
     assert!(ps2.contains("zebra") && !ps2.contains("ospfd"), "{ps2}");
     // Startup `vtysh -c` configuration reached the device's own ospfd; the host's frr.conf did
@@ -212,21 +217,47 @@ async fn frr_is_controlled_like_in_kathara_images() {
         run(&lab, "r1", "stat -c %U /etc/frr/daemons").await.stdout,
         "frr\n"
     );
-    // Stop one daemon, start it again, stop all.
-    assert!(run(&lab, "r1", "/etc/init.d/frr stop ripd").await.success());
-    assert!(!run(&lab, "r1", "pgrep -x ripd").await.success());
-    assert!(run(&lab, "r1", "pgrep -x ospfd").await.success());
+    // A killed daemon comes back: watchfrr restarts it (after about 5 s).
+    assert!(run(&lab, "r1", "pkill -9 -x ripd").await.success());
+    assert!(
+        run(
+            &lab,
+            "r1",
+            "for i in $(seq 100); do pgrep -x ripd && exit 0; sleep 0.2; done; exit 1"
+        )
+        .await
+        .success(),
+        "watchfrr did not restart ripd"
+    );
+    // With watchfrr killed first it stays down, and the packaged script's status says so.
+    assert!(
+        run(
+            &lab,
+            "r1",
+            "pkill -9 -x watchfrr; pkill -9 -x ripd; sleep 7; ! pgrep -x ripd"
+        )
+        .await
+        .success()
+    );
     let st = run(&lab, "r1", "/etc/init.d/frr status").await;
     assert_eq!(
         st.exit_code,
         Some(1),
         "status must report the stopped daemon: {st:?}"
     );
+    // `start` brings watchfrr back, which starts the missing daemon and leaves the others.
+    let zebra = run(&lab, "r1", "pgrep -x zebra").await.stdout;
     assert!(
-        run(&lab, "r1", "/etc/init.d/frr start ripd && pgrep -x ripd")
-            .await
-            .success()
+        run(
+            &lab,
+            "r1",
+            "/etc/init.d/frr start && for i in $(seq 50); do pgrep -x ripd && exit 0; sleep 0.2; done; exit 1"
+        )
+        .await
+        .success()
     );
+    assert!(run(&lab, "r1", "pgrep -x watchfrr").await.success());
+    assert_eq!(run(&lab, "r1", "pgrep -x zebra").await.stdout, zebra);
     assert!(run(&lab, "r1", "systemctl stop frr").await.success());
     assert_eq!(
         run(&lab, "r1", "systemctl is-active frr").await.stdout,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 mod bench;
 mod kathara;
+mod parity;
 mod snapshot;
 mod up;
 
@@ -52,6 +53,9 @@ pub enum LabCmd {
     Bench(bench::Args),
     /// Take the state snapshot the benchmark takes around each agent; time it; compare two.
     Snapshot(snapshot::Args),
+    /// Bring a lab up on two emulators (default netns and kathara) and print every difference
+    /// an agent could observe; exit 1 on any.
+    Parity(parity::Args),
 }
 
 /// `faultbench lab gc`.
@@ -148,6 +152,14 @@ pub async fn run(cmd: LabCmd) -> anyhow::Result<ExitCode> {
         }
         LabCmd::Verify(a) => verify_cmd(a).await,
         LabCmd::Snapshot(a) => snapshot::run(a).await,
+        // Dropping the comparison on a signal drops both labs, which tears them down.
+        LabCmd::Parity(a) => tokio::select! {
+            r = parity::run(a) => r,
+            _ = interrupted() => {
+                errln!("interrupted: the labs being compared were torn down");
+                Ok(ExitCode::from(130))
+            }
+        },
         // Dropping the bench on a signal drops its lab, which tears it down.
         LabCmd::Bench(a) => tokio::select! {
             r = bench::run(a) => r,

@@ -14,7 +14,7 @@ use anyhow::Context;
 use faultbench_core::check::{
     CheckOptions, CheckOutcome, ScenarioCheck, SharedLab, check_scenario, check_sharing,
 };
-use faultbench_core::emulator::Emulator;
+use faultbench_core::emulator::{Emulator, LinkModel};
 use faultbench_core::inject::VerifyRetry;
 use faultbench_core::lab::TopologyResolver;
 use faultbench_core::phases::PhaseOptions;
@@ -47,6 +47,11 @@ pub struct CheckArgs {
     /// Labs to run at the same time (each one is isolated).
     #[arg(long, short = 'j', default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
+    /// How collision domains are wired: `switch` (default, Kathará's: a bridge per domain, so
+    /// a device setting its interface down leaves the far end's carrier up) or `veth` (two-member
+    /// domains as veth pairs, where the far end loses carrier too).
+    #[arg(long, value_name = "MODEL", default_value_t = LinkModel::Switch)]
+    pub link_model: LinkModel,
     /// A folder of topologies searched before the default ones (repeatable).
     #[arg(long = "topologies", value_name = "DIR")]
     pub topologies: Vec<PathBuf>,
@@ -85,8 +90,16 @@ pub async fn run(cmd: ScenarioCmd) -> anyhow::Result<ExitCode> {
 
 /// The backend labs are deployed on: Linux namespaces with real FRR and services (root), or
 /// Kathará built as `faultbench bench --emulator kathara` builds it.
-fn emulator(backend: super::lab::Backend) -> anyhow::Result<Arc<dyn Emulator>> {
+fn emulator(
+    backend: super::lab::Backend,
+    link_model: LinkModel,
+) -> anyhow::Result<Arc<dyn Emulator>> {
     if backend == super::lab::Backend::Kathara {
+        if link_model != LinkModel::Switch {
+            anyhow::bail!(
+                "--link-model {link_model} is a netns option: every Kathará collision domain is a switch (drop the flag or use --emulator netns)"
+            );
+        }
         let emu = faultbench_emu::kathara::KatharaEmulator::from_env()
             .map_err(|e| anyhow::anyhow!("{e}"))
             .context("the Kathará emulator cannot run here (see `faultbench doctor`)")?;
@@ -94,7 +107,9 @@ fn emulator(backend: super::lab::Backend) -> anyhow::Result<Arc<dyn Emulator>> {
     }
     faultbench_emu::netns::preflight()
         .context("the netns emulator cannot run here (it needs root and the lab packages; see `faultbench doctor`)")?;
-    Ok(Arc::new(faultbench_emu::netns::NetnsEmulator::new()))
+    Ok(Arc::new(
+        faultbench_emu::netns::NetnsEmulator::new().link_model(link_model),
+    ))
 }
 
 async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -108,7 +123,10 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         );
         resolver = resolver.prepend_root(root);
     }
-    let emulator = Arc::new(TrackingEmulator::new(emulator(args.emulator)?));
+    let emulator = Arc::new(TrackingEmulator::new(emulator(
+        args.emulator,
+        args.link_model,
+    )?));
     let defaults = CheckOptions::default();
     let baseline_wait = Duration::from_secs(args.baseline_timeout);
     let opts = CheckOptions {

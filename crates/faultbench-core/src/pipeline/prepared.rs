@@ -117,11 +117,15 @@ impl PreparedLab {
         plan: Arc<LabPlan>,
         topology: String,
         ready: ReadyLab,
-        emulator: &str,
+        emulator: &dyn Emulator,
     ) -> Self {
         PreparedLab {
             deploy: DeployPhase {
-                emulator: emulator.to_string(),
+                emulator: emulator.kind().to_string(),
+                link_model: emulator
+                    .link_model()
+                    .map(|m| m.to_string())
+                    .unwrap_or_default(),
                 lab_name: ready.lab.name().to_string(),
                 lab: LabOrigin::Reused,
                 ok: true,
@@ -204,6 +208,11 @@ impl LabPreparer {
             plan: None,
             deploy: DeployPhase {
                 emulator: self.emulator.kind().to_string(),
+                link_model: self
+                    .emulator
+                    .link_model()
+                    .map(|m| m.to_string())
+                    .unwrap_or_default(),
                 lab: LabOrigin::Fresh,
                 started_unix_ms: unix_ms(),
                 ..Default::default()

@@ -334,7 +334,7 @@ async fn revert_and_keep(
             plan,
             prepared.topology().to_string(),
             ready,
-            runner.emulator.kind(),
+            runner.emulator.as_ref(),
         );
         if let Some(old) = runner.warm.lock().await.replace(kept) {
             old.release().await;

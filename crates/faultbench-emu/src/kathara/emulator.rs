@@ -461,6 +461,11 @@ impl Emulator for KatharaEmulator {
         "kathara"
     }
 
+    /// Every Kathará collision domain is a Docker network: a bridge.
+    fn link_model(&self) -> Option<faultbench_core::emulator::LinkModel> {
+        Some(faultbench_core::emulator::LinkModel::Switch)
+    }
+
     async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {
         Ok(Arc::new(self.deploy_lab(request).await?))
     }

@@ -10,7 +10,7 @@ use super::ready::{self, Readiness, Watched};
 use super::seccomp;
 use super::state::{self, INIT_MARK, LabState, NodeState, Phase, ProcId, SETUP_ROOT};
 use super::topo::{BRIDGE, Node, Topology};
-use faultbench_core::emulator::{EmuError, Emulator, Lab, LabRequest};
+use faultbench_core::emulator::{EmuError, Emulator, Lab, LabRequest, LinkModel};
 use faultbench_core::lab::LabDir;
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -51,6 +51,7 @@ pub struct NetnsEmulator {
     settle_quiet: Duration,
     startup_timeout: Duration,
     output_cap: usize,
+    link_model: LinkModel,
 }
 
 impl Default for NetnsEmulator {
@@ -60,6 +61,7 @@ impl Default for NetnsEmulator {
             settle_quiet: Duration::from_millis(200),
             startup_timeout: Duration::from_secs(120),
             output_cap: exec::DEFAULT_OUTPUT_CAP,
+            link_model: LinkModel::Switch,
         }
     }
 }
@@ -74,6 +76,15 @@ impl NetnsEmulator {
     /// [`NetnsLab::readiness`] saying what did not settle).
     pub fn settle_cap(mut self, cap: Duration) -> Self {
         self.settle_cap = cap;
+        self
+    }
+
+    /// How collision domains are wired: [`LinkModel::Switch`] (the default, Kathará's: a
+    /// bridge per domain, so a device setting its interface down leaves the other members'
+    /// carrier up) or [`LinkModel::Veth`] (two-member domains as veth pairs, where the far
+    /// end loses carrier too).
+    pub fn link_model(mut self, model: LinkModel) -> Self {
+        self.link_model = model;
         self
     }
 
@@ -100,7 +111,7 @@ impl NetnsEmulator {
         timing("start");
         preflight()?;
         let lab = LabDir::load(&request.dir).map_err(|e| EmuError::InvalidLab(e.to_string()))?;
-        let topo = Topology::plan(&lab)?;
+        let topo = Topology::plan(&lab, self.link_model)?;
         // What the host cannot give this lab is named now, before anything exists.
         let caps = tokio::task::spawn_blocking(prepare::host_caps)
             .await
@@ -181,7 +192,14 @@ impl NetnsEmulator {
                     shell: String::new(),
                 })
                 .collect(),
-            deviations: Vec::new(),
+            // Kathará wires every domain as a bridge: veth pairs deviate from it.
+            deviations: match self.link_model {
+                LinkModel::Switch => Vec::new(),
+                LinkModel::Veth => vec![
+                    "link model veth: two-member collision domains are veth pairs (on Kathará, bridges: a shut port leaves the far end's carrier up)".to_string(),
+                ],
+            },
+            link_model: Some(self.link_model),
         };
         let guard = DeployGuard(Some(st));
         guard
@@ -281,6 +299,10 @@ impl NetnsEmulator {
 impl Emulator for NetnsEmulator {
     fn kind(&self) -> &str {
         "netns"
+    }
+
+    fn link_model(&self) -> Option<LinkModel> {
+        Some(self.link_model)
     }
 
     async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {

@@ -83,8 +83,8 @@ pub(crate) fn interactive_command(
     Ok(cmd)
 }
 
-/// In the forked child: join the device's namespaces, fork into its PID namespace, install the
-/// filter. The intermediate process waits and mirrors the command's exit status.
+/// In the forked child: join the device's namespaces, fork into its PID namespace, drop the
+/// capabilities a container lacks, install the filter. The intermediate process waits and mirrors the command's exit status.
 fn enter(ns_fds: &[i32], filter: &[seccomp::SockFilter]) -> std::io::Result<()> {
     // SAFETY: (the whole function) async-signal-safe system calls only.
     unsafe {
@@ -119,6 +119,7 @@ fn enter(ns_fds: &[i32], filter: &[seccomp::SockFilter]) -> std::io::Result<()> 
             libc::kill(libc::getpid(), sig);
             libc::_exit(128 + sig);
         }
+        seccomp::drop_container_caps()?;
         seccomp::install(filter)
     }
 }

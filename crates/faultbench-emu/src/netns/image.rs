@@ -7,7 +7,7 @@
 //!
 //! | path | image it mirrors | what it is |
 //! |---|---|---|
-//! | `init.d/frr` | `kathara/frr` | FRR's daemons without watchfrr (faultbench's script) |
+//! | `init.d/frr` | `kathara/frr` | FRR's packaged init script (`frrinit.sh`): `watchfrr` starts and watches the daemons |
 //! | `frr/vtysh.conf`, no `frr/frr.conf` | `kathara/frr` | per-daemon `write memory`; the host's default config hidden |
 //! | `init.d/quagga`, `init.d/zebra` → `quagga` | `kathara/quagga` | Quagga's init script, run by FRR's daemons |
 //! | `init.d/ospfd`, `bgpd`, `ripd` → `quagga` | netkit-era images | one Quagga daemon |
@@ -23,7 +23,12 @@ use std::io;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
-const FRR_INIT: &str = include_str!("scripts/frr.init");
+/// FRR's packaged init script, which Debian's package also installs as `/etc/init.d/frr` and
+/// Kathará's FRR image runs: `start` launches `watchfrr` with the enabled daemons, and watchfrr
+/// starts them, applies `frr.conf` per daemon and restarts any that dies (after about 5 s).
+/// Copied from `/usr/lib/frr` rather than relying on the host's `/etc/init.d/frr`, which an
+/// administrator may have edited or removed.
+pub(crate) const PACKAGED_FRR_INIT: &str = "/usr/lib/frr/frrinit.sh";
 const QUAGGA_INIT: &str = include_str!("scripts/quagga.init");
 /// vtysh.conf of Kathará's FRR image: per-daemon `write memory`, like the image.
 const VTYSH_CONF: &str = "no service integrated-vtysh-config\n";
@@ -72,7 +77,9 @@ fn whiteout(path: &Path) -> io::Result<()> {
 /// `/etc`) for what to hide and which bind9 script exists.
 pub(crate) fn write(image: &Path, host_etc: &Path) -> io::Result<()> {
     let etc = image.join("etc");
-    write_mode(&etc.join("init.d/frr"), FRR_INIT, 0o755)?;
+    if let Ok(text) = std::fs::read_to_string(PACKAGED_FRR_INIT) {
+        write_mode(&etc.join("init.d/frr"), &text, 0o755)?;
+    }
     write_mode(&etc.join("frr/vtysh.conf"), VTYSH_CONF, 0o644)?;
     // Kathará's FRR image ships without frr.conf; the host's default one must not leak in.
     whiteout(&etc.join("frr/frr.conf"))?;

@@ -456,6 +456,9 @@ unsafe fn child_main(
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        if super::seccomp::drop_container_caps().is_err() {
+            fail(EXEC_STEP, errno());
+        }
         if !plan.filter.is_empty() && super::seccomp::install(&plan.filter).is_err() {
             fail(EXEC_STEP, errno());
         }

@@ -69,7 +69,7 @@ impl NetnsLab {
 
     /// Records that the lab was deployed from a modified copy of `source` (e.g. with fast
     /// timers): the state then names `source` as the lab's directory, where its baseline and
-    /// files are, and lists `deviations`.
+    /// files are, and adds `deviations` to those of the deploy (such as the link model).
     pub fn record_deviations(
         &self,
         source: &std::path::Path,
@@ -77,7 +77,7 @@ impl NetnsLab {
     ) -> Result<(), EmuError> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.dir = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
-        st.deviations = deviations;
+        st.deviations.extend(deviations);
         st.save()
             .map_err(|e| EmuError::Other(format!("cannot save lab state: {e}")))
     }

@@ -9,17 +9,20 @@
 //!   (the device's files over the host's), `/tmp`, `/run`, `/root`… are its own tmpfs, and `/proc`
 //!   and `/sys` show only the device. `ps` lists the device's processes; `kill -9 -1` reaches
 //!   nothing else. See `layout` for the exact file system and `init` for how it is built.
-//! - **A collision domain** with two members is a veth pair; otherwise it is a bridge in a
-//!   switch namespace of its own. Interfaces are `eth0`, `eth1`, … in lab.conf order. Nothing is
-//!   created in the host's network namespace. See `topo`.
+//! - **A collision domain** is a bridge in a switch namespace of its own, as on Kathará (one
+//!   member going down leaves the others' carrier up); with [`LinkModel::Veth`] a two-member
+//!   domain is a veth pair instead. Interfaces are `eth0`, `eth1`, … in lab.conf order.
+//!   Nothing is created in the host's network namespace. See `topo`.
 //! - **Kathará's runtime** is mimicked: IPv4 forwarding on, `rp_filter` off, IPv6 off (unless
 //!   `ipv6=true`), `/proc/sys` read-only (unless `privileged=true`), the device tree copied over
 //!   `/` (`r1/etc/frr/frr.conf` is `/etc/frr/frr.conf`), `/etc/frr` owned by `frr`, then
 //!   `shared.startup` and `<device>.startup` run with `bash -x` into `/var/log/startup.log`, then
 //!   the `exec` options, then `/tmp/EOS` is touched.
-//! - **Services**: `systemctl`, `service` and `/etc/init.d/*` work as in Kathará's images. FRR's
-//!   script starts the daemons its `daemons` file enables *without watchfrr*, so a killed daemon
-//!   stays dead; plain `vtysh` talks to the device's own FRR. dnsmasq, bind9, isc-dhcp-server,
+//! - **Services**: `systemctl`, `service` and `/etc/init.d/*` work as in Kathará's images.
+//!   `/etc/init.d/frr` is FRR's packaged script, as in Kathará's FRR image: it starts `watchfrr`
+//!   with the daemons its `daemons` file enables, watchfrr starts them and restarts any that
+//!   dies (after about 5 s), so a daemon-kill fault stops watchfrr first. Plain `vtysh` talks to
+//!   the device's own FRR. dnsmasq, bind9, isc-dhcp-server,
 //!   isc-dhcp-relay, keepalived, apache2, nginx run through their packaged init scripts.
 //!   The images' other conventions — ifupdown's `/etc/network/interfaces`, the Quagga image's
 //!   `/etc/init.d/quagga` (run by FRR's daemons) and `/etc/zebra`, `/etc/init.d/bind` — are in
@@ -68,6 +71,8 @@ pub use ready::{DeviceSocket, ProtocolItem, Readiness, vty_command, vty_enable_c
 pub use requirements::{Requirement, has_overlayfs, install_command, requirements};
 pub use state::{InstanceNameError, LABS_DIR, LabState, NodeState, Phase, ProcId, check_name};
 
+#[cfg(doc)]
+use faultbench_core::emulator::LinkModel;
 use faultbench_core::emulator::{EmuError, Lab};
 use std::sync::Arc;
 

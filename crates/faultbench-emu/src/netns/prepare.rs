@@ -7,7 +7,7 @@
 //!                         systemctl, the routing daemons by name (`zebra` … → the Quagga
 //!                         init script), plus the kernel-emulation wrappers of `crate::shims`
 //!   image/etc/            a layer between the device's files and the host's /etc: the
-//!                         conventions of Kathará's images (init.d/frr without watchfrr,
+//!                         conventions of Kathará's images (FRR's packaged init.d/frr,
 //!                         init.d/quagga, init.d/bind, /etc/zebra…; see `image`)
 //!   trees/<device>/       a copy of the lab's <device>/ folder (Kathará copies it too, so
 //!                         editing the lab directory does not change a running lab)

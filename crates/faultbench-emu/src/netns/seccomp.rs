@@ -131,6 +131,24 @@ pub(crate) fn program() -> Vec<SockFilter> {
     p
 }
 
+/// Capabilities a Kathará device (a Docker container) does not have and that change what an
+/// agent sees: without `CAP_SYS_PTRACE`, root cannot look into the file descriptors of
+/// processes of other users, so `ss -p` and `netstat -p` show no owner for FRR's sockets
+/// (its daemons run as `frr`), as on Kathará.
+const DROPPED_CAPS: [libc::c_ulong; 1] = [19]; // CAP_SYS_PTRACE
+
+/// Removes [`DROPPED_CAPS`] from the calling process's bounding set: the next `execve` (and
+/// every process it starts) runs without them. Async-signal-safe: only `prctl(2)`.
+pub(crate) fn drop_container_caps() -> io::Result<()> {
+    for cap in DROPPED_CAPS {
+        // SAFETY: prctl(PR_CAPBSET_DROP) with a capability number; no memory is passed.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// Installs `prog` on the calling thread (inherited by children and kept across `exec`).
 /// Async-signal-safe: only `seccomp(2)` on memory prepared by the caller.
 pub(crate) fn install(prog: &[SockFilter]) -> io::Result<()> {

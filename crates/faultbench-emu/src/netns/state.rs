@@ -134,6 +134,10 @@ pub struct LabState {
     /// one line each.
     #[serde(default)]
     pub deviations: Vec<String>,
+    /// How the lab's collision domains are wired (`switch`, Kathará's, or `veth`); absent in
+    /// states written before the model was recorded (those wired two-member domains as veths).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_model: Option<faultbench_core::emulator::LinkModel>,
 }
 
 impl LabState {

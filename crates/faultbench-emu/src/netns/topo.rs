@@ -1,9 +1,11 @@
 //! From a Kathará lab directory to namespaces and links.
 //!
-//! Every device becomes one set of namespaces. A collision domain with exactly two members is a
-//! plain veth pair between them; any other domain (one member, or three and more) becomes a
-//! Linux bridge `br0` in a *switch* namespace of its own, with one veth per member (`p0`, `p1`,
-//! … on the switch side). Interfaces are named `eth0`, `eth1`, … in lab.conf order and take the
+//! Every device becomes one set of namespaces. A collision domain becomes a Linux bridge `br0`
+//! in a *switch* namespace of its own, with one veth per member (`p0`, `p1`, … on the switch
+//! side), as on Kathará, where every collision domain is a Docker network (a bridge): a device
+//! that sets its interface down leaves the other members' carrier up. With
+//! [`LinkModel::Veth`] a domain of exactly two members is a plain veth pair instead (one end
+//! down drops the other's carrier, like a back-to-back cable). Interfaces are named `eth0`, `eth1`, … in lab.conf order and take the
 //! MAC address lab.conf gives them. All veths are created from the host with one `ip -b` batch
 //! directly inside their target namespaces, so nothing ever appears in the host's namespace.
 //!
@@ -14,7 +16,7 @@
 //! installs, a way out) and run without it: a warning names the device; resource limits (`mem`, `cpus`, `ulimit`) and display options
 //! (`num_terms`, `image`, `entrypoint`, `args`, `port`) have no effect here.
 
-use faultbench_core::emulator::EmuError;
+use faultbench_core::emulator::{EmuError, LinkModel};
 use faultbench_core::lab::LabDir;
 
 /// Interface index of the first veth end a lab creates (see `Topology::link_batch`).
@@ -83,8 +85,8 @@ fn truthy(v: &str) -> bool {
 }
 
 impl Topology {
-    /// Plans the lab, refusing what this backend cannot run.
-    pub fn plan(lab: &LabDir) -> Result<Topology, EmuError> {
+    /// Plans the lab with the given link model, refusing what this backend cannot run.
+    pub fn plan(lab: &LabDir, model: LinkModel) -> Result<Topology, EmuError> {
         if lab.root.join("lab.ext").exists() {
             return Err(EmuError::Unsupported {
                 feature: "lab.ext".into(),
@@ -142,7 +144,7 @@ impl Topology {
                 ifname: format!("eth{idx}"),
                 mac: mac_of(dev, *idx),
             };
-            if members.len() == 2 {
+            if model == LinkModel::Veth && members.len() == 2 {
                 links.push((end(&members[0]), end(&members[1])));
                 continue;
             }
@@ -215,9 +217,12 @@ mod tests {
 
     #[test]
     fn two_member_domains_are_veths_and_larger_ones_switches() {
-        let t = Topology::plan(&lab(
+        let t = Topology::plan(
+            &lab(
             "r1[0]=A\nr1[1]=LAN/02:42:ac:11:00:02\nr2[0]=A\npc1[0]=LAN\npc2[0]=LAN\nr1[sysctl]=\"net.ipv4.conf.all.forwarding=0\"\n",
-        ))
+        ),
+            LinkModel::Veth,
+        )
         .unwrap();
         assert_eq!(t.switches.len(), 1);
         assert_eq!(t.switches[0].ports, vec!["p0", "p1", "p2"]);
@@ -237,7 +242,7 @@ mod tests {
 
     #[test]
     fn a_lone_interface_gets_a_switch() {
-        let t = Topology::plan(&lab("h1[0]=ALONE\n")).unwrap();
+        let t = Topology::plan(&lab("h1[0]=ALONE\n"), LinkModel::Veth).unwrap();
         assert_eq!(t.switches.len(), 1);
         assert!(t.warnings.is_empty());
     }
@@ -246,9 +251,10 @@ mod tests {
     /// refused the whole lab. Now it deploys the rest and says what is missing.
     #[test]
     fn a_bridged_device_is_warned_about_not_refused() {
-        let t = Topology::plan(&lab(
-            "r1[0]=A\nr1[bridged]=true\nr2[0]=A\nr2[bridged]=false\n",
-        ))
+        let t = Topology::plan(
+            &lab("r1[0]=A\nr1[bridged]=true\nr2[0]=A\nr2[bridged]=false\n"),
+            LinkModel::Switch,
+        )
         .unwrap();
         assert_eq!(t.devices.len(), 2);
         assert_eq!(t.devices[0].interfaces, vec!["eth0".to_string()]);
@@ -258,5 +264,24 @@ mod tests {
             "{}",
             t.warnings[0]
         );
+    }
+
+    /// Kathará's model, the default: a two-member domain is a bridge too, so one end going
+    /// down leaves the other's carrier up.
+    #[test]
+    fn with_the_switch_model_every_domain_is_a_bridge() {
+        let conf = "r1[0]=A\nr2[0]=A\nr1[1]=LAN\npc1[0]=LAN\npc2[0]=LAN\n";
+        let t = Topology::plan(&lab(conf), LinkModel::Switch).unwrap();
+        let domains: Vec<&str> = t.switches.iter().map(|s| s.domain.as_str()).collect();
+        assert_eq!(domains, ["A", "LAN"]);
+        assert_eq!(t.switches[0].ports, vec!["p0", "p1"]);
+        // Every link joins a device to a switch: no device-to-device veth.
+        assert!(
+            t.links
+                .iter()
+                .all(|(a, b)| matches!((a.node, b.node), (Node::Device(_), Node::Switch(_))))
+        );
+        assert_eq!(t.links.len(), 5);
+        assert_eq!(LinkModel::default(), LinkModel::Switch);
     }
 }

@@ -9,6 +9,7 @@ use anyhow::bail;
 use faultbench_bench::{Bench, BenchSettings, Selection, Shard};
 use faultbench_core::agent::{Budget, TicketHint};
 use faultbench_core::dataset::Scope;
+use faultbench_core::emulator::LinkModel;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -56,6 +57,12 @@ pub struct Args {
     /// Emulator: netns (Linux namespaces + FRR), kathara, or mock.
     #[arg(long, default_value = "netns")]
     emulator: String,
+    /// How collision domains are wired: `switch` (default, Kathará's: a bridge per domain, so
+    /// a device setting its interface down leaves the far end's carrier up) or `veth` (two-member
+    /// domains as veth pairs, where the far end loses carrier too; netns only). Recorded in the
+    /// run identity and every run record.
+    #[arg(long, value_name = "MODEL", default_value_t = LinkModel::Switch)]
+    link_model: LinkModel,
     /// Passes per scenario and agent (default 1; 3 for e1, 2 for e2).
     #[arg(long)]
     passes: Option<u32>,
@@ -158,6 +165,7 @@ fn settings(a: Args) -> BenchSettings {
         judge: a.judge,
         judge_model: a.judge_model,
         emulator: a.emulator,
+        link_model: a.link_model,
         jobs: a.jobs,
         runs_root: a.runs_root,
         resume: a.resume,

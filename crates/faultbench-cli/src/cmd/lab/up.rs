@@ -21,7 +21,7 @@
 use super::{explain, interrupted, resolve_lab_dir};
 use anyhow::Context;
 use faultbench_core::check::wait_for_baseline;
-use faultbench_core::emulator::{Lab, LabRequest};
+use faultbench_core::emulator::{Lab, LabRequest, LinkModel};
 use faultbench_core::lab::Baseline;
 use faultbench_emu::netns::fast_timers::fast_timers_copy;
 use faultbench_emu::netns::{NetnsEmulator, NetnsLab, ProblemKind, ProtocolItem, StartupProblem};
@@ -57,6 +57,11 @@ pub struct UpArgs {
     /// printed and recorded in the lab's state; the lab's own files are not changed).
     #[arg(long)]
     pub fast_timers: bool,
+    /// How collision domains are wired: `switch` (default, Kathará's: a bridge per domain, so
+    /// a device setting its interface down leaves the far end's carrier up) or `veth` (two-member
+    /// domains as veth pairs, where the far end loses carrier too).
+    #[arg(long, value_name = "MODEL", default_value_t = LinkModel::Switch)]
+    pub link_model: LinkModel,
     /// Exit 0 even when startup commands failed, addresses the files give were not applied or
     /// enabled daemons are not running (they are still listed).
     #[arg(long)]
@@ -84,6 +89,12 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
     };
     let deploy_dir = copy.as_ref().map_or(dir.clone(), |c| c.dir().to_path_buf());
     if a.emulator == super::Backend::Kathara {
+        if a.link_model != LinkModel::Switch {
+            anyhow::bail!(
+                "--link-model {} is a netns option: every Kathará collision domain is a switch (drop the flag or use --emulator netns)",
+                a.link_model
+            );
+        }
         // Kathará stages its own copy, so the fast-timers folder may go when this returns.
         return super::kathara::up(&deploy_dir, &dir, &a).await;
     }
@@ -92,7 +103,9 @@ pub async fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         req = req.named(n);
     }
     let cap = Duration::from_secs(if a.no_wait { 0 } else { a.ready_timeout });
-    let emu = NetnsEmulator::new().settle_cap(cap);
+    let emu = NetnsEmulator::new()
+        .settle_cap(cap)
+        .link_model(a.link_model);
     let started = Instant::now();
     // Dropping the deploy future (on a signal) drops its guard, which tears the lab down.
     let lab: NetnsLab = tokio::select! {
