@@ -208,6 +208,7 @@ pub fn runs_root(
         wall_clock_secs: 1800,
         reuse_labs: false,
         emulator: "mock".into(),
+        link_model: None,
         task: "diagnose".into(),
         repair_persist: false,
         scenarios: ScenarioSet::of(&dyn_scenarios),

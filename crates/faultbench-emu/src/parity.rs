@@ -19,9 +19,9 @@
 //! Routing converges at its own pace on each side, so a comparison that finds differences is
 //! repeated (bounded by [`ParityOptions::settle`]) and the last one is reported.
 
-use faultbench_core::concurrent::map_concurrent;
 use faultbench_core::emulator::{Command, EmuError, Emulator, Lab, LabRequest};
 use faultbench_core::snapshot::{Aspect, AspectState};
+use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -341,13 +341,15 @@ pub type LabStates = BTreeMap<String, ParityState>;
 
 /// Reads every device of `lab` (`parallelism` at a time).
 pub async fn read_lab(lab: &dyn Lab, timeout: Duration, parallelism: usize) -> LabStates {
-    map_concurrent(lab.devices(), parallelism.max(1), |d| async move {
-        let s = ParityState::read(lab, &d, timeout).await;
-        (d, s)
-    })
-    .await
-    .into_iter()
-    .collect()
+    let read: Vec<(String, ParityState)> = stream::iter(lab.devices())
+        .map(|d| async move {
+            let s = ParityState::read(lab, &d, timeout).await;
+            (d, s)
+        })
+        .buffered(parallelism.max(1))
+        .collect()
+        .await;
+    read.into_iter().collect()
 }
 
 fn describe(o: &Observed) -> String {

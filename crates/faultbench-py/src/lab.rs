@@ -42,7 +42,13 @@ pub struct PyLab {
 /// Builds an emulator by name (`netns`, `kathara`, `mock`).
 pub fn emulator(name: &str, kathara_config: Option<PathBuf>) -> PyResult<Arc<dyn Emulator>> {
     builtin_emulators()
-        .build(name, &EmulatorOptions { kathara_config })
+        .build(
+            name,
+            &EmulatorOptions {
+                kathara_config,
+                ..EmulatorOptions::default()
+            },
+        )
         .map_err(|e| ConfigError::new_err(chain(&e)))
 }
 
