@@ -13,7 +13,7 @@
 //! # }
 //! ```
 
-use faultbench_core::emulator::{EmuError, Emulator, LinkModel};
+use faultbench_core::emulator::{Emulator, LinkModel};
 use faultbench_core::registry::Registry;
 use std::path::PathBuf;
 
@@ -53,7 +53,7 @@ pub fn builtin_emulators() -> EmulatorRegistry {
     r.register("kathara", |o: &EmulatorOptions| {
         use crate::kathara::KatharaEmulator;
         if o.link_model != LinkModel::Switch {
-            return Err(EmuError::Unsupported {
+            return Err(faultbench_core::emulator::EmuError::Unsupported {
                 feature: format!("link model `{}`", o.link_model),
                 reason: "every Kathará collision domain is a bridge; use the netns emulator for veth pairs".into(),
             }
