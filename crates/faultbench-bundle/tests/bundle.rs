@@ -259,6 +259,12 @@ fn changing_a_setting_is_caught() {
             Rule::FreshLabs,
             "reuse_labs",
         ),
+        (
+            "link_model",
+            serde_json::json!("veth"),
+            Rule::Protocol,
+            "link model `veth`",
+        ),
     ] {
         let changed = forged(&f, field, |members| {
             let m = member(members, "identity.json");

@@ -317,6 +317,14 @@ fn protocol(id: &RunIdentity, opts: &VerifyOptions) -> Result<String, String> {
             echo(&id.task)
         ));
     }
+    // Kathará's switch per collision domain is what the paper's labs were; veth pairs (a netns
+    // option) let an agent see a far end lose carrier, which a Kathará lab never shows.
+    if let Some(model) = id.link_model.as_deref().filter(|m| *m != "switch") {
+        return Err(format!(
+            "link model `{}`: leaderboard runs use Kathará's switch per collision domain (the default; drop --link-model)",
+            echo(model)
+        ));
+    }
     match id.emulator.as_str() {
         "netns" | "kathara" => Ok(format!("diagnosis task on {}", id.emulator)),
         "mock" if opts.allow_mock => Ok(
