@@ -234,9 +234,23 @@ async fn down(a: DownArgs) -> anyhow::Result<ExitCode> {
     if names.is_empty() {
         bail!("name the labs to tear down (see `faultbench lab ls`), or pass --all");
     }
+    tear_down_each(names, |n| std::future::ready(netns::attach_lab(&n))).await
+}
+
+/// Tears down each named lab on either engine; a name that does not attach is reported and
+/// makes the exit code 1, a teardown that fails stops the command.
+pub(crate) async fn tear_down_each<L, F, Fut>(
+    names: Vec<String>,
+    attach: F,
+) -> anyhow::Result<ExitCode>
+where
+    L: Lab,
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Result<L, EmuError>>,
+{
     let mut code = ExitCode::SUCCESS;
     for n in names {
-        match netns::attach_lab(&n) {
+        match attach(n.clone()).await {
             Ok(lab) => {
                 let t = Instant::now();
                 lab.teardown().await.map_err(explain)?;

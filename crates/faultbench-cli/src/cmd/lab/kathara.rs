@@ -146,21 +146,8 @@ pub async fn down(a: &super::DownArgs) -> anyhow::Result<ExitCode> {
             "name the labs to tear down (see `faultbench lab ls --emulator kathara`), or pass --all"
         );
     }
-    let mut code = ExitCode::SUCCESS;
-    for n in names {
-        match emu.attach(&n).await {
-            Ok(lab) => {
-                let t = Instant::now();
-                lab.teardown().await.map_err(explain)?;
-                errln!("{n} down in {} ms", t.elapsed().as_millis());
-            }
-            Err(e) => {
-                errln!("{n}: {e}");
-                code = ExitCode::from(1);
-            }
-        }
-    }
-    Ok(code)
+    let emu = &emu;
+    super::tear_down_each(names, |n| async move { emu.attach(&n).await }).await
 }
 
 /// `lab ls --emulator kathara`: the staged instances, with their running containers when the
