@@ -236,23 +236,7 @@ fn bundle_rows(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    let mut proto = Row {
-        rank: None,
-        source,
-        status: Status::Unreadable,
-        status_detail: String::new(),
-        agent: String::new(),
-        model: String::new(),
-        outcome: [None; 4],
-        over_diagnosis: (None, String::new()),
-        pass_hat: Vec::new(),
-        usd_per_correct: None,
-        usd_total: 0.0,
-        runs: 0,
-        dataset: None,
-        signer: None,
-        viewer: None,
-    };
+    let mut proto = Row::empty(source, Status::Unreadable, String::new());
     let v = match crate::verify(path, opts) {
         Ok(v) => v,
         Err(BundleError {
@@ -320,25 +304,37 @@ fn bundle_rows(
     })
 }
 
+impl Row {
+    /// A row of `source` with a status and nothing measured yet: what an entry shows until (or
+    /// unless) its numbers are read.
+    fn empty(source: String, status: Status, status_detail: String) -> Row {
+        Row {
+            rank: None,
+            source,
+            status,
+            status_detail,
+            agent: String::new(),
+            model: String::new(),
+            outcome: [None; 4],
+            over_diagnosis: (None, String::new()),
+            pass_hat: Vec::new(),
+            usd_per_correct: None,
+            usd_total: 0.0,
+            runs: 0,
+            dataset: None,
+            signer: None,
+            viewer: None,
+        }
+    }
+}
+
 fn registry_rows(i: usize, path: &Path, site: &OutputDir) -> Result<Vec<Row>, LeaderboardError> {
     let source = path.display().to_string();
-    let mut proto = Row {
-        rank: None,
+    let mut proto = Row::empty(
         source,
-        status: Status::RegistryOnly,
-        status_detail: "registry only: unsigned, no records; its numbers cannot be checked".into(),
-        agent: String::new(),
-        model: String::new(),
-        outcome: [None; 4],
-        over_diagnosis: (None, String::new()),
-        pass_hat: Vec::new(),
-        usd_per_correct: None,
-        usd_total: 0.0,
-        runs: 0,
-        dataset: None,
-        signer: None,
-        viewer: None,
-    };
+        Status::RegistryOnly,
+        "registry only: unsigned, no records; its numbers cannot be checked".into(),
+    );
     let index = match RunIndex::load_csv(path) {
         Ok(x) => x,
         Err(e) => {
