@@ -128,9 +128,12 @@ echo "== real-model stage"
 # dockerd, the device images and the network plugin; cached: images stay in dockerd's storage and
 # their rootfs tarball under /opt/faultbench/kathara-images, so a warm run only checks them), asks
 # `faultbench doctor` whether it is ready, runs the plugin's live Docker test, and brings up
-# simple_bgp and Kath2 with real Kathará until every baseline probe passes. Fails (never skips)
-# when the engine cannot be set up. Target: ≤ 10 min warm. Further Kathará checks (scenario check
-# --emulator kathara, lab parity) belong in this function.
+# simple_bgp and Kath2 with real Kathará until every baseline probe passes, runs the live tests of
+# the Docker-API exec, the lab commands on Kathará and the netns emulation of Docker's embedded DNS,
+# then `scenario check --emulator kathara` over the core scenarios (base and cex, 25 each) of
+# simple_bgp and Kath2 and `lab parity` (netns against Kathará) on simple_bgp and dc_clos_bgp.
+# Any failed scenario or any parity difference fails the stage. Fails (never skips) when the
+# engine cannot be set up. Target: ≤ 10 min warm.
 kathara_stage() {
     echo "== kathara: engine set-up (scripts/kathara-engine.sh; cached)"
     ./scripts/kathara-engine.sh
@@ -146,6 +149,23 @@ kathara_stage() {
     cargo test -q -p faultbench-emu --test kathara_engine_live -- --ignored --test-threads 1
     echo "== kathara: every lab command and scenario check with --emulator kathara (live)"
     cargo test -q -p faultbench-cli --test kathara_lab_cli -- --ignored --test-threads 1
+    echo "== kathara: Docker's embedded DNS emulated on netns devices (live)"
+    cargo test -q -p faultbench-emu --test netns_dns
+    local fb kconf
+    cargo build -q -p faultbench-cli
+    fb=target/debug/faultbench
+    kconf=$(mktemp --suffix=.toml)
+    printf 'cli = ["/opt/faultbench/kathara-venv/bin/python", "-m", "kathara"]\n' >"$kconf"
+    echo "== kathara: scenario check --emulator kathara, simple_bgp and Kath2 (base + cex)"
+    FAULTBENCH_KATHARA_CONFIG=$kconf "$fb" scenario check --emulator kathara -j 2 --share-labs \
+        dataset/nika_bgp_Q/base/*.txt dataset/nika_bgp_Q/cex/*.txt \
+        dataset/kath2_Q/base/*.txt dataset/kath2_Q/cex/*.txt \
+        || { rm -f "$kconf"; return 1; }
+    echo "== kathara: lab parity (netns against Kathará): simple_bgp, dc_clos_bgp"
+    for t in simple_bgp dc_clos_bgp; do
+        "$fb" lab parity "$t" --kathara-config "$kconf" || { rm -f "$kconf"; return 1; }
+    done
+    rm -f "$kconf"
 }
 echo "== Kathará engine stage"
 kathara_stage

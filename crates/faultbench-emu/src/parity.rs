@@ -86,6 +86,9 @@ impl ParityState {
                 Some(AspectState::Items(i)) if aspect == Aspect::Links => {
                     Observed::Items(without_macs(i))
                 }
+                Some(AspectState::Items(i)) if aspect == Aspect::PacketFilter => {
+                    Observed::Items(resolver_ports_normalised(i))
+                }
                 Some(AspectState::Items(i)) => Observed::Items(i.clone()),
                 Some(AspectState::Absent(w)) => Observed::Absent(w.clone()),
                 Some(AspectState::Failed(w)) => Observed::Failed(w.clone()),
@@ -131,6 +134,30 @@ fn without_macs(links: &Items) -> Items {
         .map(|(k, v)| {
             let kept: Vec<&str> = v.split(", ").filter(|p| !p.starts_with("mac ")).collect();
             (k.clone(), kept.join(", "))
+        })
+        .collect()
+}
+
+/// Packet-filter rules with the ephemeral ports of Docker's embedded resolver (its `nat` rules
+/// name the ports its sockets got, random on every device, as in `listening`) written `*eph`.
+/// Only rules that name the resolver's address are touched.
+fn resolver_ports_normalised(rules: &Items) -> Items {
+    let eph = |w: &str| w.parse::<u32>().is_ok_and(|p| p >= EPHEMERAL_FROM);
+    rules
+        .iter()
+        .map(|(k, v)| {
+            if !k.contains("127.0.0.11") {
+                return (k.clone(), v.clone());
+            }
+            let words: Vec<String> = k
+                .split(' ')
+                .map(|w| match w.rsplit_once(':') {
+                    Some((host, p)) if eph(p) => format!("{host}:*eph"),
+                    _ if eph(w) => "*eph".to_string(),
+                    _ => w.to_string(),
+                })
+                .collect();
+            (words.join(" "), v.clone())
         })
         .collect()
 }
@@ -626,6 +653,26 @@ udp   UNCONN 0 0 0.0.0.0:45123 0.0.0.0:* users:((\"dhclient\",pid=9,fd=7))\n\
         ));
         let cut = parse_extra("bash\n", true);
         assert!(matches!(cut.get("processes"), Some(Observed::Failed(_))));
+    }
+
+    #[test]
+    fn the_resolvers_ports_are_normalised_in_its_rules_only() {
+        let rules: Items = [
+            ("table ip nat › chain DOCKER_OUTPUT › ip daddr 127.0.0.11 udp dport 53 counter dnat to 127.0.0.11:44453".to_string(), String::new()),
+            ("table ip nat › chain DOCKER_POSTROUTING › ip saddr 127.0.0.11 tcp sport 34721 counter snat to :53".to_string(), String::new()),
+            ("table ip filter › chain INPUT › tcp dport 40000 accept".to_string(), String::new()),
+        ]
+        .into();
+        let n = resolver_ports_normalised(&rules);
+        let keys: Vec<&str> = n.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "table ip filter › chain INPUT › tcp dport 40000 accept",
+                "table ip nat › chain DOCKER_OUTPUT › ip daddr 127.0.0.11 udp dport 53 counter dnat to 127.0.0.11:*eph",
+                "table ip nat › chain DOCKER_POSTROUTING › ip saddr 127.0.0.11 tcp sport *eph counter snat to :53",
+            ]
+        );
     }
 
     #[test]

@@ -200,6 +200,7 @@ impl NetnsEmulator {
                 ],
             },
             link_model: Some(self.link_model),
+            dns: None,
         };
         let guard = DeployGuard(Some(st));
         guard
@@ -462,12 +463,10 @@ fn build(
             ipv6: d.ipv6,
             privileged: d.privileged,
             sysctls: d.sysctls.clone(),
-            hosts: (!tree_has("etc/hosts")).then(|| {
-                format!(
-                    "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t{}\n",
-                    d.name
-                )
-            }),
+            // Kathará's device start writes these three lines when the device has no
+            // `/etc/hosts` of its own (Docker's file is unmounted first).
+            hosts: (!tree_has("etc/hosts"))
+                .then(|| format!("127.0.0.1 localhost\n::1 localhost\n127.0.1.1 {}\n", d.name)),
             resolv: (!tree_has("etc/resolv.conf")).then(String::new),
         };
         let phase1 = layout::filesystem_ops(&fs, &d.name).map_err(|e| incomplete(&name, e))?;
@@ -592,8 +591,48 @@ fn build(
         s.go_and_wait(setup_timeout)
             .map_err(|e| incomplete(&name, format!("{node}: {e}")))?;
     }
+    timing("device runtime");
+    warnings.extend(start_dns(guard).map_err(|e| io("saving state", e))?);
+    timing("docker dns");
     if !warnings.is_empty() {
         warnings.dedup();
+    }
+    Ok(warnings)
+}
+
+/// Starts the lab's Docker-DNS holder (see [`super::dns`]) and records it in the state. A lab
+/// whose holder cannot start still deploys, with a warning and a recorded deviation: it then
+/// differs from Kathará in sockets and `nat` rules only.
+fn start_dns(guard: &mut DeployGuard) -> std::io::Result<Vec<String>> {
+    let st = guard.state();
+    let devices: Vec<super::dns::DeviceArg> = st
+        .devices
+        .iter()
+        .filter_map(|d| {
+            Some(super::dns::DeviceArg {
+                name: d.name.clone(),
+                init: d.init?,
+            })
+        })
+        .collect();
+    let log = LabState::folder(&st.name).join("dns.log");
+    let mut warnings = Vec::new();
+    match super::dns::start_holder(&st.name, &devices, &log) {
+        Ok(h) => {
+            warnings.extend(
+                h.report
+                    .warnings
+                    .iter()
+                    .map(|w| format!("Docker's embedded DNS: {w}")),
+            );
+            guard.state_mut().dns = Some(h.id);
+            guard.state().save()?;
+        }
+        Err(e) => {
+            let line = format!("Docker's embedded DNS is not emulated: {e}");
+            warnings.push(line.clone());
+            guard.state_mut().deviations.push(line);
+        }
     }
     Ok(warnings)
 }

@@ -41,7 +41,7 @@ pub fn gc() -> GcReport {
     let mut stray: Vec<(ProcId, String)> = Vec::new();
     for (proc_id, mark) in state::marked_inits() {
         let lab = mark.split('/').next().unwrap_or_default();
-        let listed = LabState::load(lab).is_ok_and(|st| st.inits().any(|p| p == proc_id));
+        let listed = LabState::load(lab).is_ok_and(|st| st.processes().any(|p| p == proc_id));
         if !listed {
             stray.push((proc_id, mark));
         }

@@ -197,7 +197,7 @@ impl NetnsLab {
 
 /// Kills every process of a lab, waits for them to go, and removes its folder. Idempotent.
 pub(crate) fn destroy(st: &LabState) {
-    kill_all(st.inits());
+    kill_all(st.processes());
     let _ = std::fs::remove_dir_all(LabState::folder(&st.name));
 }
 

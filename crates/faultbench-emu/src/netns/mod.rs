@@ -44,6 +44,7 @@
 //! command's whole process group and a 1 MiB cap per output stream.
 
 mod device_state;
+pub mod dns;
 mod emulator;
 mod exec;
 pub mod fast_timers;

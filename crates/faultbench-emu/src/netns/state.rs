@@ -138,6 +138,10 @@ pub struct LabState {
     /// states written before the model was recorded (those wired two-member domains as veths).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_model: Option<faultbench_core::emulator::LinkModel>,
+    /// The process holding the devices' Docker-DNS sockets (see [`super::dns`]); absent in
+    /// states written before it existed, and while the lab is being deployed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns: Option<ProcId>,
 }
 
 impl LabState {
@@ -169,6 +173,11 @@ impl LabState {
             .iter()
             .chain(self.switches.iter())
             .filter_map(|n| n.init)
+    }
+
+    /// [`LabState::inits`] and the DNS holder: every process teardown and `gc` must kill.
+    pub fn processes(&self) -> impl Iterator<Item = ProcId> + '_ {
+        self.inits().chain(self.dns)
     }
 
     /// Owned by a process that no longer exists.

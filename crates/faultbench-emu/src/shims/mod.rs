@@ -318,6 +318,8 @@ fn tool_main(args: &[OsString]) -> i32 {
     match a.first().map(String::as_str) {
         Some("portd") if a.len() == 2 => portd::main(&a[1]),
         Some("brvland") if a.len() == 2 => brvlan::daemon_main(&a[1]),
+        // Not a kernel emulation: the holder of a netns lab's Docker-DNS sockets.
+        Some(crate::netns::dns::APPLET) => crate::netns::dns::holder_main(&a[1..]),
         Some("caps") => {
             println!(
                 "{}",
