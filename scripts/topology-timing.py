@@ -76,7 +76,8 @@ def one_run(topology, name, fb=FB, engine="netns"):
         subprocess.run([fb, "lab", "down", *emu, name], capture_output=True)
         said = up.stdout + up.stderr
         if "unsupported" in said.lower():
-            raise Unsupported(said.strip().splitlines()[-1] if said.strip() else "unsupported_on_host")
+            line = next((l for l in said.splitlines() if "unsupported" in l.lower()), "unsupported_on_host")
+            raise Unsupported(line.strip()[:300])
         print(f"{topology}: lab up failed:\n{said}", flush=True)
         return None
     said = up.stdout + up.stderr

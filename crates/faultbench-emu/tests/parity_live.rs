@@ -78,6 +78,13 @@ async fn netns_against_netns_shows_nothing_and_planted_differences_are_named() {
         .unwrap()
         .success()
     );
+    // And Docker's resolver rules flushed on pc1 of b: its emulation is compared like the rest.
+    assert!(
+        b.exec("pc1", &sh("iptables -t nat -F DOCKER_OUTPUT"), t)
+            .await
+            .unwrap()
+            .success()
+    );
     let quick = ParityOptions {
         settle: Duration::ZERO,
         ..opts
@@ -92,6 +99,14 @@ async fn netns_against_netns_shows_nothing_and_planted_differences_are_named() {
         lines.contains(&"router1 addresses: lo 10.99.0.1/32 only on b".to_string()),
         "{lines:?}"
     );
+    let dnat = lines
+        .iter()
+        .filter(|l| {
+            l.starts_with("pc1 packet_filter: table ip nat › chain DOCKER_OUTPUT")
+                && l.contains("dport 53 counter dnat to 127.0.0.11:*eph only on a")
+        })
+        .count();
+    assert_eq!(dnat, 2, "{lines:?}");
     for gone in ["staticd", "watchfrr"] {
         assert!(
             lines.contains(&format!("router2 frr_daemons: {gone} (running) only on a")),

@@ -76,6 +76,9 @@ pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
     for d in &report.differences {
         outln!("{}", d.line(&report.a, &report.b));
     }
+    for n in &report.not_compared {
+        errln!("not compared: {n}");
+    }
     errln!(
         "{} difference(s) between {} and {} over {} device(s) ({} comparison round(s))",
         report.differences.len(),
