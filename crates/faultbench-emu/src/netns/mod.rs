@@ -27,6 +27,10 @@
 //!   The images' other conventions — ifupdown's `/etc/network/interfaces`, the Quagga image's
 //!   `/etc/init.d/quagga` (run by FRR's daemons) and `/etc/zebra`, `/etc/init.d/bind` — are in
 //!   the lab image layer (see `image`).
+//! - **Docker's embedded DNS**: as in a container on a user-defined Docker network, every device
+//!   has two sockets on `127.0.0.11` (held by one process per lab outside the devices) and
+//!   Docker's `nat` rules sending port 53 to them; nothing answers, as on Kathará. `/etc/hosts`
+//!   and the empty `/etc/resolv.conf` are the ones Kathará leaves. See [`dns`].
 //! - **Kernel emulations**: the lab's shim folder (mounted at `/usr/local/sbin`, first in
 //!   `PATH`) holds the wrappers of [`crate::shims`] for what this kernel lacks.
 //! - **Lifecycle**: [`NetnsEmulator::deploy_lab`] first refuses a lab needing what this host
@@ -37,7 +41,7 @@
 //!   running ([`NetnsLab::startup_problems`], see `health`). Each
 //!   instance has a folder under [`LABS_DIR`] so any process can [`attach`] to it; teardown is a
 //!   `SIGKILL` per PID 1 (the kernel removes the namespaces with everything in them) plus that
-//!   folder. [`gc`] collects what killed processes left behind.
+//!   folder (and the DNS holder). [`gc`] collects what killed processes left behind.
 //!
 //! Exec: [`faultbench_core::Lab::exec`] enters the device's namespaces (as `nsenter`
 //! would) under the device's system-call filter (`seccomp`), with a timeout that kills the
