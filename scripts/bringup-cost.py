@@ -51,42 +51,39 @@ PHASE_RE = re.compile(r"\[faultbench timing\] (.+?): (\d+) ms \(cpu self (\d+) m
 EVENT_RE = re.compile(r"^\s*(.+?)\s+(\d+)/(\d+)\s+(?:\[\d+\]\s+)?([\d.]+):\s+sched:(\w+):\s+(.*)$")
 
 
-def parse_perf(path):
-    """(forks, execs, runtimes) of the trace: forks child->parent tid, execs tid->[(t, file)],
-    runtimes [(t, tid, comm, ns)]."""
+def parse_perf(path, root):
+    """The trace's events of the tasks descended from `root` (threads included), followed in
+    time order so that a PID another process reuses later is not counted as ours: (parent,
+    execs, runtimes, tree) with parent child->parent tid, execs tid->[(t, file)], runtimes
+    [(t, tid, comm, ns)], tree every tid that was ours at some point."""
     out = subprocess.run(
         ["perf", "script", "-i", path, "-F", "comm,pid,tid,time,event,trace"],
         capture_output=True, text=True, errors="replace",
     ).stdout
-    parent, execs, runtimes = {}, collections.defaultdict(list), []
+    events = []
     for line in out.splitlines():
         m = EVENT_RE.match(line)
-        if not m:
-            continue
-        comm, _pid, tid, t, event, rest = m.groups()
-        tid, t = int(tid), float(t)
+        if m:
+            comm, _pid, tid, t, event, rest = m.groups()
+            events.append((float(t), int(tid), comm, event, rest))
+    events.sort(key=lambda e: e[0])
+    ours, tree = {root}, {root}
+    parent, execs, runtimes = {}, collections.defaultdict(list), []
+    for t, tid, comm, event, rest in events:
         f = dict(kv.split("=", 1) for kv in re.findall(r"(\w+=\S+)", rest))
         if event == "sched_process_fork":
-            parent[int(f["child_pid"])] = tid
-        elif event == "sched_process_exec":
+            child = int(f["child_pid"])
+            if tid in ours:
+                ours.add(child)
+                tree.add(child)
+                parent[child] = tid
+            else:
+                ours.discard(child)
+        elif event == "sched_process_exec" and tid in ours:
             execs[tid].append((t, f.get("filename", "?")))
-        elif event == "sched_stat_runtime":
+        elif event == "sched_stat_runtime" and int(f["pid"]) in ours:
             runtimes.append((t, int(f["pid"]), f.get("comm", comm), int(f["runtime"])))
-    return parent, execs, runtimes
-
-
-def descendants(parent, root):
-    """Every task (threads included) descended from root, root included."""
-    children = collections.defaultdict(list)
-    for c, p in parent.items():
-        children[p].append(c)
-    seen, todo = {root}, [root]
-    while todo:
-        for c in children[todo.pop()]:
-            if c not in seen:
-                seen.add(c)
-                todo.append(c)
-    return seen
+    return parent, execs, runtimes, tree
 
 
 def classify(tid, comm, root, parent, execs, tree_kind):
@@ -155,25 +152,33 @@ def one_run(topology, name, beside=None):
         (m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)), float(m.group(5)))
         for m in PHASE_RE.finditer(stderr)
     ]
-    parent, execs, runtimes = parse_perf(trace)
+    parent, execs, runtimes, tree = parse_perf(trace, root)
     os.unlink(trace)
-    tree = descendants(parent, root)
     kinds = {}
     cpu = collections.Counter()
     by_comm = collections.Counter()
     by_phase = collections.defaultdict(collections.Counter)
     for t, tid, comm, ns in runtimes:
-        if tid not in tree:
-            continue
         k = classify(tid, comm, root, parent, execs, kinds)
         cpu[k] += ns
         by_comm[comm] += ns
         phase = next((p[0] for p in phases if t <= p[4]), "after deploy")
         by_phase[phase][k] += ns
     spawns = collections.Counter()
+    spawned_by = collections.Counter()
+
+    def program(tid):
+        """The last program `tid` (or the task it was forked from) exec'd."""
+        while tid is not None:
+            if execs.get(tid):
+                return os.path.basename(execs[tid][-1][1])
+            tid = parent.get(tid)
+        return "?"
+
     for tid in tree:
         for _, f in execs.get(tid, []):
             spawns[os.path.basename(f)] += 1
+            spawned_by[f"{program(parent.get(tid))}>{os.path.basename(f)}"] += 1
     forks = len([t for t in tree if t != root])
     return {
         "topology": topology,
@@ -191,6 +196,7 @@ def one_run(topology, name, beside=None):
         ],
         "spawns": dict(spawns.most_common()),
         "spawns_total": sum(spawns.values()),
+        "spawned_by": dict(spawned_by.most_common(25)),
         "tasks": forks,
         "polls": next((l.split(" ms ", 1)[1] for l in stderr.splitlines() if " polls of " in l), ""),
         "summary": (stderr.strip().splitlines() or [""])[-1][:300],
@@ -211,13 +217,31 @@ def show(r):
     print("    top CPU by command: " + ", ".join(f"{k} {v:.2f}" for k, v in r["cpu_by_comm_s"].items()))
 
 
+def table(files):
+    """One Markdown row per run recorded in `files` (JSON lines written by --json)."""
+    print("| run | topology | beside | CPU s | harness | ours | startup | daemons | execs | wall s (load) |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for f in files:
+        for line in open(f):
+            r = json.loads(line)
+            c = r["cpu_s"]
+            print(f"| {os.path.basename(f)} | {r['topology']} | {r['beside'] or ''} | {r['cpu_total_s']:.2f} | "
+                  f"{c.get('harness', 0):.2f} | {c.get('ours', 0):.2f} | {c.get('startup', 0):.2f} | "
+                  f"{c.get('daemons', 0):.2f} | {r['spawns_total']} | {r['wall_s']:.1f} ({r['load1']:.0f}) |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("topologies", nargs="+")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--beside", help="a topology brought up at the same time (not measured)")
     ap.add_argument("--json", help="append every run as one JSON line to this file")
+    ap.add_argument("--table", action="store_true",
+                    help="print the runs of the JSON files given (instead of topologies) as a Markdown table")
     a = ap.parse_args()
+    if a.table:
+        table(a.topologies)
+        return
     if os.geteuid() != 0:
         sys.exit("run as root (the netns backend and perf need it)")
     for i in range(a.runs):
