@@ -17,8 +17,9 @@ startup scripts. With --beside, a second `lab up` of another topology starts at 
 
 Printed per run: wall, load average (1 min) at the start, the CPU of the tree split into
   harness  the faultbench process itself (its threads: procfs reads, vty queries, setns/fork),
-  ours     commands the harness runs around the lab's files: `ip -b` (links), the startup
-           wrapper (chown/find of /etc/frr), health checks (`ip -j addr`),
+  ours     commands the harness runs around the lab's files: `ip -b` (links), health checks
+           (`ip -j addr`), the startup wrapper's chown/find of /etc/frr (told apart by name
+           only: its mkdir, chmod and rm count under startup, as the lab's own do),
   startup  the lab's startup files and what they run (ip, bridge, sysctl, the FRR init script),
   daemons  FRR / keepalived daemons (what the lab's protocols cost, timers as the lab sets them),
 and the same CPU cut by deploy phase (the phases `FAULTBENCH_TIMING` prints), plus spawns by
