@@ -78,7 +78,7 @@ def parse_perf(path, root):
                 ours.add(child)
                 tree.add(child)
                 parent[child] = tid
-            else:
+            elif child != root:  # the root's own fork, by this script, comes first
                 ours.discard(child)
         elif event == "sched_process_exec" and tid in ours:
             execs[tid].append((t, f.get("filename", "?")))
