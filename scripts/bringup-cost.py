@@ -117,9 +117,10 @@ def classify(tid, comm, root, parent, execs, tree_kind):
 
 def one_run(topology, name, beside=None):
     trace = tempfile.NamedTemporaryFile(prefix="bringup-cost-", suffix=".data", delete=False).name
+    perf_log = tempfile.TemporaryFile(mode="w+")
     perf = subprocess.Popen(
-        ["perf", "record", "-q", "-a", "-k", "CLOCK_MONOTONIC", "-e", TRACEPOINTS, "-o", trace],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        ["perf", "record", "-a", "-k", "CLOCK_MONOTONIC", "-e", TRACEPOINTS, "-o", trace],
+        stdout=subprocess.DEVNULL, stderr=perf_log,
     )
     time.sleep(1.0)  # perf is recording once its buffers are mapped
     load = os.getloadavg()[0]
@@ -145,6 +146,10 @@ def one_run(topology, name, beside=None):
     time.sleep(0.5)
     perf.send_signal(signal.SIGINT)
     perf.wait()
+    perf_log.seek(0)
+    # perf says "Processed N events and lost M chunks!" when its buffers overflowed: the
+    # trace then misses tasks, and the counts are low.
+    lost = sum(int(n) for n in re.findall(r"lost (\d+) chunks", perf_log.read()))
     for n in [name] + ([name + "-beside"] if beside else []):
         subprocess.run([FB, "lab", "down", n], capture_output=True)
     if up.returncode:
@@ -197,6 +202,7 @@ def one_run(topology, name, beside=None):
         ],
         "spawns": dict(spawns.most_common()),
         "spawns_total": sum(spawns.values()),
+        "perf_lost_chunks": lost,
         "spawned_by": dict(spawned_by.most_common(25)),
         "tasks": forks,
         "polls": next((l.split(" ms ", 1)[1] for l in stderr.splitlines() if " polls of " in l), ""),
@@ -209,6 +215,8 @@ def show(r):
     print(f"{r['topology']}{' beside ' + r['beside'] if r['beside'] else ''}: "
           f"wall {r['wall_s']:.1f} s (load {r['load1']}), CPU {r['cpu_total_s']:.2f} s ({cpu}), "
           f"{r['spawns_total']} execs, {r['tasks']} tasks", flush=True)
+    if r["perf_lost_chunks"]:
+        print(f"    perf lost {r['perf_lost_chunks']} chunks of events: this run's counts are low")
     if r["polls"]:
         print(f"    readiness: {r['polls']}")
     for p in r["phases"]:
