@@ -57,7 +57,8 @@ fn trap_file(log: &str, records: &str) -> String {
 /// Shell lines that write the trap files, to run before the startups. Each file's path is
 /// kept in a variable only once it is written: where it could not be (no writable `/run`), the
 /// variable stays empty, and bash ignores an empty `BASH_ENV` rather than complaining in the
-/// log.
+/// log. The files are written with the shell's own `printf` (in bash and dash alike), not with
+/// a `cat` process per file and device.
 pub(crate) fn prepare() -> String {
     let mut s = format!("mkdir -p {DIR} 2>/dev/null\n");
     for (name, log) in [
@@ -67,12 +68,16 @@ pub(crate) fn prepare() -> String {
         let _ = write!(
             s,
             "fb_{name}_trap=\n\
-             cat >{DIR}/{name}.trap 2>/dev/null <<'FAULTBENCH_TRAP_EOF' && fb_{name}_trap={DIR}/{name}.trap\n\
-             {}FAULTBENCH_TRAP_EOF\n",
-            trap_file(log, &format!("{DIR}/records"))
+             printf '%s' {} 2>/dev/null >{DIR}/{name}.trap && fb_{name}_trap={DIR}/{name}.trap\n",
+            single_quoted(&trap_file(log, &format!("{DIR}/records")))
         );
     }
     s
+}
+
+/// `text` as one single-quoted shell word (a `'` inside becomes `'\''`).
+fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// The environment assignment that arms the trap for the `name` script (`shared` or `device`),
@@ -89,7 +94,8 @@ pub(crate) fn arm(shell: &str, name: &str) -> String {
 /// remove the trap files, to run after the startups.
 pub(crate) fn report(shell: &str) -> String {
     if is_bash(shell) {
-        format!("cat {DIR}/records 2>/dev/null\nrm -rf {DIR}\n")
+        // Records exist only when a command failed: no `cat` process otherwise.
+        format!("if [ -s {DIR}/records ]; then cat {DIR}/records 2>/dev/null; fi\nrm -rf {DIR}\n")
     } else {
         // dash: `/hostlab/r1.startup: 3: foo: not found`.
         format!(
@@ -262,6 +268,35 @@ mod tests {
         assert!(out.status.success());
         let log = std::fs::read_to_string(t.path().join("startup.log")).unwrap();
         assert_eq!(log, "+ false\n+ echo done\ndone\n");
+    }
+
+    #[test]
+    fn bash_and_dash_write_the_trap_files_byte_for_byte() {
+        for shell in ["bash", "sh"] {
+            let t = tempfile::tempdir().unwrap();
+            let dir = format!("{}/trapdir", t.path().display());
+            let out = std::process::Command::new(shell)
+                .arg("-c")
+                .arg(format!(
+                    "{}echo \"$fb_shared_trap $fb_device_trap\"",
+                    prepare().replace(DIR, &dir)
+                ))
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout).trim(),
+                format!("{dir}/shared.trap {dir}/device.trap"),
+                "{shell}"
+            );
+            for (name, log) in [
+                ("shared", "/var/log/shared.log"),
+                ("device", "/var/log/startup.log"),
+            ] {
+                let written = std::fs::read_to_string(format!("{dir}/{name}.trap")).unwrap();
+                let expected = trap_file(log, &format!("{DIR}/records")).replace(DIR, &dir);
+                assert_eq!(written, expected, "{shell} {name}");
+            }
+        }
     }
 
     #[test]

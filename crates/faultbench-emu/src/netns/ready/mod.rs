@@ -248,8 +248,49 @@ pub(crate) async fn wait_settled(
                 waived: Vec::new(),
             };
         }
-        tokio::time::sleep(poll).await;
+        // The moments a still lab changes its verdict: the quiet period's end, and each soft
+        // blocker's (e.g. RIP tables kept apart) — polls are never spaced out past them.
+        let deadlines: Vec<Duration> = std::iter::once(a.quiet)
+            .chain(blocking.iter().filter_map(|b| b.soft_after))
+            .collect();
+        let left = cap.saturating_sub(started.elapsed());
+        tokio::time::sleep(next_poll(poll, stable_for, &deadlines, left)).await;
     }
+}
+
+/// Nothing seen changing for this long: the lab is waiting on a protocol timer (a hello, a
+/// dead or wait interval, seconds long), and polls space out (see [`next_poll`]).
+const IDLE_AFTER: Duration = Duration::from_secs(1);
+/// The widest spacing of polls while nothing changes.
+const IDLE_POLL: Duration = Duration::from_millis(250);
+
+/// The pause before the next poll. While something changed within [`IDLE_AFTER`], `base`
+/// (the quiet period must be timed closely); after that the pause grows with the time nothing
+/// changed, up to [`IDLE_POLL`]: a poll costs the harness and every daemon a query, and a lab
+/// whose OSPF waits out a 10 s hello gains nothing from ten polls a second. The first change
+/// after such a stretch is seen at most `IDLE_POLL` late, and the polls that follow it are
+/// `base` apart again. Never past a `deadline` still ahead (times of quiet after which the
+/// verdict changes by itself: the quiet period's end, a soft blocker's), so a lab that only
+/// waits for one is seen ready on time, nor past what is `left` of the cap.
+fn next_poll(
+    base: Duration,
+    stable_for: Duration,
+    deadlines: &[Duration],
+    left: Duration,
+) -> Duration {
+    let mut pause = if stable_for < IDLE_AFTER {
+        base
+    } else {
+        // Half the time nothing changed, as a pause, capped.
+        (stable_for / 2).clamp(base, IDLE_POLL.max(base))
+    };
+    for d in deadlines {
+        let until = d.saturating_sub(stable_for);
+        if !until.is_zero() {
+            pause = pause.min(until.max(base));
+        }
+    }
+    pause.min(left)
 }
 
 /// One item per device naming every route of it that flaps.
@@ -309,6 +350,29 @@ fn print_changes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn polls_space_out_only_while_nothing_changes() {
+        let base = Duration::from_millis(100);
+        let quiet = Duration::from_millis(200);
+        let left = Duration::from_secs(60);
+        let ms = Duration::from_millis;
+        // Something changed recently: the base pace.
+        assert_eq!(next_poll(base, ms(0), &[quiet], left), base);
+        assert_eq!(next_poll(base, ms(900), &[quiet], left), base);
+        // A long quiet stretch: wider, never past the idle pace.
+        assert_eq!(next_poll(base, ms(1000), &[quiet], left), IDLE_POLL);
+        assert_eq!(next_poll(base, ms(30_000), &[quiet], left), IDLE_POLL);
+        // Never past the end of a longer quiet period (e.g. keepalived's) or of a soft
+        // blocker's wait (RIP tables kept apart), nor past the cap.
+        assert_eq!(next_poll(base, ms(5000), &[ms(5200)], left), ms(200));
+        assert_eq!(next_poll(base, ms(5000), &[quiet, ms(5200)], left), ms(200));
+        assert_eq!(next_poll(base, ms(5000), &[ms(5050)], left), base);
+        assert_eq!(next_poll(base, ms(5000), &[quiet], ms(30)), ms(30));
+        // A large lab's base pace above the idle pace stays as it was.
+        let slow = Duration::from_millis(500);
+        assert_eq!(next_poll(slow, ms(10_000), &[quiet], left), slow);
+    }
 
     #[tokio::test]
     async fn a_lab_without_routers_is_settled_at_once() {
