@@ -106,7 +106,38 @@ fn candidates(
         .filter_map(|c| Condition::parse(c).ok())
         .collect();
     let bound = bindings.len();
-    let matching: Vec<&Binding> = bindings
+    // List parameters multiply only the families that use them.
+    let used: BTreeSet<String> = family
+        .templates()
+        .iter()
+        .filter_map(|t| crate::template::names(t).ok())
+        .flatten()
+        .chain(
+            family
+                .applies
+                .conditions
+                .iter()
+                .filter_map(|c| Condition::parse(c).ok().map(|c| c.param().to_string())),
+        )
+        .filter(|n| bind::LIST_PARAMS.contains(&n.as_str()))
+        .collect();
+    let expanded: Vec<Binding> = bindings
+        .iter()
+        .flat_map(|b| {
+            let lists: BTreeMap<String, Vec<String>> = b
+                .lists
+                .iter()
+                .filter(|(k, _)| used.contains(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            value_combos(&lists).into_iter().map(move |combo| {
+                let mut x = b.clone();
+                x.params.extend(combo);
+                x
+            })
+        })
+        .collect();
+    let matching: Vec<&Binding> = expanded
         .iter()
         .filter(|b| conds.iter().all(|c| c.holds(&b.params)))
         .collect();
