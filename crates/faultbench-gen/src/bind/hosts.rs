@@ -102,7 +102,14 @@ pub(super) fn host_pair(m: &LabModel) -> Vec<Binding> {
             set(&mut b, "gw", gw);
             set(&mut b, "gw_router", &gr.name);
             set(&mut b, "gw_iface", gi.l3_name());
-            set(&mut b, "far_cidr", fnet);
+            if let Some((fr, _)) = m.gateway_of(f) {
+                set(&mut b, "far_gw_router", &fr.name);
+                set(
+                    &mut b,
+                    "far_gw_same",
+                    if fr.name == gr.name { "yes" } else { "no" },
+                );
+            }
             set(&mut b, "far_subnet", fnet.network());
             set_list(&mut b, "spare_gw", near_unused(m, net, gw, SPARE_GW));
             set(&mut b, "victim", &v.name);

@@ -72,8 +72,9 @@ pub const TARGETS: &[TargetSpec] = &[
             "gw",
             "gw_router",
             "gw_iface",
-            "far_cidr",
             "far_subnet",
+            "far_gw_router",
+            "far_gw_same",
             "spare_gw"
         ),
     },
