@@ -1,7 +1,7 @@
 //! Targets of hosts, gateways, paths and services.
 
 use super::{Binding, actors, binding, ip_of, served_by, set, set_list};
-use crate::graph::{Cut, pick, reach, segment_of};
+use crate::graph::{Cut, pick, reach, same_lan, segment_of};
 use crate::model::{DeviceModel, IfaceModel, Ipv4Net, LabModel};
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
@@ -90,7 +90,7 @@ pub(super) fn host_pair(m: &LabModel) -> Vec<Binding> {
             let Some((_, fnet)) = f.primary() else {
                 continue;
             };
-            if f.name == v.name || segment_of(f) == segment_of(v) || !reach(m, v, f, &healthy) {
+            if f.name == v.name || same_lan(f, v) || !reach(m, v, f, &healthy) {
                 continue;
             }
             let mut b = binding(format!("{}->{}", v.name, f.name));
@@ -124,7 +124,7 @@ pub(super) fn host_pair(m: &LabModel) -> Vec<Binding> {
             let same_lan: Vec<&DeviceModel> = controls
                 .iter()
                 .copied()
-                .filter(|c| segment_of(c) == segment_of(v))
+                .filter(|c| same_lan(c, v))
                 .collect();
             if let Some(c) = pick(&same_lan, &b.target).or_else(|| pick(&controls, &b.target))
                 && let Some(ip) = ip_of(c)
@@ -266,7 +266,7 @@ pub(super) fn router_path(m: &LabModel) -> Vec<Binding> {
                         a.primary()
                             .is_some_and(|(_, an)| !fnet.network().contains(an.addr))
                             && a.name != victim.name
-                            && segment_of(a) != segment_of(victim)
+                            && !same_lan(a, victim)
                             && reach(m, victim, a, &Cut::default())
                     })
                     .collect();

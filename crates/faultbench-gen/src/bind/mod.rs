@@ -14,7 +14,7 @@
 mod hosts;
 mod routing;
 
-use crate::graph::{Cut, pick, reach, segment_of};
+use crate::graph::{Cut, pick, reach, same_lan};
 use crate::model::{DeviceModel, LabModel};
 use crate::template::{self, Params};
 use std::collections::{BTreeMap, BTreeSet};
@@ -265,7 +265,7 @@ fn actors(m: &LabModel, b: &mut Binding, victim: &DeviceModel, cut: &Cut, isolat
     let fars: Vec<&DeviceModel> = hosts
         .iter()
         .copied()
-        .filter(|f| f.name != victim.name && segment_of(f) != segment_of(victim))
+        .filter(|f| f.name != victim.name && !same_lan(f, victim))
         .filter(|f| reach(m, victim, f, &healthy))
         .filter(|f| isolated || !reach(m, victim, f, cut))
         .collect();
@@ -282,7 +282,7 @@ fn actors(m: &LabModel, b: &mut Binding, victim: &DeviceModel, cut: &Cut, isolat
     let same_lan: Vec<&DeviceModel> = controls
         .iter()
         .copied()
-        .filter(|c| segment_of(c) == segment_of(victim))
+        .filter(|c| same_lan(c, victim))
         .collect();
     let control = pick(&same_lan, &b.target).or_else(|| pick(&controls, &b.target));
     for (k, h) in [

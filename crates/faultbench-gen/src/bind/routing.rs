@@ -370,3 +370,22 @@ pub(super) fn routers_on(m: &LabModel, s: usize) -> Vec<(&DeviceModel, &IfaceMod
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::as_typos;
+
+    #[test]
+    fn as_typos_are_one_keystroke_away_and_never_the_real_or_local_as() {
+        let t = as_typos(65001, 65002);
+        for x in [65000, 56001, 6501, 650001, 65011] {
+            assert!(t.contains(&x), "{x} in {t:?}");
+        }
+        assert!(!t.contains(&65001) && !t.contains(&65002), "{t:?}");
+        // No leading zero, no zero AS, no duplicates.
+        assert!(as_typos(10, 1).iter().all(|v| *v != 0 && *v != 1));
+        let mut d = t.clone();
+        d.dedup();
+        assert_eq!(d, t);
+    }
+}
