@@ -71,7 +71,7 @@ pub(super) fn ospf_link(m: &LabModel) -> Vec<Binding> {
             let if_area = r
                 .routing
                 .ospf_ifaces
-                .get(&i.name)
+                .get(i.l3_name())
                 .and_then(|x| x.area.clone());
             let Some(area) = covering.map(|(_, a)| a.clone()).or(if_area) else {
                 continue;
@@ -112,7 +112,7 @@ pub(super) fn ospf_link(m: &LabModel) -> Vec<Binding> {
             let oi = r
                 .routing
                 .ospf_ifaces
-                .get(&i.name)
+                .get(i.l3_name())
                 .cloned()
                 .unwrap_or_default();
             let (hello, dead) = (oi.hello.unwrap_or(10), oi.dead.unwrap_or(40));

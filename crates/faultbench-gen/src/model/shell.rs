@@ -44,10 +44,34 @@ const MAX_UNROLLED: usize = 4096;
 /// list is literal (no `$`, no backquote, no parenthesis): each body command once per word,
 /// `$VAR` and `${VAR}` replaced. Loops over computed lists (`$(seq 0 3)`) stay as they are:
 /// their body commands are read once, with `$VAR` literal (and then ignored by the model).
+///
+/// Positional parameters built up with `set -- "$@" …` (a common way to collect `vtysh -c`
+/// arguments in a loop) are tracked in order, and a `"$@"` word of a later command is
+/// replaced by them.
 pub fn commands_unrolled(script: &str) -> Vec<(usize, Vec<String>)> {
     let mut out = Vec::new();
     unroll(&commands(script), &mut out);
-    out
+    let mut positional: Vec<String> = Vec::new();
+    let mut expanded = Vec::with_capacity(out.len());
+    for (line, w) in out {
+        let words: Vec<String> = w
+            .iter()
+            .flat_map(|x| {
+                if x == "$@" {
+                    positional.clone()
+                } else {
+                    vec![x.clone()]
+                }
+            })
+            .collect();
+        if words.first().is_some_and(|x| x == "set") && words.get(1).is_some_and(|x| x == "--") {
+            positional = words[2..].to_vec();
+            positional.truncate(MAX_UNROLLED);
+            continue;
+        }
+        expanded.push((line, words));
+    }
+    expanded
 }
 
 fn literal(w: &str) -> bool {
@@ -214,6 +238,16 @@ mod tests {
                 "echo a20",
                 "echo b20",
             ]
+        );
+        let collected = "set -- -c 'configure terminal'\nfor l in eth0 eth1; do\n  set -- \"$@\" -c \"interface $l\" -c 'ip ospf hello-interval 1'\ndone\nvtysh \"$@\" -c 'router ospf'\n";
+        let got: Vec<Vec<String>> = commands_unrolled(collected)
+            .into_iter()
+            .map(|(_, w)| w)
+            .collect();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(
+            got[0].join("|"),
+            "vtysh|-c|configure terminal|-c|interface eth0|-c|ip ospf hello-interval 1|-c|interface eth1|-c|ip ospf hello-interval 1|-c|router ospf"
         );
     }
 
