@@ -252,6 +252,29 @@ mod tests {
     }
 
     #[test]
+    fn hostile_loops_and_positional_words_stay_bounded() {
+        // Three nested loops of 200 words would be 8 million commands.
+        let words: Vec<String> = (0..200).map(|i| format!("w{i}")).collect();
+        let list = words.join(" ");
+        let script = format!(
+            "for a in {list}; do for b in {list}; do for c in {list}; do echo $a$b$c; done; done; done\n"
+        );
+        let n = commands_unrolled(&script).len();
+        assert!(n <= 4 * MAX_UNROLLED + MAX_UNROLLED, "{n} commands");
+        // A loop whose list is not literal is read once, not unrolled.
+        let n = commands_unrolled("for i in $(seq 1 100000); do echo $i; done\n").len();
+        assert_eq!(n, 1);
+        // `set --` keeps at most MAX_UNROLLED positional words however often it doubles them.
+        let mut doubling = String::from("set -- a\n");
+        for _ in 0..20 {
+            doubling.push_str("set -- \"$@\" \"$@\"\n");
+        }
+        doubling.push_str("echo \"$@\"\n");
+        let got = commands_unrolled(&doubling);
+        assert!(got[0].1.len() <= 2 * MAX_UNROLLED + 1, "{}", got[0].1.len());
+    }
+
+    #[test]
     fn splits_commands_quotes_and_continuations() {
         let s = "ip addr add 10.0.0.1/24 dev eth0 # comment\n\
                  vtysh -c \"configure terminal\" -c 'router rip' \\\n  -c \"network 10.0.0.0/8\"\n\
