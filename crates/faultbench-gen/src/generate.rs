@@ -5,7 +5,8 @@
 //! combination of its `[values]`. Identical normalised content is one variant (the first
 //! family in id order keeps it). With `count`, each family's candidates are shuffled by a
 //! generator seeded from the run's seed and the family id, and families are visited round
-//! robin, so a small sample still spans the families. Shards split the sample by position.
+//! robin in an order shuffled by the seed, so a small sample still spans the families and one
+//! smaller than their number is not biased toward the first ids. Shards split the sample by position.
 
 use crate::bind::{self, Binding};
 use crate::content::SplitMix64;
@@ -221,9 +222,14 @@ pub fn plan(
     let total: usize = per_family.iter().map(Vec::len).sum();
     let want = opts.count.unwrap_or(total).min(total);
     let mut selected = Vec::with_capacity(want);
+    // The families' turn order is shuffled by the seed too: a sample smaller than the number
+    // of families would otherwise always favour the first ids in alphabetical order.
+    let mut order: Vec<usize> = (0..per_family.len()).collect();
+    SplitMix64::new(opts.seed ^ stable_hash("family order")).shuffle(&mut order);
     let mut round = 0;
     while selected.len() < want {
-        for (k, vs) in per_family.iter().enumerate() {
+        for &k in &order {
+            let vs = &per_family[k];
             if selected.len() < want
                 && let Some(v) = vs.get(round)
             {

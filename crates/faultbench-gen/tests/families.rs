@@ -101,3 +101,33 @@ fn vlan_gateways_of_a_campus_are_modelled_so_its_hosts_get_families() {
     assert!(pairs.contains(&"pc5->pc9"), "{pairs:?}");
     assert!(!pairs.contains(&"pc5->pc6"), "pc5 and pc6 share VLAN 10");
 }
+
+#[test]
+fn a_sample_smaller_than_the_families_is_not_the_first_ids() {
+    let model = LabModel::load(&topology("Kath5"), "Kath5").unwrap();
+    let families = family::builtin().unwrap();
+    let fams = |seed: u64| -> BTreeSet<String> {
+        let o = GenOptions {
+            seed,
+            count: Some(6),
+            ..all("kath5")
+        };
+        let p = plan(&model, &families, &o, &PlainTickets).unwrap();
+        assert_eq!(p.variants.len(), 6);
+        p.variants.iter().map(|v| v.family.clone()).collect()
+    };
+    let (a, b) = (fams(1), fams(2));
+    assert_eq!(a.len(), 6, "six variants of six families: {a:?}");
+    assert_eq!(a, fams(1), "same seed, same families");
+    assert_ne!(a, b, "another seed visits the families in another order");
+    let first_six: BTreeSet<String> = {
+        let all = plan(&model, &families, &all("kath5"), &PlainTickets).unwrap();
+        all.families
+            .iter()
+            .filter(|f| f.candidates > 0)
+            .take(6)
+            .map(|f| f.family.clone())
+            .collect()
+    };
+    assert!(a != first_six || b != first_six, "{a:?}");
+}
