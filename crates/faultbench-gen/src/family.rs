@@ -16,6 +16,8 @@
 //!
 //! [values]                              # optional: one variant per value (cartesian)
 //! new_cost = ["100", "1000"]
+//! # A target's list parameters (`spare_gw`, `bad_hello`, `bad_dead`, `as_typo`) multiply the
+//! # same way, per binding, and only the families whose templates or `where` use them.
 //!
 //! [inject]
 //! device = "{device}"

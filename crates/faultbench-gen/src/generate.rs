@@ -5,7 +5,8 @@
 //! combination of its `[values]`. Identical normalised content is one variant (the first
 //! family in id order keeps it). With `count`, each family's candidates are shuffled by a
 //! generator seeded from the run's seed and the family id, and families are visited round
-//! robin, so a small sample still spans the families. Shards split the sample by position.
+//! robin in an order shuffled by the seed, so a small sample still spans the families and one
+//! smaller than their number is not biased toward the first ids. Shards split the sample by position.
 
 use crate::bind::{self, Binding};
 use crate::content::SplitMix64;
@@ -106,7 +107,38 @@ fn candidates(
         .filter_map(|c| Condition::parse(c).ok())
         .collect();
     let bound = bindings.len();
-    let matching: Vec<&Binding> = bindings
+    // List parameters multiply only the families that use them.
+    let used: BTreeSet<String> = family
+        .templates()
+        .iter()
+        .filter_map(|t| crate::template::names(t).ok())
+        .flatten()
+        .chain(
+            family
+                .applies
+                .conditions
+                .iter()
+                .filter_map(|c| Condition::parse(c).ok().map(|c| c.param().to_string())),
+        )
+        .filter(|n| bind::LIST_PARAMS.contains(&n.as_str()))
+        .collect();
+    let expanded: Vec<Binding> = bindings
+        .iter()
+        .flat_map(|b| {
+            let lists: BTreeMap<String, Vec<String>> = b
+                .lists
+                .iter()
+                .filter(|(k, _)| used.contains(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            value_combos(&lists).into_iter().map(move |combo| {
+                let mut x = b.clone();
+                x.params.extend(combo);
+                x
+            })
+        })
+        .collect();
+    let matching: Vec<&Binding> = expanded
         .iter()
         .filter(|b| conds.iter().all(|c| c.holds(&b.params)))
         .collect();
@@ -190,9 +222,14 @@ pub fn plan(
     let total: usize = per_family.iter().map(Vec::len).sum();
     let want = opts.count.unwrap_or(total).min(total);
     let mut selected = Vec::with_capacity(want);
+    // The families' turn order is shuffled by the seed too: a sample smaller than the number
+    // of families would otherwise always favour the first ids in alphabetical order.
+    let mut order: Vec<usize> = (0..per_family.len()).collect();
+    SplitMix64::new(opts.seed ^ stable_hash("family order")).shuffle(&mut order);
     let mut round = 0;
     while selected.len() < want {
-        for (k, vs) in per_family.iter().enumerate() {
+        for &k in &order {
+            let vs = &per_family[k];
             if selected.len() < want
                 && let Some(v) = vs.get(round)
             {

@@ -30,6 +30,15 @@ pub fn segment_of(h: &DeviceModel) -> Option<usize> {
     h.primary().map(|(i, _)| i.segment)
 }
 
+/// Whether two hosts share a LAN: one segment and one subnet (hosts of different VLANs or
+/// subnets on one layer-2 segment still talk through a router).
+pub fn same_lan(a: &DeviceModel, b: &DeviceModel) -> bool {
+    match (a.primary(), b.primary()) {
+        (Some((ia, na)), Some((ib, nb))) => ia.segment == ib.segment && na.contains(nb.addr),
+        _ => false,
+    }
+}
+
 /// Whether host `a` reaches host `b` with `cut` applied.
 pub fn reach(m: &LabModel, a: &DeviceModel, b: &DeviceModel, cut: &Cut) -> bool {
     let (Some(sa), Some(sb)) = (segment_of(a), segment_of(b)) else {
@@ -40,7 +49,7 @@ pub fn reach(m: &LabModel, a: &DeviceModel, b: &DeviceModel, cut: &Cut) -> bool 
     {
         return false;
     }
-    if sa == sb {
+    if same_lan(a, b) {
         return true;
     }
     let (Some((ga, ia)), Some((gb, ib))) = (m.gateway_of(a), m.gateway_of(b)) else {

@@ -1,7 +1,7 @@
 //! Targets of hosts, gateways, paths and services.
 
-use super::{Binding, actors, binding, ip_of, served_by, set};
-use crate::graph::{Cut, pick, reach, segment_of};
+use super::{Binding, actors, binding, ip_of, served_by, set, set_list};
+use crate::graph::{Cut, pick, reach, same_lan, segment_of};
 use crate::model::{DeviceModel, IfaceModel, Ipv4Net, LabModel};
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
@@ -33,11 +33,105 @@ pub(super) fn host_interface(m: &LabModel) -> Vec<Binding> {
             if let Some(w) = unused_in(m, net) {
                 set(&mut b, "wrong_gw", w);
             }
+            set_list(&mut b, "spare_gw", near_unused(m, net, gw, SPARE_GW));
         }
         if let Some(t) = typo_ip(m, net) {
             set(&mut b, "typo_ip", t);
         }
         if actors(m, &mut b, h, &Cut::default(), true) {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// How many mistyped gateways a host offers (the unused addresses nearest its real one).
+const SPARE_GW: usize = 4;
+
+/// Up to `n` addresses of `net` near `gw` (gw±1, gw±2, …) that no device holds: what a
+/// gateway typed one or two digits off looks like.
+pub(super) fn near_unused(m: &LabModel, net: Ipv4Net, gw: Ipv4Addr, n: usize) -> Vec<Ipv4Addr> {
+    let g = i64::from(u32::from(gw));
+    let lo = i64::from(u32::from(net.network().addr));
+    let hi = lo + (1i64 << (32 - u32::from(net.len))) - 1;
+    let mut out = Vec::new();
+    for d in 1..=64i64 {
+        for c in [g - d, g + d] {
+            // Neither the network nor the broadcast address.
+            if c <= lo || c >= hi || out.len() >= n {
+                continue;
+            }
+            let Ok(a) = u32::try_from(c).map(Ipv4Addr::from) else {
+                continue;
+            };
+            if m.owner_of(a).is_none() {
+                out.push(a);
+            }
+        }
+    }
+    out
+}
+
+/// One binding per (victim, far) pair: a host with a gateway and a host on another LAN it
+/// reaches through it. `control` is another host that still reaches `far` (the victim's LAN
+/// first), so a fault on the pair's path proves itself selective.
+pub(super) fn host_pair(m: &LabModel) -> Vec<Binding> {
+    let mut out = Vec::new();
+    let hosts: Vec<&DeviceModel> = m.end_hosts().collect();
+    let healthy = Cut::default();
+    for v in hosts.iter().copied() {
+        let (Some((iface, net)), Some(gw)) = (v.primary(), v.default_gw) else {
+            continue;
+        };
+        let Some((gr, gi)) = m.gateway_of(v) else {
+            continue;
+        };
+        for f in hosts.iter().copied() {
+            let Some((_, fnet)) = f.primary() else {
+                continue;
+            };
+            if f.name == v.name || same_lan(f, v) || !reach(m, v, f, &healthy) {
+                continue;
+            }
+            let mut b = binding(format!("{}->{}", v.name, f.name));
+            set(&mut b, "device", &v.name);
+            set(&mut b, "iface", &iface.name);
+            set(&mut b, "ip", net.addr);
+            set(&mut b, "cidr", net);
+            set(&mut b, "subnet", net.network());
+            set(&mut b, "gw", gw);
+            set(&mut b, "gw_router", &gr.name);
+            set(&mut b, "gw_iface", gi.l3_name());
+            if let Some((fr, _)) = m.gateway_of(f) {
+                set(&mut b, "far_gw_router", &fr.name);
+                set(
+                    &mut b,
+                    "far_gw_same",
+                    if fr.name == gr.name { "yes" } else { "no" },
+                );
+            }
+            set(&mut b, "far_subnet", fnet.network());
+            set_list(&mut b, "spare_gw", near_unused(m, net, gw, SPARE_GW));
+            set(&mut b, "victim", &v.name);
+            set(&mut b, "victim_ip", net.addr);
+            set(&mut b, "far", &f.name);
+            set(&mut b, "far_ip", fnet.addr);
+            let controls: Vec<&DeviceModel> = hosts
+                .iter()
+                .copied()
+                .filter(|c| c.name != v.name && c.name != f.name && reach(m, c, f, &healthy))
+                .collect();
+            let same_lan: Vec<&DeviceModel> = controls
+                .iter()
+                .copied()
+                .filter(|c| same_lan(c, v))
+                .collect();
+            if let Some(c) = pick(&same_lan, &b.target).or_else(|| pick(&controls, &b.target))
+                && let Some(ip) = ip_of(c)
+            {
+                set(&mut b, "control", &c.name);
+                set(&mut b, "control_ip", ip);
+            }
             out.push(b);
         }
     }
@@ -172,7 +266,7 @@ pub(super) fn router_path(m: &LabModel) -> Vec<Binding> {
                         a.primary()
                             .is_some_and(|(_, an)| !fnet.network().contains(an.addr))
                             && a.name != victim.name
-                            && segment_of(a) != segment_of(victim)
+                            && !same_lan(a, victim)
                             && reach(m, victim, a, &Cut::default())
                     })
                     .collect();

@@ -14,10 +14,10 @@
 mod hosts;
 mod routing;
 
-use crate::graph::{Cut, pick, reach, segment_of};
+use crate::graph::{Cut, pick, reach, same_lan};
 use crate::model::{DeviceModel, LabModel};
 use crate::template::{self, Params};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
 /// A target kind and the parameters it provides (beyond [`COMMON_PARAMS`]).
@@ -56,7 +56,26 @@ pub const TARGETS: &[TargetSpec] = &[
             "gw_router",
             "typo_ip",
             "narrow_len",
-            "wrong_gw"
+            "wrong_gw",
+            "spare_gw"
+        ),
+    },
+    TargetSpec {
+        name: "host_pair",
+        about: "an end host (victim) and a host on another LAN it reaches (far), through the victim's gateway",
+        params: with_actors!(
+            "device",
+            "iface",
+            "ip",
+            "cidr",
+            "subnet",
+            "gw",
+            "gw_router",
+            "gw_iface",
+            "far_subnet",
+            "far_gw_router",
+            "far_gw_same",
+            "spare_gw"
         ),
     },
     TargetSpec {
@@ -97,7 +116,9 @@ pub const TARGETS: &[TargetSpec] = &[
             "new_dead",
             "hello_restore",
             "dead_restore",
-            "cost_restore"
+            "cost_restore",
+            "bad_hello",
+            "bad_dead"
         ),
     },
     TargetSpec {
@@ -116,7 +137,10 @@ pub const TARGETS: &[TargetSpec] = &[
             "neighbor",
             "neighbor_ip",
             "remote_as",
-            "wrong_as"
+            "wrong_as",
+            "iface",
+            "as_typo",
+            "ebgp"
         ),
     },
     TargetSpec {
@@ -162,12 +186,16 @@ pub struct Binding {
     pub params: Params,
     /// Parameters that are whole commands (exempt from the plain-value check).
     pub commands: BTreeSet<String>,
+    /// Parameters with several values (`spare_gw`, `hello_values`, …): a family that uses one
+    /// yields one variant per value; a family that does not is not multiplied.
+    pub lists: BTreeMap<String, Vec<String>>,
 }
 
 /// Every binding of target `kind` on `model`, and the bindings rejected for an unsafe value.
 pub fn bind(model: &LabModel, kind: &str) -> (Vec<Binding>, Vec<String>) {
     let raw = match kind {
         "host_interface" => hosts::host_interface(model),
+        "host_pair" => hosts::host_pair(model),
         "router_lan_interface" => hosts::router_lan_interface(model),
         "router_path" => hosts::router_path(model),
         "ospf_link" => routing::ospf_link(model),
@@ -184,6 +212,11 @@ pub fn bind(model: &LabModel, kind: &str) -> (Vec<Binding>, Vec<String>) {
         let bad = b
             .params
             .iter()
+            .chain(
+                b.lists
+                    .iter()
+                    .flat_map(|(k, vs)| vs.iter().map(move |v| (k, v))),
+            )
             .find(|(k, v)| !b.commands.contains(*k) && !template::safe_value(v));
         match bad {
             Some((k, v)) => rejected.push(format!(
@@ -201,12 +234,24 @@ fn binding(target: String) -> Binding {
         target,
         params: Params::new(),
         commands: BTreeSet::new(),
+        lists: BTreeMap::new(),
+    }
+}
+
+/// Sets list parameter `k` (left out when `vs` is empty, so `has k` tells).
+fn set_list(b: &mut Binding, k: &str, vs: impl IntoIterator<Item = impl ToString>) {
+    let vs: Vec<String> = vs.into_iter().map(|v| v.to_string()).collect();
+    if !vs.is_empty() {
+        b.lists.insert(k.to_string(), vs);
     }
 }
 
 fn set(b: &mut Binding, k: &str, v: impl ToString) {
     b.params.insert(k.to_string(), v.to_string());
 }
+
+/// Parameters that bindings give as lists (one variant per value).
+pub const LIST_PARAMS: [&str; 4] = ["spare_gw", "bad_hello", "bad_dead", "as_typo"];
 
 fn ip_of(h: &DeviceModel) -> Option<Ipv4Addr> {
     h.primary().map(|(_, a)| a.addr)
@@ -220,7 +265,7 @@ fn actors(m: &LabModel, b: &mut Binding, victim: &DeviceModel, cut: &Cut, isolat
     let fars: Vec<&DeviceModel> = hosts
         .iter()
         .copied()
-        .filter(|f| f.name != victim.name && segment_of(f) != segment_of(victim))
+        .filter(|f| f.name != victim.name && !same_lan(f, victim))
         .filter(|f| reach(m, victim, f, &healthy))
         .filter(|f| isolated || !reach(m, victim, f, cut))
         .collect();
@@ -237,7 +282,7 @@ fn actors(m: &LabModel, b: &mut Binding, victim: &DeviceModel, cut: &Cut, isolat
     let same_lan: Vec<&DeviceModel> = controls
         .iter()
         .copied()
-        .filter(|c| segment_of(c) == segment_of(victim))
+        .filter(|c| same_lan(c, victim))
         .collect();
     let control = pick(&same_lan, &b.target).or_else(|| pick(&controls, &b.target));
     for (k, h) in [

@@ -1,11 +1,61 @@
 //! Targets of routing protocols: OSPF links, network statements, BGP sessions, daemons.
 
-use super::{Binding, actors, binding, ip_of, served_by, set};
+use super::{Binding, actors, binding, ip_of, served_by, set, set_list};
 use crate::graph::{Cut, pick, reach, segment_of};
 use crate::model::{DeviceModel, IfaceModel, Ipv4Net, LabModel};
 use crate::template::shell_quote;
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
+
+/// Hello intervals a mistyped interface may carry (seconds): every value up to 30.
+const BAD_HELLO: std::ops::RangeInclusive<u32> = 1..=30;
+/// Dead intervals a mistyped interface may carry (seconds).
+const BAD_DEAD: [u32; 24] = [
+    3, 4, 5, 6, 8, 10, 12, 15, 16, 20, 24, 25, 30, 35, 36, 39, 41, 45, 48, 50, 60, 80, 100, 120,
+];
+
+/// Numbers one keystroke away from `asn`: a digit one up or down, two neighbouring digits
+/// swapped, a digit doubled or dropped; never `asn` itself, `avoid` (the local AS) or 0.
+pub(super) fn as_typos(asn: u32, avoid: u32) -> Vec<u32> {
+    let d: Vec<u8> = asn.to_string().bytes().collect();
+    let mut cands: Vec<Vec<u8>> = Vec::new();
+    for k in 0..d.len() {
+        for delta in [1i8, -1] {
+            let mut x = d.clone();
+            let v = i16::from(x[k]) + i16::from(delta);
+            if (i16::from(b'0')..=i16::from(b'9')).contains(&v) {
+                x[k] = u8::try_from(v).unwrap_or(b'0');
+                cands.push(x);
+            }
+        }
+        if k + 1 < d.len() && d[k] != d[k + 1] {
+            let mut x = d.clone();
+            x.swap(k, k + 1);
+            cands.push(x);
+        }
+        let mut dropped = d.clone();
+        dropped.remove(k);
+        cands.push(dropped);
+        let mut doubled = d.clone();
+        doubled.insert(k, d[k]);
+        cands.push(doubled);
+    }
+    let mut out: Vec<u32> = Vec::new();
+    for c in cands {
+        // A leading zero is not a number anyone types.
+        if c.first().is_none_or(|x| *x == b'0') {
+            continue;
+        }
+        let Ok(v) = String::from_utf8(c).unwrap_or_default().parse::<u32>() else {
+            continue;
+        };
+        if v != asn && v != avoid && !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out.sort_unstable();
+    out
+}
 
 pub(super) fn ospf_link(m: &LabModel) -> Vec<Binding> {
     let mut out = Vec::new();
@@ -21,7 +71,7 @@ pub(super) fn ospf_link(m: &LabModel) -> Vec<Binding> {
             let if_area = r
                 .routing
                 .ospf_ifaces
-                .get(&i.name)
+                .get(i.l3_name())
                 .and_then(|x| x.area.clone());
             let Some(area) = covering.map(|(_, a)| a.clone()).or(if_area) else {
                 continue;
@@ -62,7 +112,7 @@ pub(super) fn ospf_link(m: &LabModel) -> Vec<Binding> {
             let oi = r
                 .routing
                 .ospf_ifaces
-                .get(&i.name)
+                .get(i.l3_name())
                 .cloned()
                 .unwrap_or_default();
             let (hello, dead) = (oi.hello.unwrap_or(10), oi.dead.unwrap_or(40));
@@ -75,6 +125,9 @@ pub(super) fn ospf_link(m: &LabModel) -> Vec<Binding> {
             };
             set(&mut b, "new_hello", nh);
             set(&mut b, "new_dead", nd);
+            // Any other value breaks the adjacency: OSPF neighbours must agree on both.
+            set_list(&mut b, "bad_hello", BAD_HELLO.filter(|v| *v != hello));
+            set_list(&mut b, "bad_dead", BAD_DEAD.iter().filter(|v| **v != dead));
             let restore = |name: &str, v: Option<u32>| match v {
                 Some(v) => format!("ip ospf {name} {v}"),
                 None => format!("no ip ospf {name}"),
@@ -184,6 +237,19 @@ pub(super) fn bgp_neighbor(m: &LabModel) -> Vec<Binding> {
             set(&mut b, "neighbor_ip", nb.ip);
             set(&mut b, "remote_as", nb.remote_as);
             set(&mut b, "wrong_as", nb.remote_as.wrapping_add(10));
+            set_list(&mut b, "as_typo", as_typos(nb.remote_as, bgp.asn));
+            set(
+                &mut b,
+                "ebgp",
+                if nb.remote_as == bgp.asn { "no" } else { "yes" },
+            );
+            if let Some(i) = r
+                .interfaces
+                .iter()
+                .find(|i| i.addrs.iter().any(|a| a.contains(nb.ip)))
+            {
+                set(&mut b, "iface", i.l3_name());
+            }
             let owner = m.owner_of(nb.ip);
             if let Some((n, ni)) = owner {
                 set(&mut b, "neighbor", &n.name);
@@ -303,4 +369,23 @@ pub(super) fn routers_on(m: &LabModel, s: usize) -> Vec<(&DeviceModel, &IfaceMod
                 .map(|i| (d, i))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_typos;
+
+    #[test]
+    fn as_typos_are_one_keystroke_away_and_never_the_real_or_local_as() {
+        let t = as_typos(65001, 65002);
+        for x in [65000, 56001, 6501, 650001, 65011] {
+            assert!(t.contains(&x), "{x} in {t:?}");
+        }
+        assert!(!t.contains(&65001) && !t.contains(&65002), "{t:?}");
+        // No leading zero, no zero AS, no duplicates.
+        assert!(as_typos(10, 1).iter().all(|v| *v != 0 && *v != 1));
+        let mut d = t.clone();
+        d.dedup();
+        assert_eq!(d, t);
+    }
 }

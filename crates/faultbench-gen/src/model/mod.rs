@@ -208,12 +208,13 @@ impl LabModel {
             };
             let facts = read::device_facts(&lab, &d.name)?;
             let mut bridged = BTreeSet::new();
-            let interfaces = d
+            let top = |port: &str| top_master(&facts.bridge_of, port);
+            let mut interfaces = d
                 .interfaces
                 .iter()
                 .map(|i| {
                     let name = i.name();
-                    let bridge = facts.bridge_of.get(&name).cloned();
+                    let bridge = top(&name);
                     let mut addrs = facts.addrs.get(&name).cloned().unwrap_or_default();
                     // The bridge's addresses go to its first port in lab.conf order.
                     if let Some(b) = &bridge
@@ -230,6 +231,29 @@ impl LabModel {
                     }
                 })
                 .collect::<Vec<_>>();
+            // A VLAN sub-interface with addresses is a layer-3 interface of its own on the
+            // parent's segment (a router-on-a-stick port, a switch's SVI).
+            for (vlan, parent) in &facts.vlan_parent {
+                let Some(addrs) = facts.addrs.get(vlan).filter(|a| !a.is_empty()) else {
+                    continue;
+                };
+                let parent_top = top(parent).unwrap_or_else(|| parent.clone());
+                let port = interfaces.iter().find(|i| {
+                    i.name == *parent
+                        || i.name == parent_top
+                        || i.bridge.as_deref() == Some(&parent_top)
+                });
+                if let Some(port) = port {
+                    let domain = port.domain.clone();
+                    interfaces.push(IfaceModel {
+                        name: vlan.clone(),
+                        domain,
+                        segment: 0,
+                        addrs: addrs.clone(),
+                        bridge: None,
+                    });
+                }
+            }
             let dev = DeviceModel {
                 name: d.name.clone(),
                 role: role.into(),
@@ -370,6 +394,19 @@ impl LabModel {
         let json = serde_json::to_string(self).unwrap_or_default();
         crate::content::sha256_hex(json.as_bytes())
     }
+}
+
+/// The outermost master of `port` (`eth0` → `bond0` → `br0` gives `br0`), or `None` when it
+/// has none. Bounded: a loop in hostile files stops after a few steps.
+fn top_master(bridge_of: &BTreeMap<String, String>, port: &str) -> Option<String> {
+    let mut cur = bridge_of.get(port)?;
+    for _ in 0..4 {
+        match bridge_of.get(cur) {
+            Some(up) if up != port => cur = up,
+            _ => break,
+        }
+    }
+    Some(cur.clone())
 }
 
 fn gaps_of(d: &DeviceModel, read: &str) -> Vec<Gap> {

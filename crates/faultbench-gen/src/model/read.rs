@@ -24,6 +24,8 @@ pub(super) struct Facts {
     pub startup_vtysh: Option<Vec<String>>,
     /// Bridge ports: port → bridge (`brctl addif br0 eth1`, `ip link set eth1 master br0`).
     pub bridge_of: BTreeMap<String, String>,
+    /// VLAN sub-interfaces: name → parent (`ip link add link br0 name vlan10 type vlan id 10`).
+    pub vlan_parent: BTreeMap<String, String>,
     /// The files read, for gap messages.
     pub read: String,
 }
@@ -122,7 +124,7 @@ fn read_startup(text: &str, rel: &str, f: &mut Facts) {
     let mut vtysh_used = false;
     let mut statements: Vec<String> = Vec::new();
     let mut all_plain = true;
-    for (_, w) in super::shell::commands(text) {
+    for (_, w) in super::shell::commands_unrolled(text) {
         let w: Vec<&str> = w.iter().map(String::as_str).collect();
         let w = strip_prefix_words(&w);
         match w {
@@ -169,6 +171,33 @@ fn read_startup(text: &str, rel: &str, f: &mut Facts) {
                         via: (*gw).to_string(),
                     });
                 }
+            }
+            [
+                "ip",
+                "link",
+                "add",
+                "link",
+                parent,
+                "name",
+                name,
+                "type",
+                "vlan",
+                ..,
+            ]
+            | [
+                "ip",
+                "link",
+                "add",
+                "name",
+                name,
+                "link",
+                parent,
+                "type",
+                "vlan",
+                ..,
+            ] if valid_iface(parent) && valid_iface(name) => {
+                f.vlan_parent
+                    .insert((*name).to_string(), (*parent).to_string());
             }
             ["brctl", "addif", br, port] if valid_iface(br) && valid_iface(port) => {
                 f.bridge_of.insert((*port).to_string(), (*br).to_string());
