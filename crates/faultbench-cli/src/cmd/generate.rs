@@ -67,6 +67,18 @@ pub struct Args {
     /// Seconds a fresh lab may take to pass its baseline.
     #[arg(long, default_value_t = 60)]
     pub baseline_timeout: u64,
+    /// The split: `dev` and `test` use disjoint seed ranges; `test` prints and records a
+    /// commitment (`<out>/TEST-COMMITMENT.txt`). See docs/tickets.md.
+    #[arg(long, value_parser = ["dev", "test"])]
+    pub split: Option<String>,
+    /// Also write the wrong-device (`-misdirected`) and wrong-cause (`-misdescribed`) twin of
+    /// every verified variant, from its measured symptoms, under `cex/`.
+    #[arg(long)]
+    pub misleading: bool,
+    /// Write this many false-premise tickets (each claim checked false on a healthy lab) with
+    /// their five persona rewrites.
+    #[arg(long, value_name = "N")]
+    pub false_premise: Option<usize>,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -124,8 +136,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let folder = folder_of(&topology.id);
     let prefix = folder.trim_end_matches("_Q").to_lowercase();
+    let seed = super::gen_tickets::split_seed(args.split.as_deref(), args.seed)?;
     let opts = GenOptions {
-        seed: args.seed,
+        seed,
         count: args.count,
         families: args.families.clone(),
         shard: args.shard,
@@ -188,6 +201,28 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     complete_model(emulator.as_ref(), &topology, &baseline, &mut model, &phases).await?;
+    if args.split.as_deref() == Some("test") {
+        let mut texts: Vec<(String, String)> = family::BUILTIN
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect();
+        if let Some(dir) = &args.family_dir {
+            let found = faultbench_core::fsutil::find_files(dir, |n| n.ends_with(".toml"))?;
+            for f in &found.files {
+                let t = faultbench_core::fsutil::read_regular_string_capped(f, 1 << 20)
+                    .with_context(|| format!("cannot read {}", f.display()))?;
+                texts.push((f.display().to_string(), t));
+            }
+        }
+        let (hash, body) = super::gen_tickets::commitment(seed, &topology.id, args.count, &texts);
+        std::fs::create_dir_all(&args.out)?;
+        let path = args.out.join("TEST-COMMITMENT.txt");
+        write_atomic(&path, format!("{body}sha256 {hash}\n").as_bytes())?;
+        outln!(
+            "test split commitment: sha256 {hash} (recorded in {})",
+            path.display()
+        );
+    }
     let p = plan(&model, &families, &opts, &PlainTickets)?;
     print_plan(&p, &topology.id);
 
@@ -227,6 +262,30 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect()
     };
     summarize(&mine);
+    let mut written = super::gen_tickets::write_fault_tickets(
+        &p.variants,
+        &mine,
+        &model,
+        &gen_dir,
+        args.misleading,
+    )?;
+    if let Some(n) = args.false_premise.filter(|n| *n > 0 && !interrupted) {
+        written.extend(
+            super::gen_tickets::write_false_premises(
+                emulator.as_ref(),
+                &topology,
+                &baseline,
+                &model,
+                &phases,
+                seed,
+                n,
+                &opts.id_prefix,
+                &gen_dir,
+            )
+            .await?,
+        );
+    }
+    super::gen_tickets::print_variety(&written, &model);
     if interrupted {
         errln!("run the same command again to resume (the journal keeps what is done)");
         return Ok(ExitCode::from(130));
@@ -407,7 +466,8 @@ async fn verify_all(
                     write_atomic(&path, v.text.as_bytes())
                         .with_context(|| format!("cannot write {}", path.display()))?;
                 }
-                let e = r.entry(&v, args.seed, &topology.id);
+                let seed = super::gen_tickets::split_seed(args.split.as_deref(), args.seed).unwrap_or(args.seed);
+                let e = r.entry(&v, seed, &topology.id);
                 journal::append(journal_path, &e)
                     .with_context(|| format!("cannot append to {}", journal_path.display()))?;
                 outln!(
