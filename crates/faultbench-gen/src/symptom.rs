@@ -268,7 +268,7 @@ pub async fn observe(lab: &dyn Lab, view: &SymptomView, device: &str) -> Observe
             obs.pairs.extend(ping(lab, c, far, far_ip).await);
         }
         if safe_value(victim) && safe_value(far_ip) {
-            let script = format!("traceroute -n -q1 -w1 -m8 {far_ip} 2>&1");
+            let script = format!("traceroute -n -q2 -w1 -m8 {far_ip} 2>&1");
             if let Some((o, _)) = run(lab, victim, script).await {
                 let (hops, reached) = parse_traceroute(&o, far_ip);
                 obs.trace = Some(TraceObs {
@@ -337,6 +337,8 @@ mod tests {
 
     #[test]
     fn traceroute_hops_and_where_they_stop() {
+        let (hops, _) = parse_traceroute(" 1  * 10.0.1.1  0.2 ms !N\n", "10.0.2.2");
+        assert_eq!(hops, vec!["10.0.1.1"]);
         let out = "traceroute to 10.0.2.2 (10.0.2.2), 8 hops max\n 1  10.0.1.1  0.1 ms\n 2  *\n 3  *\n 4  *\n";
         let (hops, reached) = parse_traceroute(out, "10.0.2.2");
         assert_eq!(hops, vec!["10.0.1.1", "*"]);

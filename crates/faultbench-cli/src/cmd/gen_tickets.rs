@@ -75,8 +75,11 @@ pub fn write_fault_tickets(
     model: &LabModel,
     gen_dir: &Path,
     misleading: bool,
+    max_twins: Option<usize>,
 ) -> anyhow::Result<Vec<(String, String)>> {
     let mut out = Vec::new();
+    let (mut wd, mut wc) = (0, 0);
+    let room = |n: usize| max_twins.is_none_or(|m| n < m);
     for e in entries.iter().filter(|e| e.verdict == "verified") {
         let (Some(obs), Some(v)) = (&e.symptoms, variants.iter().find(|v| v.id == e.id)) else {
             continue;
@@ -98,7 +101,8 @@ pub fn write_fault_tickets(
             .collect();
         faulty.insert(obs.device.clone());
         let decoys = tickets::decoys(model, obs, &faulty);
-        if !decoys.is_empty() {
+        if !decoys.is_empty() && room(wd) {
+            wd += 1;
             // One of the two most plausible suspects.
             let decoy = &decoys[usize::try_from(key % 2).unwrap_or(0) % decoys.len().min(2)];
             let t = tickets::misdirected_ticket(obs, decoy, key);
@@ -108,7 +112,8 @@ pub fn write_fault_tickets(
             )?;
             out.push(("wrong-device".into(), t));
         }
-        if !obs.facts.is_empty() {
+        if !obs.facts.is_empty() && room(wc) {
+            wc += 1;
             let fact = &obs.facts[usize::try_from(key % obs.facts.len() as u64).unwrap_or(0)];
             let t = tickets::misdescribed_ticket(obs, fact, key);
             let refuted = tickets::fact_text(&obs.device, fact);

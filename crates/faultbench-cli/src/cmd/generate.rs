@@ -79,6 +79,10 @@ pub struct Args {
     /// their five persona rewrites.
     #[arg(long, value_name = "N")]
     pub false_premise: Option<usize>,
+    /// The paper's per-topology shape: 10 correct-fault variants (unless --count), 3
+    /// wrong-device and 3 wrong-cause twins of them, 9 false premises with 5 personas each.
+    #[arg(long)]
+    pub paper_shape: bool,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -122,7 +126,12 @@ fn folder_of(topology: &str) -> String {
         .unwrap_or_else(|| format!("{}_Q", topology.to_lowercase()))
 }
 
-pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if args.paper_shape {
+        args.count = args.count.or(Some(10));
+        args.misleading = true;
+        args.false_premise = args.false_premise.or(Some(9));
+    }
     let topology = resolve(&args)?;
     let mut model = LabModel::load(&topology.dir, &topology.id)?;
     let mut families = family::builtin()?;
@@ -268,6 +277,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         &model,
         &gen_dir,
         args.misleading,
+        args.paper_shape.then_some(3),
     )?;
     if let Some(n) = args.false_premise.filter(|n| *n > 0 && !interrupted) {
         written.extend(

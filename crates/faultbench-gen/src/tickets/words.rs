@@ -72,6 +72,16 @@ fn when(p: &mut Pick) -> &'static str {
     ])
 }
 
+/// `w` (a " since …" phrase) moved to the front of a sentence: "Since …, ".
+fn lead(w: &str) -> String {
+    let w = w.trim();
+    let mut c = w.chars();
+    match c.next() {
+        Some(f) => format!("{}{}, ", f.to_uppercase(), c.as_str()),
+        None => String::new(),
+    }
+}
+
 /// The sentence that reports what failed, from a measured pair.
 pub fn pair_report(p: &mut Pick, pair: &PairObs) -> String {
     let (v, f, ip) = (&pair.from, &pair.to, &pair.to_ip);
@@ -99,17 +109,16 @@ pub fn pair_report(p: &mut Pick, pair: &PairObs) -> String {
                 1 => format!(
                     "Trying to reach {f} at {ip} from {v} fails{w} with an unreachable message{by}."
                 ),
-                2 => format!("{w}, {v} is told{by} that {ip} ({f}) is unreachable.")
-                    .trim_start_matches(", ")
-                    .to_string(),
+                2 => format!("{}{v} is told{by} that {ip} ({f}) is unreachable.", lead(w)),
                 _ => format!("{v} cannot get to {f} ({ip}){w}: the answer{by} is \"unreachable\"."),
             }
         }
         Reach::NoRoute => match p.below(3) {
             0 => format!("{v} says \"network is unreachable\" as soon as it tries {f} ({ip}){w}."),
-            1 => format!("{w}, {v} refuses to even send to {ip} ({f}): network unreachable.")
-                .trim_start_matches(", ")
-                .to_string(),
+            1 => format!(
+                "{}{v} refuses to even send to {ip} ({f}): network unreachable.",
+                lead(w)
+            ),
             _ => format!(
                 "{v} has no way to {f} at {ip}{w}; the error is \"network is unreachable\"."
             ),
@@ -131,6 +140,7 @@ pub fn evidence(p: &mut Pick, obs: &Observed) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(t) = &obs.trace
         && !t.reached
+        && !t.hops.is_empty()
         && p.chance(60)
     {
         let last = t.hops.iter().rev().find(|h| *h != "*");
