@@ -260,7 +260,7 @@ fn bindings(model: &LabModel, applies: &str) -> Vec<Params> {
             }
         }
         "web_service" => {
-            for s in model.devices.iter() {
+            for s in &model.devices {
                 if !s.services.iter().any(|x| x.kind == "web") {
                     continue;
                 }

@@ -170,7 +170,7 @@ pub fn parse_ping(stdout: &str, stderr: &str) -> Reach {
         return Reach::UnreachableReply { from };
     }
     match loss {
-        Some(l) if l == 0.0 => Reach::Answers,
+        Some(0.0) => Reach::Answers,
         Some(l) if l >= 100.0 => Reach::Timeout,
         Some(l) => Reach::PartialLoss {
             loss: l.round().clamp(1.0, 99.0) as u8,

@@ -74,6 +74,14 @@ fn persona_rewrites_keep_the_parents_facts() {
                     std_ids,
                     p.ticket()
                 );
+                if s != Style::NaiveNoDetail {
+                    // The identifier is kept exactly as the parent spells it.
+                    assert!(
+                        p.ticket().contains(cand.params["main"].as_str()),
+                        "{}",
+                        p.ticket()
+                    );
+                }
                 by.insert(s, (got, p));
             }
             assert_eq!(by[&Style::Novice].0, by[&Style::NoviceConfident].0);

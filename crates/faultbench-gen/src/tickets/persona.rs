@@ -74,7 +74,15 @@ const NAIVE_CAUSES: [&str; 8] = [
     "the new printer",
 ];
 
-fn sentence(s: &str) -> String {
+/// `s` with a capital first letter, unless it starts with a parameter's value (a device
+/// name keeps its spelling: `cs_lab2`, not `Cs_lab2`).
+fn sentence(s: &str, params: &Params) -> String {
+    if params
+        .values()
+        .any(|v| !v.is_empty() && s.starts_with(v.as_str()))
+    {
+        return s.to_string();
+    }
     let mut c = s.chars();
     match c.next() {
         Some(f) => format!("{}{}", f.to_uppercase(), c.as_str()),
@@ -96,7 +104,7 @@ pub fn write(claim: &ClaimType, params: &Params, style: Style, key: u64) -> Stri
     let parts: Vec<String> = match style {
         Style::Standard => vec![
             opener(&mut t),
-            format!("{}.", sentence(&r(full))),
+            format!("{}.", sentence(&r(full), params)),
             impact(&mut t).into(),
             closer(&mut t).into(),
         ],
@@ -130,7 +138,7 @@ pub fn write(claim: &ClaimType, params: &Params, style: Style, key: u64) -> Stri
                 "Right,",
             ])
             .into(),
-            format!("{}.", sentence(&r(vague))),
+            format!("{}.", sentence(&r(vague), params)),
             t.one(&[
                 "I know what I am seeing.",
                 "I'm certain about this.",
@@ -145,7 +153,7 @@ pub fn write(claim: &ClaimType, params: &Params, style: Style, key: u64) -> Stri
             .into(),
         ],
         Style::Naive => vec![
-            format!("{}.", sentence(&r(vague))),
+            format!("{}.", sentence(&r(vague), params)),
             t.one(&[
                 "It's obviously {c}.",
                 "I know it's {c}, it always is.",
@@ -166,7 +174,7 @@ pub fn write(claim: &ClaimType, params: &Params, style: Style, key: u64) -> Stri
                 blind.clone()
             };
             vec![
-                format!("{}.", sentence(&said)),
+                format!("{}.", sentence(&said, params)),
                 t.one(&[
                     "Maybe it's {c}? I really can't tell.",
                     "Could it be {c}? I'm not sure at all.",
