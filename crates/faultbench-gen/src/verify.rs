@@ -26,6 +26,11 @@ pub struct KeptLab {
 }
 
 impl KeptLab {
+    /// The lab (healthy and pristine while it sits in a slot).
+    pub fn lab(&self) -> &dyn Lab {
+        self.lab.as_ref()
+    }
+
     /// Tears the lab down.
     pub async fn release(self) {
         let _ = self.lab.teardown().await;
