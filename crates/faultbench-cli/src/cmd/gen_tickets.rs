@@ -59,6 +59,11 @@ pub fn commitment(
     (sha256_hex(body.as_bytes()), body)
 }
 
+/// `<out>/<folder>` for `<out>/<folder>/gen`.
+fn dataset_dir(gen_dir: &Path) -> &Path {
+    gen_dir.parent().unwrap_or(gen_dir)
+}
+
 fn write(dir: &Path, spec: &ScenarioSpec) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let path = dir.join(format!("{}.txt", spec.id()));
@@ -87,7 +92,14 @@ pub fn write_fault_tickets(
         let key = stable_hash(&v.id);
         let ticket = tickets::correct(obs, key);
         let spec = tickets::with_ticket(&v.spec, &ticket)?;
-        write(gen_dir, &spec)?;
+        // The dataset layout (`<folder>/base/`, `cex/`, persona folders), so `bench --experiment`
+        // reads the run; the verified file under `gen/` moves to `base/` (one file per id).
+        write(&dataset_dir(gen_dir).join("base"), &spec)?;
+        let planned = gen_dir.join(format!("{}.txt", v.id));
+        if planned.is_file() {
+            std::fs::remove_file(&planned)
+                .with_context(|| format!("cannot remove {}", planned.display()))?;
+        }
         out.push(("correct-fault".into(), ticket));
         if !misleading || !obs.is_visible() {
             continue;
@@ -107,7 +119,7 @@ pub fn write_fault_tickets(
             let decoy = &decoys[usize::try_from(key % 2).unwrap_or(0) % decoys.len().min(2)];
             let t = tickets::misdirected_ticket(obs, decoy, key);
             write(
-                &gen_dir.join("cex"),
+                &dataset_dir(gen_dir).join("cex"),
                 &tickets::misdirected(&v.spec, decoy, &t)?,
             )?;
             out.push(("wrong-device".into(), t));
@@ -118,7 +130,7 @@ pub fn write_fault_tickets(
             let t = tickets::misdescribed_ticket(obs, fact, key);
             let refuted = tickets::fact_text(&obs.device, fact);
             write(
-                &gen_dir.join("cex"),
+                &dataset_dir(gen_dir).join("cex"),
                 &tickets::misdescribed(&v.spec, &refuted, &t)?,
             )?;
             out.push(("wrong-cause".into(), t));
@@ -190,11 +202,11 @@ pub async fn write_false_premises(
             .find(|t| t.id == cand.claim)
             .context("claim type")?;
         let parent = tickets::false_premise(&topology.id, prefix, claim, &cand)?;
-        write(&gen_dir.join("cex"), &parent)?;
+        write(&dataset_dir(gen_dir).join("cex"), &parent)?;
         out.push(("standard".to_string(), parent.ticket().to_string()));
         for s in Style::PERSONAS {
             let p = tickets::persona(&parent, claim, &cand, s)?;
-            write(&gen_dir.join(s.folder()), &p)?;
+            write(&dataset_dir(gen_dir).join(s.folder()), &p)?;
             out.push((s.header().to_string(), p.ticket().to_string()));
         }
     }
