@@ -25,9 +25,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Arguments of `faultbench generate`.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct Args {
-    /// A topology name (e.g. Kath2, simple_bgp).
+    /// A topology name (e.g. Kath2, simple_bgp), or `all` for the benchmark's eight, one after
+    /// the other (with --paper-shape: the E1/E2-shaped dataset).
     #[arg(long, conflicts_with = "lab", required_unless_present = "lab")]
     pub topology: Option<String>,
     /// A Kathará lab directory (read only; never changed).
@@ -126,7 +127,41 @@ fn folder_of(topology: &str) -> String {
         .unwrap_or_else(|| format!("{}_Q", topology.to_lowercase()))
 }
 
-pub async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+/// The benchmark's eight topologies, in the paper's order.
+const ALL_TOPOLOGIES: [&str; 8] = [
+    "Kath1",
+    "Kath2",
+    "Kath3",
+    "Kath4",
+    "Kath5",
+    "dc_clos_bgp",
+    "ospf_enterprise_static",
+    "simple_bgp",
+];
+
+pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.topology.as_deref() != Some("all") {
+        return run_one(args).await;
+    }
+    let mut worst = ExitCode::SUCCESS;
+    for t in ALL_TOPOLOGIES {
+        outln!("== {t}");
+        let code = Box::pin(run_one(Args {
+            topology: Some(t.into()),
+            ..args.clone()
+        }))
+        .await?;
+        if code == ExitCode::from(130) {
+            return Ok(code);
+        }
+        if code != ExitCode::SUCCESS {
+            worst = code;
+        }
+    }
+    Ok(worst)
+}
+
+async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
     if args.paper_shape {
         args.count = args.count.or(Some(10));
         args.misleading = true;
