@@ -46,6 +46,7 @@ pub mod graph;
 pub mod journal;
 pub mod model;
 pub mod render;
+pub mod split;
 pub mod symptom;
 pub mod template;
 pub mod ticket;

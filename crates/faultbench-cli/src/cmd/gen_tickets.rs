@@ -9,7 +9,7 @@ use faultbench_core::lab::{Baseline, Topology};
 use faultbench_core::phases::PhaseOptions;
 use faultbench_core::scenario::ScenarioSpec;
 use faultbench_gen::claims;
-use faultbench_gen::content::{SplitMix64, sha256_hex};
+use faultbench_gen::content::SplitMix64;
 use faultbench_gen::graph::stable_hash;
 use faultbench_gen::journal::Entry;
 use faultbench_gen::model::LabModel;
@@ -17,47 +17,6 @@ use faultbench_gen::render::Variant;
 use faultbench_gen::tickets::{self, Style, variety};
 use std::collections::BTreeSet;
 use std::path::Path;
-
-/// First seed of each split: `--seed N` is the N-th seed of its split, so dev and test can
-/// never share one.
-pub const TEST_SEED_BASE: u64 = 1 << 40;
-
-/// The seed a run uses for `--split` and `--seed`.
-pub fn split_seed(split: Option<&str>, seed: u64) -> anyhow::Result<u64> {
-    anyhow::ensure!(
-        seed < TEST_SEED_BASE,
-        "--seed {seed}: must be below {TEST_SEED_BASE} (the test split starts there)"
-    );
-    Ok(match split {
-        Some("test") => TEST_SEED_BASE + seed,
-        _ => seed,
-    })
-}
-
-/// The test split's commitment: a SHA-256 of the seed, the topology, and the digest of every
-/// family and claim file, so a leaderboard can show its test set was fixed in advance without
-/// publishing it. Returns the hash and the text it was computed from.
-pub fn commitment(
-    seed: u64,
-    topology: &str,
-    count: Option<usize>,
-    family_texts: &[(String, String)],
-) -> (String, String) {
-    let mut lines = vec![
-        "faultbench generate --split test".to_string(),
-        format!("seed {seed}"),
-        format!("topology {topology}"),
-        format!("count {}", count.map_or("all".into(), |c| c.to_string())),
-        format!("claims {}", sha256_hex(claims::BUILTIN.as_bytes())),
-    ];
-    let mut fams = family_texts.to_vec();
-    fams.sort();
-    for (name, text) in fams {
-        lines.push(format!("family {name} {}", sha256_hex(text.as_bytes())));
-    }
-    let body = lines.join("\n") + "\n";
-    (sha256_hex(body.as_bytes()), body)
-}
 
 /// `<out>/<folder>` for `<out>/<folder>/gen`.
 fn dataset_dir(gen_dir: &Path) -> &Path {

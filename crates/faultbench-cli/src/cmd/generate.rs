@@ -69,7 +69,7 @@ pub struct Args {
     #[arg(long, default_value_t = 60)]
     pub baseline_timeout: u64,
     /// The split: `dev` and `test` use disjoint seed ranges; `test` prints and records a
-    /// commitment (`<out>/TEST-COMMITMENT.txt`). See docs/tickets.md.
+    /// commitment (`<out>/TEST-COMMITMENT-<topology>.txt`). See docs/tickets.md.
     #[arg(long, value_parser = ["dev", "test"])]
     pub split: Option<String>,
     /// Also write the wrong-device (`-misdirected`) and wrong-cause (`-misdescribed`) twin of
@@ -180,7 +180,7 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     let folder = folder_of(&topology.id);
     let prefix = folder.trim_end_matches("_Q").to_lowercase();
-    let seed = super::gen_tickets::split_seed(args.split.as_deref(), args.seed)?;
+    let seed = faultbench_gen::split::seed_in(args.split.as_deref(), args.seed)?;
     let opts = GenOptions {
         seed,
         count: args.count,
@@ -258,9 +258,12 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
                 texts.push((f.display().to_string(), t));
             }
         }
-        let (hash, body) = super::gen_tickets::commitment(seed, &topology.id, args.count, &texts);
+        let (hash, body) =
+            faultbench_gen::split::commitment(seed, &topology.id, args.count, &texts);
         std::fs::create_dir_all(&args.out)?;
-        let path = args.out.join("TEST-COMMITMENT.txt");
+        let path = args
+            .out
+            .join(format!("TEST-COMMITMENT-{}.txt", topology.id));
         write_atomic(&path, format!("{body}sha256 {hash}\n").as_bytes())?;
         outln!(
             "test split commitment: sha256 {hash} (recorded in {})",
@@ -511,7 +514,7 @@ async fn verify_all(
                     write_atomic(&path, v.text.as_bytes())
                         .with_context(|| format!("cannot write {}", path.display()))?;
                 }
-                let seed = super::gen_tickets::split_seed(args.split.as_deref(), args.seed).unwrap_or(args.seed);
+                let seed = faultbench_gen::split::seed_in(args.split.as_deref(), args.seed).unwrap_or(args.seed);
                 let e = r.entry(&v, seed, &topology.id);
                 journal::append(journal_path, &e)
                     .with_context(|| format!("cannot append to {}", journal_path.display()))?;
