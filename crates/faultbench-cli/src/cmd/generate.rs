@@ -146,11 +146,19 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut worst = ExitCode::SUCCESS;
     for t in ALL_TOPOLOGIES {
         outln!("== {t}");
-        let code = Box::pin(run_one(Args {
+        let code = match Box::pin(run_one(Args {
             topology: Some(t.into()),
             ..args.clone()
         }))
-        .await?;
+        .await
+        {
+            Ok(c) => c,
+            // One topology that cannot run (a kernel feature missing) does not stop the rest.
+            Err(e) => {
+                errln!("{t}: {e:#}");
+                ExitCode::from(1)
+            }
+        };
         if code == ExitCode::from(130) {
             return Ok(code);
         }
