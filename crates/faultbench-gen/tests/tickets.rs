@@ -351,3 +351,18 @@ async fn a_claim_that_is_true_on_the_lab_is_not_refuted() {
     let r = claims::refute(&AllFine, &cand).await;
     assert!(r.false_on_lab, "{:?}", r.failed);
 }
+
+#[test]
+fn a_quiet_fault_blames_its_decoy_without_naming_the_faulted_device() {
+    let o = Observed {
+        kind: "degraded".into(),
+        device: "r7".into(),
+        ..Observed::default()
+    };
+    for key in 0..50 {
+        let t = tickets::misdirected_ticket(&o, "r9", key);
+        assert!(t.contains("r9") && !t.contains("r7"), "{t}");
+        // The correct ticket of a quiet fault names the device (monitoring saw it).
+        assert!(tickets::correct(&o, key).contains("r7"));
+    }
+}

@@ -60,7 +60,7 @@ pub fn write_fault_tickets(
                 .with_context(|| format!("cannot remove {}", planned.display()))?;
         }
         out.push(("correct-fault".into(), ticket));
-        if !misleading || !obs.is_visible() {
+        if !misleading {
             continue;
         }
         let mut faulty: BTreeSet<String> = v

@@ -78,7 +78,13 @@ pub fn correct(obs: &Observed, key: u64) -> String {
 pub fn misdirected_ticket(obs: &Observed, decoy: &str, key: u64) -> String {
     let mut p = Pick::new(key ^ 0x5744);
     let mut parts = vec![words::opener(&mut p)];
-    parts.extend(symptom_lines(&mut p, obs));
+    if obs.is_visible() {
+        parts.extend(symptom_lines(&mut p, obs));
+    } else {
+        // A quiet fault: the usual report names the faulted device, so say what changed
+        // without it.
+        parts.push(words::degraded_unnamed(&mut p).into());
+    }
     parts.push(words::blame(&mut p, decoy));
     parts.push(words::closer(&mut p).into());
     join(parts)

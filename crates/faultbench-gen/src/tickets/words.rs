@@ -215,6 +215,16 @@ pub fn degraded_report(p: &mut Pick, device: &str) -> String {
     }
 }
 
+/// A quiet fault reported without naming any device (a wrong-device ticket names its decoy
+/// instead).
+pub fn degraded_unnamed(p: &mut Pick) -> &'static str {
+    p.one(&[
+        "Monitoring flagged routing changes in the core after last night's window.",
+        "Paths between our sites changed on their own; nobody planned a change.",
+        "The route monitor shows next hops moving around without a change request.",
+    ])
+}
+
 /// A correct hint for a correct-fault ticket: the device, worded as a hunch.
 pub fn hint(p: &mut Pick, device: &str) -> String {
     match p.below(3) {
