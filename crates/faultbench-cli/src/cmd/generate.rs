@@ -69,7 +69,7 @@ pub struct Args {
     #[arg(long, default_value_t = 60)]
     pub baseline_timeout: u64,
     /// The split: `dev` and `test` use disjoint seed ranges; `test` prints and records a
-    /// commitment (`<out>/TEST-COMMITMENT-<topology>.txt`). See docs/tickets.md.
+    /// commitment (`<out>/TEST-COMMITMENT-<topology>.commitment`). See docs/tickets.md.
     #[arg(long, value_parser = ["dev", "test"])]
     pub split: Option<String>,
     /// Also write the wrong-device (`-misdirected`) and wrong-cause (`-misdescribed`) twin of
@@ -271,7 +271,7 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
         std::fs::create_dir_all(&args.out)?;
         let path = args
             .out
-            .join(format!("TEST-COMMITMENT-{}.txt", topology.id));
+            .join(format!("TEST-COMMITMENT-{}.commitment", topology.id));
         write_atomic(&path, format!("{body}sha256 {hash}\n").as_bytes())?;
         outln!(
             "test split commitment: sha256 {hash} (recorded in {})",
