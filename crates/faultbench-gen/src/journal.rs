@@ -29,6 +29,9 @@ pub struct Entry {
     pub reason: String,
     /// Seconds the verification took.
     pub seconds: f64,
+    /// What a user saw on the faulted lab (measured while the fault held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symptoms: Option<crate::symptom::Observed>,
 }
 
 /// Reads a journal (a missing file is empty; unreadable lines — a line cut by a crash — are

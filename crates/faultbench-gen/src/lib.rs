@@ -38,6 +38,7 @@
 
 pub mod baseline;
 pub mod bind;
+pub mod claims;
 pub mod content;
 pub mod family;
 pub mod generate;
@@ -45,6 +46,9 @@ pub mod graph;
 pub mod journal;
 pub mod model;
 pub mod render;
+pub mod split;
+pub mod symptom;
 pub mod template;
 pub mod ticket;
+pub mod tickets;
 pub mod verify;

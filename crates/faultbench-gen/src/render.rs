@@ -27,6 +27,8 @@ pub struct Variant {
     pub text: String,
     /// The parsed scenario.
     pub spec: ScenarioSpec,
+    /// What the family says a user notices (who, what); the live lab measures it.
+    pub symptom: SymptomView,
 }
 
 /// Why a candidate could not be rendered.
@@ -176,6 +178,7 @@ pub fn render_variant(
         hash,
         text,
         spec,
+        symptom,
     })
 }
 

@@ -9,7 +9,7 @@
 use crate::template::Params;
 
 /// What a user notices, taken from a variant's parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SymptomView {
     /// `unreachable`, `service-down` or `degraded`.
     pub kind: String,

@@ -11,6 +11,7 @@
 
 use crate::journal::Entry;
 use crate::render::Variant;
+use crate::symptom::{self, Observed};
 use faultbench_core::emulator::{Emulator, Lab};
 use faultbench_core::lab::{Baseline, Topology};
 use faultbench_core::phases::{self, FaultVerdict, PhaseOptions};
@@ -25,6 +26,11 @@ pub struct KeptLab {
 }
 
 impl KeptLab {
+    /// The lab (healthy and pristine while it sits in a slot).
+    pub fn lab(&self) -> &dyn Lab {
+        self.lab.as_ref()
+    }
+
     /// Tears the lab down.
     pub async fn release(self) {
         let _ = self.lab.teardown().await;
@@ -44,6 +50,8 @@ pub struct Verification {
     pub seconds: f64,
     /// The lab was reused from an earlier variant.
     pub reused: bool,
+    /// What a user saw while the fault held (only when it took).
+    pub observed: Option<Observed>,
 }
 
 impl Verification {
@@ -59,6 +67,7 @@ impl Verification {
             stage: self.stage.clone(),
             reason: self.reason.clone(),
             seconds: (self.seconds * 10.0).round() / 10.0,
+            symptoms: self.observed.clone(),
         }
     }
 }
@@ -106,6 +115,7 @@ pub async fn verify_variant(
         reason,
         seconds: t.elapsed().as_secs_f64(),
         reused,
+        observed: None,
     };
     let reused = slot.is_some();
     let kept = match slot.take() {
@@ -151,6 +161,19 @@ pub async fn verify_variant(
             reused,
         )),
     };
+    // Measure what a user sees while the fault holds: the tickets are written from this.
+    let observed = if result.is_none() {
+        let device = variant
+            .spec
+            .injection()
+            .applied_steps()
+            .next()
+            .map(|s| s.device.clone())
+            .unwrap_or_default();
+        Some(symptom::observe(lab, &variant.symptom, &device).await)
+    } else {
+        None
+    };
     let rev = phases::revert(lab, baseline, &variant.spec, opts).await;
     if result.is_none() {
         if rev.commands == 0 {
@@ -183,7 +206,11 @@ pub async fn verify_variant(
         reason: String::new(),
         seconds: 0.0,
         reused,
+        observed: None,
     });
+    if v.passed {
+        v.observed = observed;
+    }
     if residue.is_empty() {
         *slot = Some(kept);
     } else {

@@ -25,9 +25,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Arguments of `faultbench generate`.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct Args {
-    /// A topology name (e.g. Kath2, simple_bgp).
+    /// A topology name (e.g. Kath2, simple_bgp), or `all` for the benchmark's eight, one after
+    /// the other (with --paper-shape: the E1/E2-shaped dataset).
     #[arg(long, conflicts_with = "lab", required_unless_present = "lab")]
     pub topology: Option<String>,
     /// A Kathará lab directory (read only; never changed).
@@ -67,6 +68,22 @@ pub struct Args {
     /// Seconds a fresh lab may take to pass its baseline.
     #[arg(long, default_value_t = 60)]
     pub baseline_timeout: u64,
+    /// The split: `dev` and `test` use disjoint seed ranges; `test` prints and records a
+    /// commitment (`<out>/TEST-COMMITMENT-<topology>.commitment`). See docs/tickets.md.
+    #[arg(long, value_parser = ["dev", "test"])]
+    pub split: Option<String>,
+    /// Also write the wrong-device (`-misdirected`) and wrong-cause (`-misdescribed`) twin of
+    /// every verified variant, from its measured symptoms, under `cex/`.
+    #[arg(long)]
+    pub misleading: bool,
+    /// Write this many false-premise tickets (each claim checked false on a healthy lab) with
+    /// their five persona rewrites.
+    #[arg(long, value_name = "N")]
+    pub false_premise: Option<usize>,
+    /// The paper's per-topology shape: 10 correct-fault variants (unless --count), 3
+    /// wrong-device and 3 wrong-cause twins of them, 9 false premises with 5 personas each.
+    #[arg(long)]
+    pub paper_shape: bool,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -110,7 +127,54 @@ fn folder_of(topology: &str) -> String {
         .unwrap_or_else(|| format!("{}_Q", topology.to_lowercase()))
 }
 
+/// The benchmark's eight topologies, in the paper's order.
+const ALL_TOPOLOGIES: [&str; 8] = [
+    "Kath1",
+    "Kath2",
+    "Kath3",
+    "Kath4",
+    "Kath5",
+    "dc_clos_bgp",
+    "ospf_enterprise_static",
+    "simple_bgp",
+];
+
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.topology.as_deref() != Some("all") {
+        return run_one(args).await;
+    }
+    let mut worst = ExitCode::SUCCESS;
+    for t in ALL_TOPOLOGIES {
+        outln!("== {t}");
+        let code = match Box::pin(run_one(Args {
+            topology: Some(t.into()),
+            ..args.clone()
+        }))
+        .await
+        {
+            Ok(c) => c,
+            // One topology that cannot run (a kernel feature missing) does not stop the rest.
+            Err(e) => {
+                errln!("{t}: {e:#}");
+                ExitCode::from(1)
+            }
+        };
+        if code == ExitCode::from(130) {
+            return Ok(code);
+        }
+        if code != ExitCode::SUCCESS {
+            worst = code;
+        }
+    }
+    Ok(worst)
+}
+
+async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
+    if args.paper_shape {
+        args.count = args.count.or(Some(10));
+        args.misleading = true;
+        args.false_premise = args.false_premise.or(Some(9));
+    }
     let topology = resolve(&args)?;
     let mut model = LabModel::load(&topology.dir, &topology.id)?;
     let mut families = family::builtin()?;
@@ -124,8 +188,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let folder = folder_of(&topology.id);
     let prefix = folder.trim_end_matches("_Q").to_lowercase();
+    let seed = faultbench_gen::split::seed_in(args.split.as_deref(), args.seed)?;
     let opts = GenOptions {
-        seed: args.seed,
+        seed,
         count: args.count,
         families: args.families.clone(),
         shard: args.shard,
@@ -188,6 +253,31 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     complete_model(emulator.as_ref(), &topology, &baseline, &mut model, &phases).await?;
+    if args.split.as_deref() == Some("test") {
+        let mut texts: Vec<(String, String)> = family::BUILTIN
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect();
+        if let Some(dir) = &args.family_dir {
+            let found = faultbench_core::fsutil::find_files(dir, |n| n.ends_with(".toml"))?;
+            for f in &found.files {
+                let t = faultbench_core::fsutil::read_regular_string_capped(f, 1 << 20)
+                    .with_context(|| format!("cannot read {}", f.display()))?;
+                texts.push((f.display().to_string(), t));
+            }
+        }
+        let (hash, body) =
+            faultbench_gen::split::commitment(seed, &topology.id, args.count, &texts);
+        std::fs::create_dir_all(&args.out)?;
+        let path = args
+            .out
+            .join(format!("TEST-COMMITMENT-{}.commitment", topology.id));
+        write_atomic(&path, format!("{body}sha256 {hash}\n").as_bytes())?;
+        outln!(
+            "test split commitment: sha256 {hash} (recorded in {})",
+            path.display()
+        );
+    }
     let p = plan(&model, &families, &opts, &PlainTickets)?;
     print_plan(&p, &topology.id);
 
@@ -227,6 +317,31 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect()
     };
     summarize(&mine);
+    let mut written = super::gen_tickets::write_fault_tickets(
+        &p.variants,
+        &mine,
+        &model,
+        &gen_dir,
+        args.misleading,
+        args.paper_shape.then_some(3),
+    )?;
+    if let Some(n) = args.false_premise.filter(|n| *n > 0 && !interrupted) {
+        written.extend(
+            super::gen_tickets::write_false_premises(
+                emulator.as_ref(),
+                &topology,
+                &baseline,
+                &model,
+                &phases,
+                seed,
+                n,
+                &opts.id_prefix,
+                &gen_dir,
+            )
+            .await?,
+        );
+    }
+    super::gen_tickets::print_variety(&written, &model);
     if interrupted {
         errln!("run the same command again to resume (the journal keeps what is done)");
         return Ok(ExitCode::from(130));
@@ -407,7 +522,8 @@ async fn verify_all(
                     write_atomic(&path, v.text.as_bytes())
                         .with_context(|| format!("cannot write {}", path.display()))?;
                 }
-                let e = r.entry(&v, args.seed, &topology.id);
+                let seed = faultbench_gen::split::seed_in(args.split.as_deref(), args.seed).unwrap_or(args.seed);
+                let e = r.entry(&v, seed, &topology.id);
                 journal::append(journal_path, &e)
                     .with_context(|| format!("cannot append to {}", journal_path.display()))?;
                 outln!(
