@@ -12,7 +12,10 @@ use crate::plan::{Item, chunks};
 use crate::resolve::AgentChoice;
 use faultbench_core::Scenario;
 use faultbench_core::lab::TopologyResolver;
-use faultbench_core::pipeline::{LabQueue, RunConfig, Runner, ToolboxFactory, TrackingEmulator};
+use faultbench_core::pipeline::{
+    LabQueue, PrestartDecision, PrestartTuner, RunConfig, Runner, ToolboxFactory, TrackingEmulator,
+};
+use faultbench_core::record::{LabOrigin, RunRecord};
 use faultbench_core::store::RunsRoot;
 use faultbench_core::{Emulator, Judge};
 use std::collections::VecDeque;
@@ -64,9 +67,39 @@ struct Shared {
     fatal: Mutex<Option<faultbench_core::store::StoreError>>,
     tally: std::sync::Mutex<std::collections::BTreeMap<faultbench_core::RunStatus, usize>>,
     events: EventSink,
+    /// The prestart depth of every job (`--prestart auto` adapts it to the bench's measured
+    /// bring-up and run times; `--prestart N` fixes it).
+    tuner: std::sync::Mutex<PrestartTuner>,
 }
 
 impl Shared {
+    fn prestart(&self) -> PrestartDecision {
+        self.tuner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .decision()
+    }
+
+    /// Feeds a finished run on a fresh lab to the tuner: its lab's bring-up (deploy and
+    /// baseline) and the run itself.
+    fn observe(&self, r: &RunRecord) {
+        let Some(d) = r
+            .phases
+            .deploy
+            .as_ref()
+            .filter(|d| d.ok && d.lab == LabOrigin::Fresh)
+        else {
+            return;
+        };
+        let baseline = r.phases.baseline.as_ref().map_or(0, |b| b.duration_ms);
+        let bring_up = std::time::Duration::from_millis(d.duration_ms.saturating_add(baseline));
+        let run = std::time::Duration::from_secs_f64(r.wall_seconds.max(0.0));
+        self.tuner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .observe(bring_up, run);
+    }
+
     fn stop(&self) {
         self.stop.cancel();
     }
@@ -91,6 +124,11 @@ pub(crate) async fn run_all(setup: Setup) -> Result<BenchOutcome, BenchError> {
         fatal: Mutex::new(None),
         tally: std::sync::Mutex::default(),
         events: setup.events.clone(),
+        tuner: std::sync::Mutex::new(if setup.config.prestart_auto {
+            PrestartTuner::auto(setup.config.prestart)
+        } else {
+            PrestartTuner::fixed(setup.config.prestart)
+        }),
     });
     // The user's switch throws the internal one (which a fatal error may also throw).
     let forward = {
@@ -161,7 +199,6 @@ async fn worker(
     shared: Arc<Shared>,
 ) {
     let reuse = runner.config().reuse_labs;
-    let prestart = runner.config().prestart;
     let mut labs = LabQueue::new(runner.lab_preparer());
     // Items of this job not yet queued (the rest of its current chunk), and the items whose
     // labs are queued, in run order.
@@ -171,6 +208,9 @@ async fn worker(
         if shared.stopped() {
             break;
         }
+        // The depth in effect for this run (read once, so the run records what it used).
+        let decision = shared.prestart();
+        let prestart = decision.depth as usize;
         // With fresh labs, the next item's lab is queued (at least one, so that an empty
         // queue can start the next run); with reused labs, nothing is queued.
         let want = if reuse { 1 } else { prestart.max(1) };
@@ -206,10 +246,16 @@ async fn worker(
                 .run_prepared(agent, label, item.scenario.as_ref(), item.pass, lab)
                 .await
         };
-        let record = tokio::select! {
+        let mut record = tokio::select! {
             rec = run => rec,
             () = shared.stop.cancelled() => break,
         };
+        if !reuse {
+            shared.observe(&record);
+            if let Some(d) = record.phases.deploy.as_mut() {
+                d.prestart = Some(decision);
+            }
+        }
         if let Err(e) = store.archive(&record) {
             *shared.fatal.lock().await = Some(e);
             shared.stop();

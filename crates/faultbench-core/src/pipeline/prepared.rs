@@ -298,7 +298,9 @@ impl LabPreparer {
 
 /// A job's queue of labs being prepared in the background, in the order its runs will take
 /// them ("prestart"): while one run's agent works, the labs of the next runs are deployed and
-/// baseline-checked.
+/// baseline-checked — at a lower CPU priority, on the background lane (`lane`), so that they
+/// take little from the running agent; [`LabQueue::pop`] returns a lab's processes to normal
+/// priority ([`Lab::renice`]).
 ///
 /// [`LabQueue::push`] starts preparing a lab for a topology; [`LabQueue::pop`] hands out the
 /// oldest one (waiting for it if it is not ready yet, and recording how long in
@@ -333,7 +335,8 @@ impl LabQueue {
         self.pending.push_back(Pending {
             topology: topology.clone(),
             pushed: Instant::now(),
-            task: tokio::spawn(async move { preparer.prepare(&topology).await }),
+            // At a lower CPU priority, with every process the lab starts (see `lane`).
+            task: super::lane::spawn_background(async move { preparer.prepare(&topology).await }),
         });
     }
 
@@ -377,6 +380,14 @@ impl LabQueue {
         };
         lab.deploy.prestarted = head_start;
         lab.deploy.waited_ms = t.elapsed().as_millis() as u64;
+        // Prepared niced; the run that takes it works at normal priority.
+        if let Some(ready) = &lab.ready
+            && let Err(e) = ready.lab.renice(0)
+        {
+            lab.deploy
+                .notes
+                .push(format!("the lab stays at background CPU priority: {e}"));
+        }
         Some(lab)
     }
 
