@@ -220,6 +220,7 @@ async fn worker(
             want,
             &shared,
             (!reuse).then_some(&mut labs),
+            true,
         )
         .await;
         let Some(item) = ahead.pop_front() else {
@@ -241,7 +242,15 @@ async fn worker(
                 None => runner.prepare_lab(item.scenario.topology()).await,
             };
             // While this run works, the next runs' labs are prepared.
-            fill(&mut ahead, &mut chunk, prestart, &shared, Some(&mut labs)).await;
+            fill(
+                &mut ahead,
+                &mut chunk,
+                prestart,
+                &shared,
+                Some(&mut labs),
+                false,
+            )
+            .await;
             runner
                 .run_prepared(agent, label, item.scenario.as_ref(), item.pass, lab)
                 .await
@@ -286,12 +295,14 @@ async fn worker(
 
 /// Moves items from the job's chunk (taking the next chunk from the shared queue when it is
 /// empty) into `ahead` until `want` are there, queueing a lab for each when `labs` is given.
+/// `idle`: no run of the job is working (the top of its loop).
 async fn fill(
     ahead: &mut VecDeque<Item>,
     chunk: &mut VecDeque<Item>,
     want: usize,
     shared: &Shared,
     mut labs: Option<&mut LabQueue>,
+    idle: bool,
 ) {
     while ahead.len() < want && !shared.stopped() {
         if chunk.is_empty() {
@@ -304,7 +315,13 @@ async fn fill(
             return;
         };
         if let Some(q) = labs.as_deref_mut() {
-            q.push(item.scenario.topology());
+            // Nothing queued and no run working: the next run will wait for this lab, so it
+            // comes up at normal priority; the rest in the background.
+            if idle && q.is_empty() && ahead.is_empty() {
+                q.push_now(item.scenario.topology());
+            } else {
+                q.push(item.scenario.topology());
+            }
         }
         ahead.push_back(item);
     }

@@ -6,9 +6,17 @@
 //! share, so it runs at a lower CPU priority: on one thread of its own, with a runtime whose
 //! every thread (its worker and its blocking pool) has the niceness [`BACKGROUND_NICE`].
 //! Processes inherit the niceness of the thread that starts them, so a lab's devices and their
-//! daemons started from the lane run niced too. Under contention the kernel gives a nice-10
-//! task about a tenth of the CPU a nice-0 one gets (weights 110 and 1024), so a bring-up takes
-//! at most about 10 % of a core away from a busy agent; an idle core it still takes whole.
+//! daemons started from the lane run niced too. Under contention the kernel gives a nice-5
+//! task a third of the CPU a nice-0 one gets (weights 335 and 1024), so a bring-up takes at
+//! most about a quarter of a core away from a busy agent; an idle core it still takes whole.
+//!
+//! Why not nicer: a lab's devices must finish their startup within the backend's deadline
+//! (120 s on netns), and other work on the machine at normal priority (builds, other
+//! benches) competes with a niced bring-up as the agent does. Measured at a load average of
+//! 40–70 with nice 10, three Kath1 labs in a row missed that deadline (`deploy_incomplete`);
+//! nice 5 keeps a bring-up at a quarter of a contended core rather than a tenth. A job's
+//! first lab, which its run waits for with nothing else to do, is prepared at normal
+//! priority ([`super::LabQueue::push_now`]).
 //!
 //! When a run takes its lab, [`crate::emulator::Lab::set_background`] returns the lab's
 //! processes to normal priority (a backend that cannot, or whose devices the harness did not
@@ -23,7 +31,7 @@ use std::future::Future;
 use std::sync::OnceLock;
 
 /// The niceness of the lane's threads and of the processes they start.
-pub const BACKGROUND_NICE: i32 = 10;
+pub const BACKGROUND_NICE: i32 = 5;
 
 static LANE: OnceLock<Option<tokio::runtime::Handle>> = OnceLock::new();
 

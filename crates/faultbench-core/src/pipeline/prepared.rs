@@ -328,15 +328,35 @@ impl LabQueue {
         }
     }
 
-    /// Starts preparing a lab of `topology` in the background.
+    /// Starts preparing a lab of `topology` in the background, at a lower CPU priority with
+    /// every process the lab starts (see `lane`): for a run that comes after the one working
+    /// now.
     pub fn push(&mut self, topology: &str) {
+        self.push_with(topology, true);
+    }
+
+    /// Starts preparing a lab of `topology` at normal priority: for a run that will wait for
+    /// it with nothing else working meanwhile (a job's first run), where a niced bring-up
+    /// would only lose to everything else on the machine.
+    pub fn push_now(&mut self, topology: &str) {
+        self.push_with(topology, false);
+    }
+
+    fn push_with(&mut self, topology: &str, background: bool) {
         let preparer = self.preparer.clone();
         let topology = topology.to_string();
+        let prepare = {
+            let topology = topology.clone();
+            async move { preparer.prepare(&topology).await }
+        };
         self.pending.push_back(Pending {
-            topology: topology.clone(),
+            topology,
             pushed: Instant::now(),
-            // At a lower CPU priority, with every process the lab starts (see `lane`).
-            task: super::lane::spawn_background(async move { preparer.prepare(&topology).await }),
+            task: if background {
+                super::lane::spawn_background(prepare)
+            } else {
+                tokio::spawn(prepare)
+            },
         });
     }
 
