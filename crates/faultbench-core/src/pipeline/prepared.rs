@@ -202,6 +202,12 @@ impl LabPreparer {
     /// Deploys a fresh lab of `topology`, builds its toolbox (telemetry starts now) and waits
     /// for the healthy baseline; a lab whose baseline does not hold is torn down.
     pub async fn prepare(&self, topology: &str) -> PreparedLab {
+        self.prepare_with(topology, None).await
+    }
+
+    /// [`LabPreparer::prepare`], handing the lab to `handoff` as soon as it is deployed (before
+    /// its baseline wait), so that a run waiting for it can raise its priority.
+    async fn prepare_with(&self, topology: &str, handoff: Option<Arc<Handoff>>) -> PreparedLab {
         let t = Instant::now();
         let mut out = PreparedLab {
             topology: topology.to_string(),
@@ -247,6 +253,9 @@ impl LabPreparer {
             }
         };
         out.deploy.ok = true;
+        if let Some(h) = &handoff {
+            h.deployed(&lab);
+        }
         out.deploy.lab_name = lab.name().to_string();
         out.deploy.notes = lab.deploy_notes();
         let settings = ToolboxSettings {
@@ -313,7 +322,34 @@ pub struct LabQueue {
     pending: VecDeque<Pending>,
 }
 
+/// A lab in preparation, as far as a run waiting for it needs: the lab once deployed, and
+/// whether a run waits for it (then it is not left niced while its baseline is checked).
+#[derive(Default)]
+struct Handoff {
+    lab: std::sync::Mutex<Option<Arc<dyn Lab>>>,
+    urgent: std::sync::atomic::AtomicBool,
+}
+
+impl Handoff {
+    fn deployed(&self, lab: &Arc<dyn Lab>) {
+        *self.lab.lock().unwrap_or_else(|e| e.into_inner()) = Some(lab.clone());
+        if self.urgent.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = lab.renice(0);
+        }
+    }
+
+    /// A run waits: the lab (when deployed already) goes to normal priority now.
+    fn wanted(&self) {
+        self.urgent.store(true, std::sync::atomic::Ordering::SeqCst);
+        let lab = self.lab.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(l) = lab {
+            let _ = l.renice(0);
+        }
+    }
+}
+
 struct Pending {
+    handoff: Arc<Handoff>,
     topology: String,
     pushed: Instant,
     task: tokio::task::JoinHandle<PreparedLab>,
@@ -345,11 +381,14 @@ impl LabQueue {
     fn push_with(&mut self, topology: &str, background: bool) {
         let preparer = self.preparer.clone();
         let topology = topology.to_string();
+        let handoff = Arc::new(Handoff::default());
         let prepare = {
             let topology = topology.clone();
-            async move { preparer.prepare(&topology).await }
+            let handoff = handoff.clone();
+            async move { preparer.prepare_with(&topology, Some(handoff)).await }
         };
         self.pending.push_back(Pending {
+            handoff,
             topology,
             pushed: Instant::now(),
             task: if background {
@@ -373,6 +412,7 @@ impl LabQueue {
     /// The oldest queued lab, once prepared; `None` when the queue is empty.
     pub async fn pop(&mut self) -> Option<PreparedLab> {
         let Pending {
+            handoff,
             topology,
             pushed,
             task,
@@ -381,6 +421,9 @@ impl LabQueue {
         // Its preparation had a head start on the run that takes it (not just queued and
         // taken at once, as a job's first lab or one without prestart is).
         let head_start = t.duration_since(pushed) > std::time::Duration::from_millis(10);
+        if !task.is_finished() {
+            handoff.wanted();
+        }
         let mut lab = match task.await {
             Ok(lab) => lab,
             Err(e) => {
