@@ -87,41 +87,61 @@ impl Prober {
         let deadline = self.deadline;
         let tools = self.tools.clone();
         // Calls actually made (one past the deadline is not).
-        let made = std::sync::atomic::AtomicU32::new(0);
-        let made = &made;
-        let mut out: Vec<Option<Answer>> = stream::iter(reqs.into_iter().take(allowed))
-            .map(|(tool, args)| {
+        let made = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        // The futures are built first and then streamed: a `map` closure over the requests
+        // would make the agent's future not `Send` (a higher-ranked lifetime in the closure).
+        let calls: Vec<_> = reqs
+            .into_iter()
+            .take(allowed)
+            .enumerate()
+            .map(|(i, (tool, args))| {
                 let tools = tools.clone();
-                async move {
-                    let remaining = deadline.saturating_duration_since(Instant::now());
-                    if remaining.is_zero() {
-                        return None;
-                    }
-                    made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    match tokio::time::timeout(remaining, tools.call(tool, args)).await {
-                        Ok(Ok(o)) => Some(Answer {
-                            text: o.text,
-                            failed: o.is_error,
-                            refused: false,
-                        }),
-                        Ok(Err(e)) => Some(Answer {
-                            refused: matches!(e, ToolError::Refused { .. }),
-                            text: format!("ERROR: {e}"),
-                            failed: true,
-                        }),
-                        Err(_) => None,
-                    }
-                }
+                let made = made.clone();
+                async move { (i, Self::one(&tools, &made, deadline, tool, args).await) }
             })
-            .buffered(PARALLEL)
+            .collect();
+        // Unordered, so that a finished call frees its slot at once (an ordered buffer keeps
+        // it until every earlier call is done); put back in request order after.
+        let mut tagged: Vec<(usize, Option<Answer>)> = stream::iter(calls)
+            .buffer_unordered(PARALLEL)
             .collect()
             .await;
+        tagged.sort_by_key(|(i, _)| *i);
+        let mut out: Vec<Option<Answer>> = tagged.into_iter().map(|(_, a)| a).collect();
         self.calls += made.load(std::sync::atomic::Ordering::Relaxed);
         if out.iter().any(Option::is_none) {
             self.out_of_budget = true;
         }
         out.extend((allowed..n).map(|_| None));
         out
+    }
+
+    /// One call of [`Prober::call_many`]: `None` past the deadline.
+    async fn one(
+        tools: &Arc<dyn Toolbox>,
+        made: &std::sync::atomic::AtomicU32,
+        deadline: Instant,
+        tool: &'static str,
+        args: Value,
+    ) -> Option<Answer> {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return None;
+        }
+        made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match tokio::time::timeout(remaining, tools.call(tool, args)).await {
+            Ok(Ok(o)) => Some(Answer {
+                text: o.text,
+                failed: o.is_error,
+                refused: false,
+            }),
+            Ok(Err(e)) => Some(Answer {
+                refused: matches!(e, ToolError::Refused { .. }),
+                text: format!("ERROR: {e}"),
+                failed: true,
+            }),
+            Err(_) => None,
+        }
     }
 
     /// Runs the same kind of read-only script on several devices through `exec_shell`;
