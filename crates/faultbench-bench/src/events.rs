@@ -57,7 +57,8 @@ pub enum BenchEvent {
 }
 
 /// One line of plain text per event, as `faultbench bench` prints them: notes as they are, a
-/// finished run as `[done/total] TOPOLOGY SCENARIO AGENT pN: STATUS outcome X (S s) — error`,
+/// finished run as `[done/total] TOPOLOGY SCENARIO AGENT pN: STATUS outcome X (S s) · lab
+/// waited W s, prestart D (…) — error` (the part after `·` for runs on labs from a lab queue),
 /// a started run as `TOPOLOGY SCENARIO [AGENT] pN`.
 impl std::fmt::Display for BenchEvent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -84,6 +85,12 @@ impl std::fmt::Display for BenchEvent {
                     write!(f, " outcome {:.3}", s.outcome)?;
                 }
                 write!(f, " ({:.1} s)", r.wall_seconds)?;
+                if let Some(d) = r.phases.deploy.as_ref()
+                    && let Some(p) = &d.prestart
+                {
+                    // How long the run waited for its lab, and the scheduling behind it.
+                    write!(f, " · lab waited {:.1} s, {p}", d.waited_ms as f64 / 1000.0)?;
+                }
                 if let Some(e) = &r.error {
                     write!(f, " — {}", e.chars().take(160).collect::<String>())?;
                 }

@@ -127,8 +127,13 @@ pub struct BenchSettings {
     pub topologies: Option<PathBuf>,
     /// Development shortcut: reuse a lab between runs of a topology (recorded).
     pub reuse_labs: bool,
-    /// Labs of each job's next runs prepared in the background (lowered to fit in memory).
+    /// Labs of each job's next runs prepared in the background (lowered to fit in memory);
+    /// with `prestart_auto`, the most it may go to.
     pub prestart: usize,
+    /// Adapt the prestart depth to the bench's measured bring-up and run times, within
+    /// `prestart` and memory (the CLI's `--prestart auto`, its default); the depth in effect is
+    /// recorded in every run's `phases.deploy.prestart`.
+    pub prestart_auto: bool,
     /// Telemetry for the agents' influx_* tools.
     pub telemetry: bool,
     /// The LLM configuration file (default: `$FAULTBENCH_LLM_CONFIG`, else built-in defaults).
@@ -171,6 +176,7 @@ impl Default for BenchSettings {
             topologies: None,
             reuse_labs: false,
             prestart: 1,
+            prestart_auto: false,
             telemetry: true,
             llm_config: None,
             task: Task::default(),

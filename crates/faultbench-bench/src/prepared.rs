@@ -246,6 +246,7 @@ impl Prepared {
             budget: s.budget,
             reuse_labs: s.reuse_labs,
             prestart: self.prestart,
+            prestart_auto: s.prestart_auto,
             telemetry: s.telemetry,
             task: s.task,
             repair: faultbench_core::repair::RepairOptions {

@@ -12,7 +12,10 @@ use crate::plan::{Item, chunks};
 use crate::resolve::AgentChoice;
 use faultbench_core::Scenario;
 use faultbench_core::lab::TopologyResolver;
-use faultbench_core::pipeline::{LabQueue, RunConfig, Runner, ToolboxFactory, TrackingEmulator};
+use faultbench_core::pipeline::{
+    LabQueue, PrestartDecision, PrestartTuner, RunConfig, Runner, ToolboxFactory, TrackingEmulator,
+};
+use faultbench_core::record::{LabOrigin, RunRecord};
 use faultbench_core::store::RunsRoot;
 use faultbench_core::{Emulator, Judge};
 use std::collections::VecDeque;
@@ -64,9 +67,39 @@ struct Shared {
     fatal: Mutex<Option<faultbench_core::store::StoreError>>,
     tally: std::sync::Mutex<std::collections::BTreeMap<faultbench_core::RunStatus, usize>>,
     events: EventSink,
+    /// The prestart depth of every job (`--prestart auto` adapts it to the bench's measured
+    /// bring-up and run times; `--prestart N` fixes it).
+    tuner: std::sync::Mutex<PrestartTuner>,
 }
 
 impl Shared {
+    fn prestart(&self) -> PrestartDecision {
+        self.tuner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .decision()
+    }
+
+    /// Feeds a finished run on a fresh lab to the tuner: its lab's bring-up (deploy and
+    /// baseline) and the run itself.
+    fn observe(&self, r: &RunRecord) {
+        let Some(d) = r
+            .phases
+            .deploy
+            .as_ref()
+            .filter(|d| d.ok && d.lab == LabOrigin::Fresh)
+        else {
+            return;
+        };
+        let baseline = r.phases.baseline.as_ref().map_or(0, |b| b.duration_ms);
+        let bring_up = std::time::Duration::from_millis(d.duration_ms.saturating_add(baseline));
+        let run = std::time::Duration::from_secs_f64(r.wall_seconds.max(0.0));
+        self.tuner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .observe(bring_up, run);
+    }
+
     fn stop(&self) {
         self.stop.cancel();
     }
@@ -91,6 +124,11 @@ pub(crate) async fn run_all(setup: Setup) -> Result<BenchOutcome, BenchError> {
         fatal: Mutex::new(None),
         tally: std::sync::Mutex::default(),
         events: setup.events.clone(),
+        tuner: std::sync::Mutex::new(if setup.config.prestart_auto {
+            PrestartTuner::auto(setup.config.prestart)
+        } else {
+            PrestartTuner::fixed(setup.config.prestart)
+        }),
     });
     // The user's switch throws the internal one (which a fatal error may also throw).
     let forward = {
@@ -161,7 +199,6 @@ async fn worker(
     shared: Arc<Shared>,
 ) {
     let reuse = runner.config().reuse_labs;
-    let prestart = runner.config().prestart;
     let mut labs = LabQueue::new(runner.lab_preparer());
     // Items of this job not yet queued (the rest of its current chunk), and the items whose
     // labs are queued, in run order.
@@ -171,6 +208,9 @@ async fn worker(
         if shared.stopped() {
             break;
         }
+        // The depth in effect for this run (read once, so the run records what it used).
+        let decision = shared.prestart();
+        let prestart = decision.depth as usize;
         // With fresh labs, the next item's lab is queued (at least one, so that an empty
         // queue can start the next run); with reused labs, nothing is queued.
         let want = if reuse { 1 } else { prestart.max(1) };
@@ -180,6 +220,7 @@ async fn worker(
             want,
             &shared,
             (!reuse).then_some(&mut labs),
+            true,
         )
         .await;
         let Some(item) = ahead.pop_front() else {
@@ -201,15 +242,29 @@ async fn worker(
                 None => runner.prepare_lab(item.scenario.topology()).await,
             };
             // While this run works, the next runs' labs are prepared.
-            fill(&mut ahead, &mut chunk, prestart, &shared, Some(&mut labs)).await;
+            fill(
+                &mut ahead,
+                &mut chunk,
+                prestart,
+                &shared,
+                Some(&mut labs),
+                false,
+            )
+            .await;
             runner
                 .run_prepared(agent, label, item.scenario.as_ref(), item.pass, lab)
                 .await
         };
-        let record = tokio::select! {
+        let mut record = tokio::select! {
             rec = run => rec,
             () = shared.stop.cancelled() => break,
         };
+        if !reuse {
+            shared.observe(&record);
+            if let Some(d) = record.phases.deploy.as_mut() {
+                d.prestart = Some(decision);
+            }
+        }
         if let Err(e) = store.archive(&record) {
             *shared.fatal.lock().await = Some(e);
             shared.stop();
@@ -240,12 +295,14 @@ async fn worker(
 
 /// Moves items from the job's chunk (taking the next chunk from the shared queue when it is
 /// empty) into `ahead` until `want` are there, queueing a lab for each when `labs` is given.
+/// `idle`: no run of the job is working (the top of its loop).
 async fn fill(
     ahead: &mut VecDeque<Item>,
     chunk: &mut VecDeque<Item>,
     want: usize,
     shared: &Shared,
     mut labs: Option<&mut LabQueue>,
+    idle: bool,
 ) {
     while ahead.len() < want && !shared.stopped() {
         if chunk.is_empty() {
@@ -258,7 +315,13 @@ async fn fill(
             return;
         };
         if let Some(q) = labs.as_deref_mut() {
-            q.push(item.scenario.topology());
+            // Nothing queued and no run working: the next run will wait for this lab, so it
+            // comes up at normal priority; the rest in the background.
+            if idle && q.is_empty() && ahead.is_empty() {
+                q.push_now(item.scenario.topology());
+            } else {
+                q.push(item.scenario.topology());
+            }
         }
         ahead.push_back(item);
     }

@@ -296,6 +296,16 @@ pub trait Lab: Send + Sync + fmt::Debug {
     async fn device_state(&self, device: &str, timeout: Duration) -> crate::snapshot::DeviceState {
         crate::snapshot::read_device(self, device, timeout).await
     }
+
+    /// Sets the CPU niceness of every process of the lab (every thread of each), returning
+    /// how many threads were changed. A lab prepared in the background runs niced
+    /// (the pipeline's `LabQueue`); the run that takes it sets 0 again so that its agent's
+    /// lab is not slowed by the next one coming up. The default does nothing (a backend whose
+    /// devices the harness does not start, such as Docker's, or a mock).
+    fn renice(&self, nice: i32) -> Result<usize, EmuError> {
+        let _ = nice;
+        Ok(0)
+    }
 }
 
 /// A backend that deploys labs.

@@ -294,6 +294,11 @@ pub struct DeployPhase {
     /// ([`crate::emulator::Lab::deploy_notes`]); absent when nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The prestart depth of the run's job when it took this lab, and what it rested on
+    /// (`--prestart auto` or `N`); absent in records made before it was recorded and for runs
+    /// not scheduled by a lab queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prestart: Option<crate::pipeline::PrestartDecision>,
 }
 
 /// The stored form of [`DeployPhase`], which also accepts the `warm` flag of older records.
@@ -323,6 +328,8 @@ struct DeployPhaseFields {
     error: Option<String>,
     #[serde(default)]
     notes: Vec<String>,
+    #[serde(default)]
+    prestart: Option<crate::pipeline::PrestartDecision>,
 }
 
 impl From<DeployPhaseFields> for DeployPhase {
@@ -343,6 +350,7 @@ impl From<DeployPhaseFields> for DeployPhase {
             waited_ms: f.waited_ms,
             error: f.error,
             notes: f.notes,
+            prestart: f.prestart,
         }
     }
 }
@@ -959,6 +967,33 @@ pub(crate) mod tests {
 
     /// The link model is part of each record's deploy phase; records made before it was
     /// recorded read with an empty one (and are written back without it).
+    #[test]
+    fn the_prestart_decision_is_recorded_and_older_records_have_none() {
+        let mut r = record();
+        r.phases.deploy = Some(DeployPhase {
+            emulator: "netns".into(),
+            prestart: Some(crate::pipeline::PrestartDecision {
+                depth: 2,
+                auto: true,
+                bring_up_ms: 9_000,
+                run_ms: 6_000,
+            }),
+            ..Default::default()
+        });
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["phases"]["deploy"]["prestart"]["depth"], 2);
+        assert_eq!(v["phases"]["deploy"]["prestart"]["auto"], true);
+        let back: RunRecord = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(back.phases.deploy, r.phases.deploy);
+        let mut old = v;
+        old["phases"]["deploy"]
+            .as_object_mut()
+            .unwrap()
+            .remove("prestart");
+        let back: RunRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(back.phases.deploy.unwrap().prestart, None);
+    }
+
     #[test]
     fn the_link_model_is_recorded_and_older_records_have_none() {
         let mut r = record();

@@ -25,6 +25,8 @@ struct Net {
     broken: AtomicBool,
     healthy_at_start: bool,
     torn_down: AtomicUsize,
+    /// `Lab::renice` calls: lab name and niceness.
+    reniced: std::sync::Mutex<Vec<(String, i32)>>,
     /// Labs answer snapshots from their state (eth0 up or down); otherwise the snapshot
     /// command is unknown to them and every aspect is unreadable.
     visible_state: bool,
@@ -67,6 +69,10 @@ impl Lab for NetLab {
     async fn teardown(&self) -> Result<(), EmuError> {
         self.0.torn_down.fetch_add(1, Ordering::SeqCst);
         Ok(())
+    }
+    fn renice(&self, nice: i32) -> Result<usize, EmuError> {
+        self.0.reniced.lock().unwrap().push((self.1.clone(), nice));
+        Ok(1)
     }
     async fn device_state(&self, device: &str, timeout: Duration) -> DeviceState {
         if !self.0.visible_state {
@@ -398,6 +404,17 @@ async fn a_queue_prestarts_labs_and_tears_down_what_it_holds() {
     let deploy = rec.phases.deploy.as_ref().unwrap();
     assert!(deploy.prestarted);
     assert_eq!(deploy.lab, LabOrigin::Fresh);
+    // Prepared in the background (niced), it is back at normal priority for its run.
+    assert!(
+        s.emu
+            .net
+            .reniced
+            .lock()
+            .unwrap()
+            .contains(&(deploy.lab_name.clone(), 0)),
+        "{:?}",
+        s.emu.net.reniced.lock().unwrap()
+    );
     // Two labs are still queued (deployed in the background): shutting the queue down tears
     // them down, as a Ctrl-C or an error must.
     queue.shutdown().await;
@@ -414,6 +431,26 @@ async fn a_queue_prestarts_labs_and_tears_down_what_it_holds() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(s.emu.net.torn_down.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn a_lab_a_run_waits_for_gets_normal_priority_before_its_baseline_holds() {
+    // The baseline never holds here (pings fail for the whole 300 ms wait), so the lab is
+    // still being checked when the run asks for it, and it never becomes ready: a renice
+    // can only come from the run waiting for it.
+    let s = setup(Behaviour::Answer("false"), true, false, false);
+    let mut queue = LabQueue::new(s.runner.lab_preparer());
+    queue.push("T");
+    let lab = queue.pop().await.unwrap();
+    assert!(lab.lab().is_none(), "the baseline was not to hold");
+    // Once or twice (the run may ask just as the deploy returns: both sides then renice).
+    let reniced = s.emu.net.reniced.lock().unwrap().clone();
+    assert!(!reniced.is_empty(), "no renice");
+    assert!(
+        reniced.iter().all(|r| *r == ("lab0".to_string(), 0)),
+        "{reniced:?}"
+    );
+    queue.shutdown().await;
 }
 
 #[tokio::test]

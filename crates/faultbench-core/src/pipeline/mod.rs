@@ -2,9 +2,16 @@
 //!
 //! ```text
 //! deploy a fresh lab → baseline check → [INJECTION] → [POST-INJECT-CHECK] → state snapshot
-//!   → agent (turn budget + wall-clock cap) → state snapshot → presence watch → judge → record
-//!   → teardown
+//!   → agent (turn budget + wall-clock cap) → state snapshot ∥ presence watch
+//!   → judge ∥ teardown → record
 //! ```
+//!
+//! `∥` marks phases that run at the same time because neither reads what the other changes:
+//! the snapshot after the agent and the presence watch only read the lab (the repair task's
+//! verification needs that snapshot, so there they follow each other); the judge reads only the
+//! diagnosis, so the lab is torn down meanwhile (on a blocking thread: a backend's teardown
+//! may block while it waits for its processes to go). Each phase keeps its own duration in
+//! the record.
 //!
 //! The lab phases are [`crate::phases`], shared with `scenario check`. Every phase is timed
 //! and recorded in a [`RunRecord`]; every failure becomes a status, never a panic: a lab that
@@ -21,7 +28,9 @@
 //! a [`PreparedLab`]; [`Runner::run_prepared`] runs a scenario on one. A [`LabQueue`] prepares
 //! the labs of a job's next runs in the background while the current run's agent works
 //! (`prestart`), so a verified lab is normally waiting when a run starts; [`prestart_limit`]
-//! bounds how many labs that puts in memory. [`RunConfig::reuse_labs`] (`--reuse-labs`, a
+//! bounds how many labs that puts in memory, and a [`PrestartTuner`] can choose the depth from
+//! measured bring-up and run times (`--prestart auto`). Labs are prepared at a lower CPU
+//! priority ([`BACKGROUND_NICE`]) so that a bring-up takes little from a running agent. [`RunConfig::reuse_labs`] (`--reuse-labs`, a
 //! development shortcut) instead keeps a lab for the next run of its topology after the
 //! `[FIX]` revert is verified by the baseline probes; the record says which
 //! (`phases.deploy.lab`: `fresh` or `reused`).
@@ -75,6 +84,8 @@
 //! # });
 //! ```
 
+mod depth;
+mod lane;
 mod memory;
 mod prepared;
 mod repairing;
@@ -82,6 +93,8 @@ mod revert;
 mod run;
 mod tracking;
 
+pub use depth::{AUTO_MAX, PrestartDecision, PrestartTuner, adaptive_depth};
+pub use lane::{BACKGROUND_NICE, spawn_background, thread_niceness};
 pub use memory::{MemoryBudget, PrestartLimit, estimate_lab_memory, prestart_limit};
 pub use prepared::{LabPreparer, LabQueue, PreparedLab};
 pub use revert::{RevertCommand, revert_commands};
@@ -131,6 +144,9 @@ pub struct RunConfig {
     /// while a run works (`--prestart`; used by [`LabQueue`] drivers such as `faultbench
     /// bench`, bounded by [`prestart_limit`]). 0 deploys each lab when its run starts.
     pub prestart: usize,
+    /// Adapt the depth to measured bring-up and run times, up to `prestart` (`--prestart
+    /// auto`, see [`PrestartTuner`]); off, `prestart` is used as it is.
+    pub prestart_auto: bool,
     /// Collect telemetry for the agent's telemetry tools (`--telemetry on|off`, recorded per
     /// run).
     pub telemetry: bool,
@@ -160,6 +176,7 @@ impl Default for RunConfig {
             phases: PhaseOptions::default(),
             reuse_labs: false,
             prestart: 1,
+            prestart_auto: false,
             telemetry: true,
             snapshot: SnapshotOptions::default(),
             agent_grace: Duration::from_secs(30),

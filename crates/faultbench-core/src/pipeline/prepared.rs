@@ -202,6 +202,12 @@ impl LabPreparer {
     /// Deploys a fresh lab of `topology`, builds its toolbox (telemetry starts now) and waits
     /// for the healthy baseline; a lab whose baseline does not hold is torn down.
     pub async fn prepare(&self, topology: &str) -> PreparedLab {
+        self.prepare_with(topology, None).await
+    }
+
+    /// [`LabPreparer::prepare`], handing the lab to `handoff` as soon as it is deployed (before
+    /// its baseline wait), so that a run waiting for it can raise its priority.
+    async fn prepare_with(&self, topology: &str, handoff: Option<Arc<Handoff>>) -> PreparedLab {
         let t = Instant::now();
         let mut out = PreparedLab {
             topology: topology.to_string(),
@@ -247,6 +253,9 @@ impl LabPreparer {
             }
         };
         out.deploy.ok = true;
+        if let Some(h) = &handoff {
+            h.deployed(&lab);
+        }
         out.deploy.lab_name = lab.name().to_string();
         out.deploy.notes = lab.deploy_notes();
         let settings = ToolboxSettings {
@@ -298,7 +307,9 @@ impl LabPreparer {
 
 /// A job's queue of labs being prepared in the background, in the order its runs will take
 /// them ("prestart"): while one run's agent works, the labs of the next runs are deployed and
-/// baseline-checked.
+/// baseline-checked — at a lower CPU priority, on the background lane (`lane`), so that they
+/// take little from the running agent; [`LabQueue::pop`] returns a lab's processes to normal
+/// priority ([`Lab::renice`]).
 ///
 /// [`LabQueue::push`] starts preparing a lab for a topology; [`LabQueue::pop`] hands out the
 /// oldest one (waiting for it if it is not ready yet, and recording how long in
@@ -311,7 +322,34 @@ pub struct LabQueue {
     pending: VecDeque<Pending>,
 }
 
+/// A lab in preparation, as far as a run waiting for it needs: the lab once deployed, and
+/// whether a run waits for it (then it is not left niced while its baseline is checked).
+#[derive(Default)]
+struct Handoff {
+    lab: std::sync::Mutex<Option<Arc<dyn Lab>>>,
+    urgent: std::sync::atomic::AtomicBool,
+}
+
+impl Handoff {
+    fn deployed(&self, lab: &Arc<dyn Lab>) {
+        *self.lab.lock().unwrap_or_else(|e| e.into_inner()) = Some(lab.clone());
+        if self.urgent.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = lab.renice(0);
+        }
+    }
+
+    /// A run waits: the lab (when deployed already) goes to normal priority now.
+    fn wanted(&self) {
+        self.urgent.store(true, std::sync::atomic::Ordering::SeqCst);
+        let lab = self.lab.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(l) = lab {
+            let _ = l.renice(0);
+        }
+    }
+}
+
 struct Pending {
+    handoff: Arc<Handoff>,
     topology: String,
     pushed: Instant,
     task: tokio::task::JoinHandle<PreparedLab>,
@@ -326,14 +364,38 @@ impl LabQueue {
         }
     }
 
-    /// Starts preparing a lab of `topology` in the background.
+    /// Starts preparing a lab of `topology` in the background, at a lower CPU priority with
+    /// every process the lab starts (see `lane`): for a run that comes after the one working
+    /// now.
     pub fn push(&mut self, topology: &str) {
+        self.push_with(topology, true);
+    }
+
+    /// Starts preparing a lab of `topology` at normal priority: for a run that will wait for
+    /// it with nothing else working meanwhile (a job's first run), where a niced bring-up
+    /// would only lose to everything else on the machine.
+    pub fn push_now(&mut self, topology: &str) {
+        self.push_with(topology, false);
+    }
+
+    fn push_with(&mut self, topology: &str, background: bool) {
         let preparer = self.preparer.clone();
         let topology = topology.to_string();
+        let handoff = Arc::new(Handoff::default());
+        let prepare = {
+            let topology = topology.clone();
+            let handoff = handoff.clone();
+            async move { preparer.prepare_with(&topology, Some(handoff)).await }
+        };
         self.pending.push_back(Pending {
-            topology: topology.clone(),
+            handoff,
+            topology,
             pushed: Instant::now(),
-            task: tokio::spawn(async move { preparer.prepare(&topology).await }),
+            task: if background {
+                super::lane::spawn_background(prepare)
+            } else {
+                tokio::spawn(prepare)
+            },
         });
     }
 
@@ -350,6 +412,7 @@ impl LabQueue {
     /// The oldest queued lab, once prepared; `None` when the queue is empty.
     pub async fn pop(&mut self) -> Option<PreparedLab> {
         let Pending {
+            handoff,
             topology,
             pushed,
             task,
@@ -358,6 +421,9 @@ impl LabQueue {
         // Its preparation had a head start on the run that takes it (not just queued and
         // taken at once, as a job's first lab or one without prestart is).
         let head_start = t.duration_since(pushed) > std::time::Duration::from_millis(10);
+        if !task.is_finished() {
+            handoff.wanted();
+        }
         let mut lab = match task.await {
             Ok(lab) => lab,
             Err(e) => {
@@ -377,6 +443,14 @@ impl LabQueue {
         };
         lab.deploy.prestarted = head_start;
         lab.deploy.waited_ms = t.elapsed().as_millis() as u64;
+        // Prepared niced; the run that takes it works at normal priority.
+        if let Some(ready) = &lab.ready
+            && let Err(e) = ready.lab.renice(0)
+        {
+            lab.deploy
+                .notes
+                .push(format!("the lab stays at background CPU priority: {e}"));
+        }
         Some(lab)
     }
 

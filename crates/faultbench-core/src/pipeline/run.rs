@@ -128,7 +128,20 @@ async fn phases(
     if let Some(r) = repairing.as_mut() {
         r.agent_ends().await;
     }
-    let after = Snapshot::take(lab.as_ref(), &cfg.snapshot).await;
+    // The snapshot after the agent and, in the diagnose task, the presence watch both only
+    // read the lab and neither depends on the other: they run at the same time (the watch's
+    // pings that must fail spend most of their time waiting, the snapshot mostly CPU). The
+    // repair verification needs the snapshot, so it follows it.
+    let watch_now = repairing.is_none() && status_after_agent(&outcome) != RunStatus::AgentError;
+    let (after, early_watch) = if watch_now {
+        let (after, w) = tokio::join!(
+            Snapshot::take(lab.as_ref(), &cfg.snapshot),
+            crate::phases::watch_presence(lab.as_ref(), scenario, &plan.baseline, &cfg.phases)
+        );
+        (after, Some(w))
+    } else {
+        (Snapshot::take(lab.as_ref(), &cfg.snapshot).await, None)
+    };
     rec.agent_changes = before.diff(&after);
     rec.phases.snapshots = Some(snapshot_phase(&before, &after));
     if outcome.tool_log.is_empty() {
@@ -176,10 +189,18 @@ async fn phases(
                 rec.repair = Some(report);
                 w
             }
-            None => {
-                crate::phases::watch_presence(lab.as_ref(), scenario, &plan.baseline, &cfg.phases)
+            None => match early_watch {
+                Some(w) => w,
+                None => {
+                    crate::phases::watch_presence(
+                        lab.as_ref(),
+                        scenario,
+                        &plan.baseline,
+                        &cfg.phases,
+                    )
                     .await
-            }
+                }
+            },
         };
         if let Some((vanished, why)) = vanished(&w, rec.agent_changes.is_empty()) {
             status = vanished;
@@ -188,10 +209,22 @@ async fn phases(
         rec.phases.presence = Some(presence_phase(w));
     }
 
-    // 6. The judge.
-    if status == RunStatus::Scored {
+    // 6. The judge, while the lab is torn down: it reads only the diagnosis and the record,
+    //    never the lab. (Reusing labs, the revert must finish before the lab is kept, and the
+    //    judge runs first as before.)
+    let cleanup = async {
+        if cfg.reuse_labs {
+            None
+        } else {
+            Some(teardown(&ready, "fresh lab").await)
+        }
+    };
+    let judged = async {
+        if status != RunStatus::Scored {
+            return None;
+        }
         let t = Instant::now();
-        let digest = crate::record::digest_of(rec);
+        let digest = crate::record::digest_of(&*rec);
         let input = JudgeInput::new(scenario, &diagnosis).with_digest(&digest);
         let verdict = tokio::time::timeout(cfg.judge_timeout, runner.judge.judge(&input))
             .await
@@ -204,32 +237,30 @@ async fn phases(
                     .into(),
                 ))
             });
-        match verdict {
-            Ok(scores) => {
-                rec.phases.judge = Some(JudgePhase::scored(
-                    runner.judge.name(),
-                    &scores,
-                    ms(t.elapsed()),
-                ));
-                rec.scores = Some(scores);
-            }
-            Err(e) => {
-                status = RunStatus::JudgeFailed;
-                error = Some(e.to_string());
-                rec.phases.judge = Some(JudgePhase::failed(
-                    runner.judge.name(),
-                    &e.to_string(),
-                    ms(t.elapsed()),
-                ));
-            }
+        Some((verdict, ms(t.elapsed())))
+    };
+    let (torn_down, judged) = tokio::join!(cleanup, judged);
+    match judged {
+        Some((Ok(scores), took)) => {
+            rec.phases.judge = Some(JudgePhase::scored(runner.judge.name(), &scores, took));
+            rec.scores = Some(scores);
         }
+        Some((Err(e), took)) => {
+            status = RunStatus::JudgeFailed;
+            error = Some(e.to_string());
+            rec.phases.judge = Some(JudgePhase::failed(
+                runner.judge.name(),
+                &e.to_string(),
+                took,
+            ));
+        }
+        None => {}
     }
 
-    // 7. Tear down, or (reusing labs) revert and keep.
-    rec.phases.cleanup = Some(if cfg.reuse_labs {
-        revert_and_keep(runner, scenario, plan, &prepared, ready).await
-    } else {
-        teardown(&ready, "fresh lab").await
+    // 7. Torn down above, or (reusing labs) revert and keep.
+    rec.phases.cleanup = Some(match torn_down {
+        Some(c) => c,
+        None => revert_and_keep(runner, scenario, plan, &prepared, ready).await,
     });
     (status, error)
 }
@@ -300,7 +331,7 @@ async fn run_agent(
 
 async fn teardown(ready: &ReadyLab, why: &str) -> CleanupPhase {
     let t = Instant::now();
-    let r = ready.lab.teardown().await;
+    let r = teardown_off_workers(ready.lab.clone()).await;
     CleanupPhase {
         action: "teardown".into(),
         ok: r.is_ok(),
@@ -309,6 +340,22 @@ async fn teardown(ready: &ReadyLab, why: &str) -> CleanupPhase {
             Err(e) => format!("{why}; teardown error: {e}"),
         }),
         duration_ms: ms(t.elapsed()),
+    }
+}
+
+/// Tears `lab` down on a blocking thread. A backend's teardown may block while it works (the
+/// netns one kills the devices and waits for them to go, then removes the lab's files): on a
+/// runtime worker that would stall every other task on it — with `--jobs 2` on two cores, the
+/// other job's agent and snapshots — for as long.
+pub(super) async fn teardown_off_workers(
+    lab: Arc<dyn crate::emulator::Lab>,
+) -> Result<(), crate::emulator::EmuError> {
+    let handle = tokio::runtime::Handle::current();
+    let fallback = lab.clone();
+    match tokio::task::spawn_blocking(move || handle.block_on(lab.teardown())).await {
+        Ok(r) => r,
+        // The blocking pool is shutting down (the runtime ends): tear down here instead.
+        Err(_) => fallback.teardown().await,
     }
 }
 

@@ -275,6 +275,12 @@ impl Lab for NetnsLab {
         super::device_state::read(self, device, timeout).await
     }
 
+    fn renice(&self, nice: i32) -> Result<usize, EmuError> {
+        let st = self.snapshot();
+        super::renice::renice_namespaces(st.inits(), nice)
+            .map_err(|e| EmuError::Other(format!("cannot renice lab {}: {e}", self.name)))
+    }
+
     async fn teardown(&self) -> Result<(), EmuError> {
         // Shutdown files run first, as `kathara lclean` does.
         if !self.down.load(Ordering::SeqCst) {

@@ -62,6 +62,7 @@ pub(crate) mod layout;
 pub(crate) mod needs;
 pub(crate) mod prepare;
 pub mod ready;
+mod renice;
 pub mod requirements;
 pub(crate) mod seccomp;
 mod state;

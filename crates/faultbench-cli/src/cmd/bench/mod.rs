@@ -112,9 +112,11 @@ pub struct Args {
     #[arg(long)]
     reuse_labs: bool,
     /// Labs of each job's next runs deployed and baseline-checked in the background while a
-    /// run works (lowered, with a message, when memory does not allow it).
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    prestart: usize,
+    /// run works: `auto` (as many as measured bring-up and run times need, up to 4) or a
+    /// fixed N; lowered, with a message, when memory does not allow it. The depth in effect is
+    /// shown with each finished run and recorded in its `phases.deploy.prestart`.
+    #[arg(long, default_value = "auto", value_name = "auto|N", value_parser = clap::builder::ValueParser::new(parse_prestart))]
+    prestart: Prestart,
     /// Telemetry for the agents' influx_* tools: on (sampled from each lab's deploy) or off
     /// (they answer as the release's labs without a collector did). Recorded per run.
     #[arg(long, value_enum, default_value_t = Switch::On)]
@@ -136,6 +138,24 @@ pub struct Args {
     /// again (a fix made only in running state that a restart undoes is reported).
     #[arg(long)]
     repair_persist: bool,
+}
+
+/// `--prestart`: adapted to measured times, or fixed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prestart {
+    /// `auto`.
+    Auto,
+    /// A fixed depth.
+    Fixed(usize),
+}
+
+fn parse_prestart(s: &str) -> Result<Prestart, String> {
+    if s == "auto" {
+        return Ok(Prestart::Auto);
+    }
+    s.parse::<usize>()
+        .map(Prestart::Fixed)
+        .map_err(|_| format!("`{s}` is neither `auto` nor a number of labs"))
 }
 
 /// On or off.
@@ -179,7 +199,11 @@ fn settings(a: Args) -> BenchSettings {
         policy: a.policy,
         topologies: a.topologies,
         reuse_labs: a.reuse_labs,
-        prestart: a.prestart,
+        prestart: match a.prestart {
+            Prestart::Auto => faultbench_core::pipeline::AUTO_MAX,
+            Prestart::Fixed(n) => n,
+        },
+        prestart_auto: a.prestart == Prestart::Auto,
         telemetry: a.telemetry == Switch::On,
         llm_config: a.llm_config,
         task: a.task,
