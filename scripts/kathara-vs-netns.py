@@ -41,24 +41,32 @@ def bench(binary, emulator, topology, jobs, root):
            "--runs-root", root, "--no-report"]
     before = loadavg()
     t = time.monotonic()
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, stderr = p.communicate()
     wall = time.monotonic() - t
     after = loadavg()
     if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{stderr}")
     runs = {}
     for f in glob.glob(f"{root}/**/result.json", recursive=True):
         with open(f) as fh:
             r = json.load(fh)
         runs[r["key"]["scenario_id"]] = r
-    return {"wall": wall, "load": f"{before} → {after}", "runs": runs}
+    # An instance still owned by the bench's (ended) process is a lab it leaked.
+    leaked = sorted(name for name, owner in instances(binary).items() if owner == f"pid {p.pid}")
+    return {"wall": wall, "load": f"{before} → {after}", "runs": runs, "leaked": leaked}
 
 
 def instances(binary):
-    """Names of the Kathará instances staged now (other users' included)."""
+    """The Kathará instances staged now (other users' included): name → owner column."""
     out = subprocess.run([binary, "lab", "ls", "--emulator", "kathara"],
                          capture_output=True, text=True).stdout
-    return {line.split()[0] for line in out.splitlines()[1:] if line.strip()}
+    rows = {}
+    for line in out.splitlines()[1:]:
+        f = line.split()
+        if len(f) >= 4:
+            rows[f[0]] = " ".join(f[2:4])
+    return rows
 
 
 def score(run):
@@ -81,7 +89,6 @@ def main() -> int:
     tmp = args.keep or tempfile.mkdtemp(prefix="fb-kathara-vs-netns-")
     os.makedirs(tmp, exist_ok=True)
     res = {}
-    before = instances(binary)
     try:
         for emu in ["netns", "kathara"]:
             root = os.path.join(tmp, emu)
@@ -92,7 +99,7 @@ def main() -> int:
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    left = sorted(instances(binary) - before)
+    left = res["kathara"]["leaked"] + res["netns"]["leaked"]
     n, k = res["netns"], res["kathara"]
     ids = sorted(set(n["runs"]) | set(k["runs"]))
     differ = 0

@@ -64,11 +64,8 @@ impl Cleaner {
     /// Starts cleaning the instance at `dir` in the background, once a slot is free (waits for
     /// one: the caller is held back rather than labs accumulating).
     pub(crate) async fn defer(&self, cli: KatharaCli, dir: PathBuf) {
-        let permit = match self.slots.clone().acquire_owned().await {
-            Ok(p) => Some(p),
-            // Never closed; without a slot the clean still runs.
-            Err(_) => None,
-        };
+        // The semaphore is never closed; without a slot the clean would still run.
+        let permit = self.slots.clone().acquire_owned().await.ok();
         let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
         // Finished cleans are reaped here so the set stays small; their errors wait for
         // `flush`.
@@ -106,12 +103,6 @@ impl Cleaner {
                 errors.extend(join_error(r));
             }
         }
-    }
-
-    /// How many cleans are pending or unreaped (for tests).
-    #[cfg(test)]
-    pub(crate) fn pending(&self) -> usize {
-        self.tasks.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }
 
