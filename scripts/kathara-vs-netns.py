@@ -44,6 +44,9 @@ def bench(binary, emulator, topology, jobs, root):
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, stderr = p.communicate()
     wall = time.monotonic() - t
+    # Kept beside the runs (with FAULTBENCH_TIMING=1: each Kathará lab's lstart, startups, lclean).
+    with open(f"{root}.stderr", "w") as fh:
+        fh.write(stderr)
     after = loadavg()
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{stderr}")
