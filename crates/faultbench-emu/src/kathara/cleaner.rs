@@ -61,11 +61,22 @@ impl Cleaner {
         self.on.load(Ordering::SeqCst)
     }
 
-    /// Starts cleaning the instance at `dir` in the background, once a slot is free (waits for
-    /// one: the caller is held back rather than labs accumulating).
-    pub(crate) async fn defer(&self, cli: KatharaCli, dir: PathBuf) {
+    /// A slot for one more clean: waits while [`IN_FLIGHT`] run (the caller is held back
+    /// rather than labs accumulating). Cancel-safe: nothing has changed before it returns.
+    pub(crate) async fn slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         // The semaphore is never closed; without a slot the clean would still run.
-        let permit = self.slots.clone().acquire_owned().await.ok();
+        self.slots.clone().acquire_owned().await.ok()
+    }
+
+    /// Starts cleaning the instance at `dir` in the background, holding `slot` until done.
+    /// Synchronous, so a caller that marked the lab torn down cannot be cancelled before the
+    /// clean is on its way.
+    pub(crate) fn spawn(
+        &self,
+        slot: Option<tokio::sync::OwnedSemaphorePermit>,
+        cli: KatharaCli,
+        dir: PathBuf,
+    ) {
         let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
         // Finished cleans are reaped here so the set stays small; their errors wait for
         // `flush`.
@@ -79,7 +90,7 @@ impl Cleaner {
         }
         tasks.spawn(async move {
             let r = KatharaLab::clean_surviving(&cli, &dir).await;
-            drop(permit);
+            drop(slot);
             r
         });
     }

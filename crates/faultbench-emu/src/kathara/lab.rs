@@ -376,13 +376,14 @@ impl Lab for KatharaLab {
     async fn teardown(&self) -> Result<(), EmuError> {
         match &self.cleaner {
             Some(c) if c.enabled() => {
+                // Every await comes before the lab is marked torn down: a caller cancelled
+                // here (Ctrl-C) leaves the lab to the bench's final teardown, never unclean.
+                let slot = c.slot().await;
                 let mut done = self.torn_down.lock().await;
-                if *done {
-                    return Ok(());
+                if !*done {
+                    *done = true;
+                    c.spawn(slot, self.cli.clone(), self.dir.clone());
                 }
-                *done = true;
-                drop(done);
-                c.defer(self.cli.clone(), self.dir.clone()).await;
                 Ok(())
             }
             _ => self.teardown_now().await,
