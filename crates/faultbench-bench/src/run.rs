@@ -4,7 +4,9 @@
 //! baseline-checked in the background while the current run works (with `reuse_labs`, the
 //! runner instead keeps one lab between runs of a topology). A [`Cancel`] stops the
 //! scheduling, abandons the runs in flight (they were never archived, so a resumed bench redoes
-//! them) and tears down every lab, prestarted ones included.
+//! them) and tears down every lab, prestarted ones included. Where the emulator can remove labs
+//! in the background ([`faultbench_core::Emulator::defer_teardowns`]), runs do not wait for
+//! it; the bench does, before it returns.
 
 use crate::BenchError;
 use crate::events::{BenchEvent, Cancel, EventSink};
@@ -116,6 +118,9 @@ pub(crate) async fn run_all(setup: Setup) -> Result<BenchOutcome, BenchError> {
     let jobs = setup.jobs.min(total.max(1));
     (setup.events)(&BenchEvent::Started { runs: total, jobs });
     let tracking = Arc::new(TrackingEmulator::new(setup.emulator.clone()));
+    // A run's record never waits for its lab's removal where that is slow (Kathará's
+    // `lclean`); every such removal is awaited below, before the bench returns.
+    let deferred = tracking.defer_teardowns();
     let shared = Arc::new(Shared {
         queue: Mutex::new(chunks(setup.items, jobs).into()),
         stop: Cancel::new(),
@@ -175,6 +180,11 @@ pub(crate) async fn run_all(setup: Setup) -> Result<BenchOutcome, BenchError> {
     }
     for e in errors {
         shared.emit(&BenchEvent::Note(format!("teardown error: {e}")));
+    }
+    if deferred {
+        for e in tracking.flush_teardowns().await {
+            shared.emit(&BenchEvent::Note(format!("teardown error: {e}")));
+        }
     }
     let finished = shared.finished.load(Ordering::SeqCst);
     shared.emit(&BenchEvent::Finished {

@@ -322,4 +322,19 @@ pub trait Emulator: Send + Sync {
     fn link_model(&self) -> Option<LinkModel> {
         None
     }
+
+    /// Asks the emulator to finish every later [`Lab::teardown`] in the background (the call
+    /// returns once the lab is out of use; removing it goes on while the caller works on), for
+    /// drivers that run many labs one after another. Returns whether it will: the default, and
+    /// every backend whose teardown is cheap, says no. A caller that turns it on must await
+    /// [`Emulator::flush_teardowns`] before it exits.
+    fn defer_teardowns(&self) -> bool {
+        false
+    }
+
+    /// Waits until every teardown left to the background has finished; returns their errors
+    /// (a lab whose teardown failed is named in its error and left for the backend's `gc`).
+    async fn flush_teardowns(&self) -> Vec<EmuError> {
+        Vec::new()
+    }
 }

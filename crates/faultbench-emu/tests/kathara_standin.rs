@@ -408,3 +408,116 @@ async fn gc_cleans_instances_whose_owner_died_and_drop_cleans_in_the_background(
             .any(|c| c[2].ends_with("h5-live"))
     );
 }
+
+impl Rig {
+    /// The staged directories whose `lclean` ran to its end (the stand-in's record).
+    fn cleaned(&self) -> Vec<String> {
+        std::fs::read_to_string(self.state.path().join("cleaned.txt"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn deferred_teardowns_return_at_once_and_flush_waits_for_every_lclean() {
+    let rig = Rig::new();
+    let emu = rig.emulator(&["KATHARA_STANDIN_LCLEAN_SECS=1.5"], |_| {});
+    // Off by default: a teardown waits for its lclean.
+    let sync = emu
+        .deploy(&LabRequest::new(simple_bgp()).named("bg-sync"))
+        .await
+        .unwrap();
+    let t = Instant::now();
+    sync.teardown().await.unwrap();
+    assert!(t.elapsed() >= Duration::from_millis(1500));
+    assert!(!rig.work.path().join("bg-sync").exists());
+
+    assert!(emu.defer_teardowns());
+    let labs = [
+        emu.deploy(&LabRequest::new(simple_bgp()).named("bg-a"))
+            .await
+            .unwrap(),
+        emu.deploy(&LabRequest::new(simple_bgp()).named("bg-b"))
+            .await
+            .unwrap(),
+    ];
+    for lab in &labs {
+        lab.teardown().await.unwrap();
+        // Out of use at once: no command reaches a lab being cleaned.
+        let e = lab
+            .exec("pc1", &Command::argv(["true"]), T)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, EmuError::NotRunning(_)), "{e}");
+        // A second teardown does not clean twice.
+        lab.teardown().await.unwrap();
+    }
+    // Both cleans are still running (each takes 1.5 s): nothing is cleaned yet.
+    assert!(
+        !rig.cleaned()
+            .iter()
+            .any(|d| d.ends_with("bg-a") || d.ends_with("bg-b"))
+    );
+    assert!(rig.work.path().join("bg-a").exists());
+    let errors = emu.flush_teardowns().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    for name in ["bg-a", "bg-b"] {
+        assert!(!rig.work.path().join(name).exists(), "{name} still staged");
+        let n = rig.cleaned().iter().filter(|d| d.ends_with(name)).count();
+        assert_eq!(n, 1, "{name}: lclean ran {n} times");
+    }
+    // Nothing left to wait for.
+    assert!(emu.flush_teardowns().await.is_empty());
+}
+
+#[test]
+fn a_deferred_lclean_outlives_the_runtime_that_started_it_and_gc_finishes_the_instance() {
+    let rig = Rig::new();
+    let emu = rig.emulator(&["KATHARA_STANDIN_LCLEAN_SECS=3"], |_| {});
+    // A driver that dies right after handing a lab to the background (a crash, a second
+    // Ctrl-C): its runtime goes away with the clean in flight.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let lab = emu
+            .deploy(&LabRequest::new(simple_bgp()).named("bg-crash"))
+            .await
+            .unwrap();
+        assert!(emu.defer_teardowns());
+        lab.teardown().await.unwrap();
+        // Until lclean has started (it records its call first), not until it finishes.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !rig
+            .calls_of("lclean")
+            .iter()
+            .any(|c| c[2].ends_with("bg-crash"))
+        {
+            assert!(Instant::now() < deadline, "lclean never started");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    drop(rt);
+    assert!(!rig.cleaned().iter().any(|d| d.ends_with("bg-crash")));
+    // The lclean was not killed with its runtime: it finishes on its own.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !rig.cleaned().iter().any(|d| d.ends_with("bg-crash")) {
+        assert!(
+            Instant::now() < deadline,
+            "the orphaned lclean did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The staged copy stays (only a finished clean in this process removes it); once its owner
+    // is gone, gc removes it.
+    let staged = rig.work.path().join("bg-crash");
+    assert!(staged.exists());
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    std::fs::write(staged.join(".faultbench-owner"), format!("{dead_pid}\n")).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let emu2 = rig.emulator(&[], |_| {});
+    assert_eq!(rt.block_on(emu2.gc()).unwrap(), vec!["bg-crash"]);
+    assert!(!staged.exists());
+}

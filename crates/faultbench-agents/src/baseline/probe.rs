@@ -219,11 +219,28 @@ impl Facts {
     }
 }
 
-/// Splits the script's answer into sections.
+/// Whether `line` is one of the toolbox's own footers (`[timed out after 10s: output may be
+/// partial]`, `[stderr]`, `[exit code N]`, `[killed by a signal]`), not output of the device.
+fn toolbox_footer(line: &str) -> bool {
+    let l = line.trim();
+    l == "[stderr]"
+        || l == "[killed by a signal]"
+        || (l.starts_with("[timed out after ") && l.ends_with(']'))
+        || (l.starts_with("[exit code ") && l.ends_with(']'))
+}
+
+/// Splits the script's answer into sections. A toolbox footer ends the section it follows:
+/// on a slow machine the probe can time out in the middle of a section, and the footer (or
+/// the stderr after `[stderr]`) is not that section's content (read as a `tc` line, it once
+/// made a healthy pc1 "shaped").
 fn sections(text: &str) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut current: Option<String> = None;
     for line in text.lines() {
+        if toolbox_footer(line) {
+            current = None;
+            continue;
+        }
         if let Some(name) = line.trim().strip_prefix("@@") {
             current = Some(name.trim().to_string());
             out.entry(name.trim().to_string()).or_default();
@@ -631,5 +648,22 @@ blackhole 10.9.0.0/16 proto static metric 20\n\
             full.iter().map(key).collect::<Vec<_>>()
         );
         assert_eq!(compact[0].via.len(), 2);
+    }
+
+    #[test]
+    fn a_toolbox_footer_is_not_read_as_the_last_sections_content() {
+        let link = "@@link\n2: eth0@if5: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP\n";
+        let f = parse(&format!(
+            "{link}@@proc\nbash zebra\n@@tc\n[timed out after 10s: output may be partial]\n"
+        ));
+        assert!(f.understood);
+        assert!(f.shaping.is_empty(), "{:?}", f.shaping);
+        let f = parse(&format!(
+            "{link}@@tc\nqdisc netem 8001: dev eth0 root loss 30%\n[stderr]\nqdisc: oops\n[exit code 1]\n"
+        ));
+        assert_eq!(
+            f.shaping,
+            vec!["qdisc netem 8001: dev eth0 root loss 30%".to_string()]
+        );
     }
 }

@@ -42,6 +42,18 @@ impl Emulator for TrackingEmulator {
         self.inner.kind()
     }
 
+    fn link_model(&self) -> Option<crate::emulator::LinkModel> {
+        self.inner.link_model()
+    }
+
+    fn defer_teardowns(&self) -> bool {
+        self.inner.defer_teardowns()
+    }
+
+    async fn flush_teardowns(&self) -> Vec<EmuError> {
+        self.inner.flush_teardowns().await
+    }
+
     async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {
         let lab = self.inner.deploy(request).await?;
         self.labs

@@ -271,6 +271,66 @@ impl KatharaCli {
         bound: Duration,
         cap: usize,
     ) -> std::io::Result<CliOutput> {
+        self.run_piped(args, bound, cap).await
+    }
+
+    /// As [`KatharaCli::run`], but the Kathará process outlives this one: it runs in a process
+    /// group of its own (a terminal's Ctrl-C, sent to faultbench's group, does not reach it),
+    /// is not killed when its future is dropped (a runtime shutting down, a crash) and writes
+    /// stdout and stderr to the file `log` (created; a pipe would break with this process and
+    /// kill Kathará at its next line of progress). For `lclean`: a teardown once started
+    /// finishes, so no container is left half removed. It is still killed when `bound` passes.
+    /// The log's first `cap` bytes come back as stdout.
+    pub async fn run_surviving(
+        &self,
+        args: &[String],
+        bound: Duration,
+        cap: usize,
+        log: &std::path::Path,
+    ) -> std::io::Result<CliOutput> {
+        let start = Instant::now();
+        let file = std::fs::File::create(log)?;
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.args(&self.prefix)
+            .args(args)
+            .env("COLUMNS", "1000")
+            .env("TERM", "dumb")
+            .stdin(Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .kill_on_drop(false)
+            .process_group(0);
+        let mut child = cmd.spawn()?;
+        let status = tokio::time::timeout(bound, child.wait()).await;
+        let timed_out = status.is_err();
+        if timed_out {
+            let _ = child.start_kill();
+        }
+        let mut text = String::new();
+        let mut truncated = false;
+        if let Ok(f) = tokio::fs::File::open(log).await {
+            let mut f = tokio::io::BufReader::new(f);
+            (text, truncated) = read_capped(&mut f, cap).await.unwrap_or_default();
+        }
+        Ok(CliOutput {
+            stdout: text,
+            stderr: String::new(),
+            code: match status {
+                Ok(s) => s?.code(),
+                Err(_) => None,
+            },
+            timed_out,
+            truncated,
+            elapsed: start.elapsed(),
+        })
+    }
+
+    async fn run_piped(
+        &self,
+        args: &[String],
+        bound: Duration,
+        cap: usize,
+    ) -> std::io::Result<CliOutput> {
         let start = Instant::now();
         let mut cmd = tokio::process::Command::new(&self.program);
         cmd.args(&self.prefix)
@@ -289,7 +349,8 @@ impl KatharaCli {
             let status = child.wait().await;
             (a, b, status)
         };
-        match tokio::time::timeout(bound, read).await {
+        let finished = tokio::time::timeout(bound, read).await;
+        match finished {
             Ok((Ok((stdout, t1)), Ok((stderr, t2)), status)) => Ok(CliOutput {
                 stdout,
                 stderr,
@@ -299,12 +360,15 @@ impl KatharaCli {
                 elapsed: start.elapsed(),
             }),
             Ok((Err(e), _, _) | (_, Err(e), _)) => Err(e),
-            Err(_) => Ok(CliOutput {
-                code: None,
-                timed_out: true,
-                elapsed: start.elapsed(),
-                ..Default::default()
-            }),
+            Err(_) => {
+                let _ = child.start_kill();
+                Ok(CliOutput {
+                    code: None,
+                    timed_out: true,
+                    elapsed: start.elapsed(),
+                    ..Default::default()
+                })
+            }
         }
     }
 

@@ -8,6 +8,7 @@
 //! optionally wait for routing to settle. Any failure on the way cleans up (`lclean`, staged
 //! copy removed) before the error is returned.
 
+use super::cleaner::Cleaner;
 use super::cli::KatharaCli;
 use super::config::{DeviceCommands, KatharaConfig};
 use super::engine::{DockerEngine, local_socket};
@@ -30,6 +31,8 @@ pub const KATHARA_CONFIG_ENV: &str = "FAULTBENCH_KATHARA_CONFIG";
 pub struct KatharaEmulator {
     config: KatharaConfig,
     cli: KatharaCli,
+    /// Background `lclean`s of the labs it deployed ([`Emulator::defer_teardowns`]).
+    cleaner: Arc<Cleaner>,
 }
 
 /// How many devices are polled for readiness at once (through `kathara exec`, each poll is a
@@ -48,7 +51,11 @@ impl KatharaEmulator {
                 .ok_or_else(|| EmuError::Environment("kathara config: empty `cli`".into()))?,
             None => KatharaCli::discover().map_err(|e| EmuError::Environment(e.to_string()))?,
         };
-        Ok(KatharaEmulator { config, cli })
+        Ok(KatharaEmulator {
+            config,
+            cli,
+            cleaner: Arc::default(),
+        })
     }
 
     /// Reads a TOML configuration file (see [`KatharaConfig`]).
@@ -112,7 +119,8 @@ impl KatharaEmulator {
     }
 
     async fn bring_up(&self, lab: &KatharaLab) -> Result<(), EmuError> {
-        let deadline = Instant::now() + self.config.ready_timeout();
+        let started = Instant::now();
+        let deadline = started + self.config.ready_timeout();
         let args = vec![
             "lstart".to_string(),
             "--noterminals".into(),
@@ -150,8 +158,13 @@ impl KatharaEmulator {
                 reason,
             });
         }
+        timing(&lab.name, "lstart", started);
+        let t = Instant::now();
         self.wait_startups(lab, deadline).await?;
+        timing(&lab.name, "startups done", t);
+        let t = Instant::now();
         let status = lab.status().await?;
+        timing(&lab.name, "device status", t);
         let not_running: Vec<String> = lab
             .devices
             .iter()
@@ -250,6 +263,16 @@ impl KatharaEmulator {
     }
 }
 
+/// With `FAULTBENCH_TIMING` set, prints how long a step of one lab took (to stderr).
+pub(crate) fn timing(lab: &str, step: &str, since: Instant) {
+    if std::env::var_os("FAULTBENCH_TIMING").is_some() {
+        eprintln!(
+            "[faultbench timing] kathara {lab} {step}: {} ms",
+            since.elapsed().as_millis()
+        );
+    }
+}
+
 /// A staged instance found under the work directory.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Instance {
@@ -344,9 +367,10 @@ impl KatharaEmulator {
             engine,
         );
         lab.settings = Some(record);
+        lab.cleaner = Some(self.cleaner.clone());
         if let Err(e) = self.bring_up(&lab).await {
             // Leave nothing behind: partial deployments are cleaned before reporting.
-            if let Err(clean) = lab.teardown().await {
+            if let Err(clean) = lab.teardown_now().await {
                 if matches!(e, EmuError::Environment(_)) {
                     // Kathará could not reach its engine, so nothing was deployed: only the
                     // staged copy is left to remove.
@@ -468,6 +492,17 @@ impl Emulator for KatharaEmulator {
 
     async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {
         Ok(Arc::new(self.deploy_lab(request).await?))
+    }
+
+    /// `lclean` is the slow part of a Kathará run (a Python process, then the engine removes
+    /// every container and network): a benchmark lets it run in the background.
+    fn defer_teardowns(&self) -> bool {
+        self.cleaner.enable();
+        true
+    }
+
+    async fn flush_teardowns(&self) -> Vec<EmuError> {
+        self.cleaner.flush().await
     }
 }
 

@@ -7,6 +7,7 @@
 //! overruns dies in the device and not only on the client side (killing the `kathara exec`
 //! client alone would leave it running in the container).
 
+use super::cleaner::Cleaner;
 use super::cli::{CliOutput, KatharaCli, device_command, strip_log_preamble};
 use super::engine::{DockerEngine, EngineError};
 use super::linfo::{DeviceStatus, parse_linfo};
@@ -39,6 +40,9 @@ pub struct KatharaLab {
     pub(crate) detached: AtomicBool,
     /// Where the instance's Kathará settings came from ([`Lab::deploy_notes`]).
     pub(crate) settings: Option<SettingsRecord>,
+    /// The emulator's background cleans, when it deployed this lab ([`Lab::teardown`] hands
+    /// `lclean` to it once deferral is on).
+    pub(crate) cleaner: Option<Arc<Cleaner>>,
 }
 
 impl KatharaLab {
@@ -62,6 +66,7 @@ impl KatharaLab {
             containers: tokio::sync::Mutex::new(HashMap::new()),
             detached: AtomicBool::new(false),
             settings: None,
+            cleaner: None,
         }
     }
 }
@@ -104,6 +109,17 @@ fn exec_failure(lab: &str, device: &str, out: &CliOutput) -> Option<Result<ExecO
 }
 
 impl KatharaLab {
+    /// `lclean` now, whatever the emulator defers (a failed deploy reports the clean's result).
+    pub(crate) async fn teardown_now(&self) -> Result<(), EmuError> {
+        let mut done = self.torn_down.lock().await;
+        if *done {
+            return Ok(());
+        }
+        KatharaLab::clean(&self.cli, &self.dir).await?;
+        *done = true;
+        Ok(())
+    }
+
     /// The staged instance directory (`-d` of every Kathará call).
     pub fn staged_dir(&self) -> &Path {
         &self.dir
@@ -266,11 +282,27 @@ impl KatharaLab {
 
     /// `kathara lclean -d <instance>`, then the staged copy is removed.
     pub(crate) async fn clean(cli: &KatharaCli, dir: &Path) -> Result<(), EmuError> {
+        KatharaLab::clean_as(cli, dir, false).await
+    }
+
+    /// As [`KatharaLab::clean`], with an `lclean` that outlives this process (see
+    /// [`KatharaCli::run_surviving`]): for cleans nobody waits on.
+    pub(crate) async fn clean_surviving(cli: &KatharaCli, dir: &Path) -> Result<(), EmuError> {
+        KatharaLab::clean_as(cli, dir, true).await
+    }
+
+    async fn clean_as(cli: &KatharaCli, dir: &Path, survive: bool) -> Result<(), EmuError> {
         let args = vec!["lclean".to_string(), "-d".into(), dir.display().to_string()];
-        let out = cli
-            .run(&args, Duration::from_secs(600), 1 << 20)
-            .await
-            .map_err(|e| EmuError::Environment(format!("{}: {e}", cli.display())))?;
+        let bound = Duration::from_secs(600);
+        let started = std::time::Instant::now();
+        let out = if survive {
+            // In the staged copy, so it goes with it (Kathará ignores the file).
+            let log = dir.join(".faultbench-lclean.log");
+            cli.run_surviving(&args, bound, 1 << 20, &log).await
+        } else {
+            cli.run(&args, bound, 1 << 20).await
+        };
+        let out = out.map_err(|e| EmuError::Environment(format!("{}: {e}", cli.display())))?;
         if !out.ok() {
             let why = match out.failure() {
                 Some(f) => format!("{} ({})", f.message, f.exception),
@@ -281,6 +313,8 @@ impl KatharaLab {
                 dir.display()
             )));
         }
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        super::emulator::timing(&name, "lclean", started);
         std::fs::remove_dir_all(dir)
             .or_else(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {
@@ -337,14 +371,23 @@ impl Lab for KatharaLab {
         self.exec_argv(device, &argv, timeout).await
     }
 
+    /// `lclean` and the staged copy removed; when the emulator defers teardowns, the lab is
+    /// marked torn down at once and the clean runs in the background ([`super::cleaner`]).
     async fn teardown(&self) -> Result<(), EmuError> {
-        let mut done = self.torn_down.lock().await;
-        if *done {
-            return Ok(());
+        match &self.cleaner {
+            Some(c) if c.enabled() => {
+                // Every await comes before the lab is marked torn down: a caller cancelled
+                // here (Ctrl-C) leaves the lab to the bench's final teardown, never unclean.
+                let slot = c.slot().await;
+                let mut done = self.torn_down.lock().await;
+                if !*done {
+                    *done = true;
+                    c.spawn(slot, self.cli.clone(), self.dir.clone());
+                }
+                Ok(())
+            }
+            _ => self.teardown_now().await,
         }
-        KatharaLab::clean(&self.cli, &self.dir).await?;
-        *done = true;
-        Ok(())
     }
 }
 
@@ -363,7 +406,7 @@ impl Drop for KatharaLab {
                 .enable_all()
                 .build();
             if let Ok(rt) = rt {
-                let _ = rt.block_on(KatharaLab::clean(&cli, &dir));
+                let _ = rt.block_on(KatharaLab::clean_surviving(&cli, &dir));
             }
         });
     }

@@ -35,6 +35,7 @@
 //!
 //! Running on a Docker host or a Kubernetes cluster: `docs/kathara.md`.
 
+mod cleaner;
 mod cli;
 mod config;
 mod emulator;
