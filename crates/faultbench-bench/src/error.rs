@@ -130,7 +130,7 @@ pub enum BenchError {
     BadDelay(String),
     /// The LLM configuration cannot be loaded.
     #[error("LLM configuration")]
-    LlmConfig(#[source] faultbench_llm::LlmError),
+    LlmOptions(#[source] faultbench_llm::LlmError),
     /// The price table cannot be built.
     #[error("the price table")]
     Prices(#[source] faultbench_llm::LlmError),

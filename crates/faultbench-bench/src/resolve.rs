@@ -10,7 +10,7 @@ use faultbench_core::{Agent, Emulator, Judge};
 use faultbench_emu::registry::{EmulatorOptions, EmulatorRegistry, builtin_emulators};
 use faultbench_emu::tools::{NikaToolsFactory, Policy};
 use faultbench_judge::registry::{JudgeOptions, JudgeRegistry, builtin_judges};
-use faultbench_llm::LlmConfig;
+use faultbench_llm::LlmOptions;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -82,7 +82,7 @@ pub struct JudgeChoice {
 pub(crate) fn judge(
     reg: &Registries,
     name: &str,
-    llm: &LlmConfig,
+    llm: &LlmOptions,
     model: Option<&str>,
     scenarios: &[Arc<faultbench_core::ScenarioFile>],
     dry_run: bool,
@@ -122,7 +122,7 @@ pub struct AgentChoice {
 
 /// What agents are built with.
 pub(crate) struct AgentSettings<'a> {
-    pub llm: &'a LlmConfig,
+    pub llm: &'a LlmOptions,
     pub model: Option<&'a str>,
     pub max_output_tokens: Option<u32>,
     pub dry_run: bool,

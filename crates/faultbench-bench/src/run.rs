@@ -12,7 +12,7 @@ use crate::plan::{Item, chunks};
 use crate::resolve::AgentChoice;
 use faultbench_core::Scenario;
 use faultbench_core::lab::TopologyResolver;
-use faultbench_core::pipeline::{LabQueue, RunConfig, Runner, ToolboxFactory, TrackingEmulator};
+use faultbench_core::pipeline::{LabQueue, RunOptions, Runner, ToolboxFactory, TrackingEmulator};
 use faultbench_core::store::RunsRoot;
 use faultbench_core::{Emulator, Judge};
 use std::collections::VecDeque;
@@ -29,7 +29,7 @@ pub(crate) struct Setup {
     pub judge: Arc<dyn Judge>,
     pub tools: Arc<dyn ToolboxFactory>,
     pub topologies: TopologyResolver,
-    pub config: RunConfig,
+    pub config: RunOptions,
     pub store: RunsRoot,
     pub events: EventSink,
     pub cancel: Cancel,
@@ -42,7 +42,7 @@ pub struct BenchOutcome {
     pub finished: usize,
     /// Whether it was cancelled (the runs not archived are left for a resumed bench).
     pub interrupted: bool,
-    /// The report of the whole root, when [`crate::BenchSettings::report`] is on.
+    /// The report of the whole root, when [`crate::BenchOptions::report`] is on.
     pub report: Option<WrittenReport>,
 }
 

@@ -298,17 +298,21 @@ impl<T: Toolbox> Toolbox for RecordingToolbox<T> {
     }
 }
 
+/// The former name of [`ToolboxOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `ToolboxOptions`; the old name goes in the next release")]
+pub type ToolboxSettings = ToolboxOptions;
+
 /// Settings a toolbox is built with, from the run's configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolboxSettings {
+pub struct ToolboxOptions {
     /// Collect telemetry for the telemetry tools (off: they answer as the release's labs
     /// without a collector did).
     pub telemetry: bool,
 }
 
-impl Default for ToolboxSettings {
+impl Default for ToolboxOptions {
     fn default() -> Self {
-        ToolboxSettings { telemetry: true }
+        ToolboxOptions { telemetry: true }
     }
 }
 
@@ -321,8 +325,8 @@ pub trait ToolboxFactory: Send + Sync {
 
     /// The toolbox for a freshly deployed lab under the run's settings. The default ignores
     /// them (right for toolboxes without telemetry); a factory with telemetry honours
-    /// [`ToolboxSettings::telemetry`].
-    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxSettings) -> Arc<dyn Toolbox> {
+    /// [`ToolboxOptions::telemetry`].
+    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxOptions) -> Arc<dyn Toolbox> {
         let _ = settings;
         self.toolbox(lab)
     }

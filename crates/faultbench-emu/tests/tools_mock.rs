@@ -6,7 +6,7 @@ use faultbench_core::{Command, Lab, ToolError, Toolbox};
 use faultbench_emu::mock::{MockLab, MockNetwork};
 use faultbench_emu::tools::telemetry::{self, Collector, Point, TelemetryStore};
 use faultbench_emu::tools::{
-    NikaTools, Policy, PolicyToolbox, Reachability, TOOL_NAMES, ToolConfig,
+    NikaTools, Policy, PolicyToolbox, Reachability, TOOL_NAMES, ToolOptions,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -21,7 +21,7 @@ fn triangle() -> Arc<MockLab> {
 }
 
 fn tools(lab: &Arc<MockLab>) -> NikaTools {
-    NikaTools::new(lab.clone()).with_config(ToolConfig::fast())
+    NikaTools::new(lab.clone()).with_config(ToolOptions::fast())
 }
 
 async fn call(t: &impl Toolbox, name: &str, args: Value) -> faultbench_core::ToolOutput {
@@ -338,12 +338,12 @@ async fn reachability_reports_timeouts_errors_and_unaddressed_hosts_explicitly()
     assert_eq!(v["summary"]["pairs"], 6);
 
     // A seeded sample: the same seed gives the same pairs.
-    let cfg = |seed| ToolConfig {
+    let cfg = |seed| ToolOptions {
         reachability: Reachability::Sample {
             destinations: 1,
             seed,
         },
-        ..ToolConfig::fast()
+        ..ToolOptions::fast()
     };
     let s1 = call(
         &tools(&lab).with_config(cfg(7)),
@@ -373,9 +373,9 @@ async fn reachability_reports_timeouts_errors_and_unaddressed_hosts_explicitly()
     assert_eq!(v["summary"]["pairs"], 2);
 
     // A configured host list replaces the naming rule.
-    let only = ToolConfig {
+    let only = ToolOptions {
         hosts: Some(vec!["pc2".into(), "pc1".into()]),
-        ..ToolConfig::fast()
+        ..ToolOptions::fast()
     };
     let v = parse(
         &call(
@@ -406,9 +406,9 @@ async fn reachability_fits_the_cap_and_says_what_it_left_out() {
         "big",
         Arc::new(MockNetwork::parse(&text).unwrap()),
     ));
-    let cfg = ToolConfig {
+    let cfg = ToolOptions {
         reachability_cap: 2000,
-        ..ToolConfig::fast()
+        ..ToolOptions::fast()
     };
     let out = call(&tools(&lab).with_config(cfg), "get_reachability", json!({})).await;
     assert!(out.truncated);
@@ -810,14 +810,14 @@ async fn telemetry_shows_what_happened_before_the_ticket() {
 /// release's labs without a collector machine did (plain text), still checking arguments.
 #[tokio::test]
 async fn telemetry_off_answers_as_the_release_did() {
-    use faultbench_core::pipeline::{ToolboxFactory, ToolboxSettings};
+    use faultbench_core::pipeline::{ToolboxFactory, ToolboxOptions};
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mock/triangle.toml");
     let lab = Arc::new(MockLab::new(
         "triangle-1a2b",
         Arc::new(MockNetwork::load(path).unwrap()),
     ));
     let off = faultbench_emu::tools::NikaToolsFactory::new()
-        .toolbox_with(lab.clone(), &ToolboxSettings { telemetry: false });
+        .toolbox_with(lab.clone(), &ToolboxOptions { telemetry: false });
     for (tool, args) in [
         ("influx_list_buckets", json!({})),
         ("influx_get_measurements", json!({})),
@@ -855,7 +855,7 @@ async fn telemetry_off_answers_as_the_release_did() {
     // On (the default), a collector samples the lab from the start.
     let on = faultbench_emu::tools::NikaToolsFactory::new()
         .with_telemetry_interval(Some(Duration::from_millis(100)))
-        .toolbox_with(lab.clone(), &ToolboxSettings { telemetry: true });
+        .toolbox_with(lab.clone(), &ToolboxOptions { telemetry: true });
     tokio::time::sleep(Duration::from_millis(300)).await;
     let m = call(&on, "influx_get_measurements", json!({})).await;
     assert!(m.text.contains("device"), "{}", m.text);

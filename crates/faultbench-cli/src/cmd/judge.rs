@@ -16,7 +16,7 @@ use faultbench_core::{Diagnosis, judge::OutcomeRule};
 use faultbench_judge::agree::Agreement;
 use faultbench_judge::rubric::PolicyBook;
 use faultbench_judge::saved::{SavedRun, load_runs, store_verdict};
-use faultbench_judge::{RubricConfig, RubricJudge};
+use faultbench_judge::{RubricJudge, RubricOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -85,7 +85,7 @@ impl RubricArgs {
             OutcomeRule::Release
         };
         Ok(RubricJudge::new()
-            .with_config(RubricConfig {
+            .with_config(RubricOptions {
                 threshold: self.threshold,
                 rule,
             })

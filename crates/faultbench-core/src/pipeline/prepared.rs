@@ -1,7 +1,7 @@
 //! Labs prepared for a run: deployed, given a toolbox and checked against their healthy
 //! baseline, possibly in the background while another run works.
 
-use super::{ToolboxFactory, ToolboxSettings};
+use super::{ToolboxFactory, ToolboxOptions};
 use crate::emulator::{EmuError, Emulator, Lab};
 use crate::lab::{Baseline, Topology, TopologyResolver, TopologySummary};
 use crate::phases::{PhaseOptions, unix_ms};
@@ -249,7 +249,7 @@ impl LabPreparer {
         out.deploy.ok = true;
         out.deploy.lab_name = lab.name().to_string();
         out.deploy.notes = lab.deploy_notes();
-        let settings = ToolboxSettings {
+        let settings = ToolboxOptions {
             telemetry: self.telemetry,
         };
         let tools = self.tools.toolbox_with(lab.clone(), &settings);

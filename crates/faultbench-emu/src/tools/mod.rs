@@ -24,13 +24,13 @@
 //! ```
 //! use faultbench_core::{Emulator, LabRequest, Toolbox};
 //! use faultbench_emu::mock::MockEmulator;
-//! use faultbench_emu::tools::{NikaTools, Policy, PolicyToolbox, ToolConfig};
+//! use faultbench_emu::tools::{NikaTools, Policy, PolicyToolbox, ToolOptions};
 //! use serde_json::json;
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mock/triangle.toml");
 //! let lab = MockEmulator::new().deploy(&LabRequest::new(file)).await.unwrap();
-//! let tools = NikaTools::new(lab.clone()).with_config(ToolConfig::fast());
+//! let tools = NikaTools::new(lab.clone()).with_config(ToolOptions::fast());
 //! assert_eq!(tools.specs().len(), 22);
 //!
 //! let out = tools.call("ping_pair", json!({"host_a": "pc1", "host_b": "pc2", "count": 2})).await.unwrap();
@@ -85,9 +85,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use telemetry::TelemetryStore;
 
-/// How the tools behave. [`ToolConfig::default`] follows the release where it is sound.
+/// The former name of [`ToolOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `ToolOptions`; the old name goes in the next release")]
+pub type ToolConfig = ToolOptions;
+
+/// How the tools behave. [`ToolOptions::default`] follows the release where it is sound.
 #[derive(Debug, Clone)]
-pub struct ToolConfig {
+pub struct ToolOptions {
     /// Timeout of one command (release: 10 s). Tools whose command naturally takes longer
     /// (ping with a large count, iperf, curl) extend it by their own duration.
     pub exec_timeout: Duration,
@@ -107,9 +111,9 @@ pub struct ToolConfig {
     pub hosts: Option<Vec<String>>,
 }
 
-impl Default for ToolConfig {
+impl Default for ToolOptions {
     fn default() -> Self {
-        ToolConfig {
+        ToolOptions {
             exec_timeout: Duration::from_secs(10),
             output_cap: 4000,
             reachability_cap: 16000,
@@ -121,10 +125,10 @@ impl Default for ToolConfig {
     }
 }
 
-impl ToolConfig {
+impl ToolOptions {
     /// The defaults without the post-service pause (for tests on mock networks).
     pub fn fast() -> Self {
-        ToolConfig {
+        ToolOptions {
             service_settle: Duration::ZERO,
             ..Default::default()
         }
@@ -134,7 +138,7 @@ impl ToolConfig {
 /// The 22 tools over one lab.
 pub struct NikaTools {
     lab: Arc<dyn Lab>,
-    config: ToolConfig,
+    config: ToolOptions,
     telemetry: Option<Arc<TelemetryStore>>,
     /// Telemetry is off for the run: the `influx_*` tools answer as the release's did.
     telemetry_off: bool,
@@ -151,7 +155,7 @@ impl NikaTools {
     pub fn new(lab: Arc<dyn Lab>) -> Self {
         NikaTools {
             lab,
-            config: ToolConfig::default(),
+            config: ToolOptions::default(),
             telemetry: None,
             telemetry_off: false,
             collector: None,
@@ -161,7 +165,7 @@ impl NikaTools {
     }
 
     /// Replaces the configuration.
-    pub fn with_config(mut self, config: ToolConfig) -> Self {
+    pub fn with_config(mut self, config: ToolOptions) -> Self {
         self.config = config;
         self.hosts = tokio::sync::OnceCell::new();
         self
@@ -222,7 +226,7 @@ impl NikaTools {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &ToolConfig {
+    pub fn config(&self) -> &ToolOptions {
         &self.config
     }
 

@@ -84,18 +84,22 @@ use faultbench_core::scenario::{Assertion, AxisKind, Scenario, ScoringAxis};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// The former name of [`RubricOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `RubricOptions`; the old name goes in the next release")]
+pub type RubricConfig = RubricOptions;
+
 /// Settings of the rubric judge.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RubricConfig {
+pub struct RubricOptions {
     /// Share of an axis' weighted slots that must be found for it to pass.
     pub threshold: f64,
     /// How required and bonus pass rates combine (the release's rule by default).
     pub rule: OutcomeRule,
 }
 
-impl Default for RubricConfig {
+impl Default for RubricOptions {
     fn default() -> Self {
-        RubricConfig {
+        RubricOptions {
             threshold: 0.6,
             rule: OutcomeRule::Release,
         }
@@ -132,7 +136,7 @@ const CACHE_LIMIT: usize = 4096;
 /// judge, so judging many runs of the same scenario costs only the per-diagnosis work.
 #[derive(Debug, Default)]
 pub struct RubricJudge {
-    config: RubricConfig,
+    config: RubricOptions,
     policies: PolicyBook,
     compiled: Mutex<HashMap<String, Arc<Compiled>>>,
 }
@@ -154,7 +158,7 @@ impl RubricJudge {
     }
 
     /// Replaces the settings.
-    pub fn with_config(mut self, config: RubricConfig) -> Self {
+    pub fn with_config(mut self, config: RubricOptions) -> Self {
         self.config = config;
         self
     }
@@ -167,7 +171,7 @@ impl RubricJudge {
     }
 
     /// The settings.
-    pub fn config(&self) -> &RubricConfig {
+    pub fn config(&self) -> &RubricOptions {
         &self.config
     }
 
