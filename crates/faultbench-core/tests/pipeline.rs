@@ -94,7 +94,7 @@ struct NetEmu {
 
 #[async_trait]
 impl Emulator for NetEmu {
-    fn kind(&self) -> &str {
+    fn name(&self) -> &str {
         "test"
     }
     async fn deploy(&self, _r: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {

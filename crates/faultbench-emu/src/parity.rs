@@ -488,7 +488,7 @@ pub async fn run(
     request: &LabRequest,
     opts: &ParityOptions,
 ) -> Result<ParityReport, EmuError> {
-    let (la, lb) = labels(a.kind(), b.kind());
+    let (la, lb) = labels(a.name(), b.name());
     let (ra, rb) = tokio::join!(a.deploy(request), b.deploy(request));
     let (lab_a, lab_b) = match (ra, rb) {
         (Ok(x), Ok(y)) => (x, y),

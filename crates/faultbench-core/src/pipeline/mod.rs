@@ -50,7 +50,7 @@
 //! #   fn name(&self) -> &str { "ok" } fn devices(&self) -> Vec<String> { vec!["r1".into(), "pc1".into()] }
 //! #   async fn exec(&self, _d: &str, _c: &Command, _t: Duration) -> Result<ExecOutput, EmuError> { Ok(ExecOutput::ok("0% packet loss")) }
 //! #   async fn teardown(&self) -> Result<(), EmuError> { Ok(()) } }
-//! # struct Emu; #[async_trait::async_trait] impl Emulator for Emu { fn kind(&self) -> &str { "demo" }
+//! # struct Emu; #[async_trait::async_trait] impl Emulator for Emu { fn name(&self) -> &str { "demo" }
 //! #   async fn deploy(&self, _r: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> { Ok(Arc::new(OkLab)) } }
 //! # struct Healthy; #[async_trait::async_trait] impl Agent for Healthy { fn name(&self) -> &str { "healthy" }
 //! #   async fn run(&self, _i: &AgentInput, _t: Arc<dyn Toolbox>) -> AgentOutcome {

@@ -121,7 +121,7 @@ impl PreparedLab {
     ) -> Self {
         PreparedLab {
             deploy: DeployPhase {
-                emulator: emulator.kind().to_string(),
+                emulator: emulator.name().to_string(),
                 link_model: emulator
                     .link_model()
                     .map(|m| m.to_string())
@@ -207,7 +207,7 @@ impl LabPreparer {
             topology: topology.to_string(),
             plan: None,
             deploy: DeployPhase {
-                emulator: self.emulator.kind().to_string(),
+                emulator: self.emulator.name().to_string(),
                 link_model: self
                     .emulator
                     .link_model()

@@ -38,8 +38,8 @@ impl TrackingEmulator {
 
 #[async_trait::async_trait]
 impl Emulator for TrackingEmulator {
-    fn kind(&self) -> &str {
-        self.inner.kind()
+    fn name(&self) -> &str {
+        self.inner.name()
     }
 
     async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {

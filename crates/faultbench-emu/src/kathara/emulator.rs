@@ -457,7 +457,7 @@ fn uses_local_engine(conf: &Value) -> bool {
 
 #[async_trait::async_trait]
 impl Emulator for KatharaEmulator {
-    fn kind(&self) -> &str {
+    fn name(&self) -> &str {
         "kathara"
     }
 

@@ -214,7 +214,7 @@ pub fn load_lab(path: &Path, name: Option<String>) -> Result<Arc<dyn Lab>, EmuEr
 
 #[async_trait::async_trait]
 impl Emulator for MockEmulator {
-    fn kind(&self) -> &str {
+    fn name(&self) -> &str {
         "mock"
     }
 
