@@ -17,7 +17,8 @@
 #      ../shared beside the clone (/work/shared, read-only) for the public release's data;
 #   4. `./scripts/quickstart.sh` in the clone, timed: packages, the release build of the CLI
 #      and one topology's 25 runs.
-# The container is --privileged (namespaces, veth, mounts for netns labs) and removed at the end;
+# The container is --privileged (namespaces, veth, mounts for netns labs; see below where the
+# host cannot grant that) and removed at the end;
 # the image stays for the next measurement.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,8 +63,12 @@ step() { local s=\$1; shift; local t0=\$EPOCHREALTIME; "\$@"; echo "TIME \$s \$(
 prereqs() {
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends build-essential git curl ca-certificates >/dev/null
-  curl -sSf --proto '=https' --tlsv1.2 https://sh.rustup.rs -o /tmp/rustup.sh
-  sh /tmp/rustup.sh -y -q --profile minimal --default-toolchain $RUST_VERSION
+  # rustup-init straight from static.rust-lang.org (where rustup fetches toolchains from too):
+  # the usual https://sh.rustup.rs is another host, not reachable from every network.
+  curl -sSf --proto '=https' --tlsv1.2 -o /tmp/rustup-init \\
+    https://static.rust-lang.org/rustup/dist/\$(uname -m)-unknown-linux-gnu/rustup-init
+  chmod +x /tmp/rustup-init
+  /tmp/rustup-init -y -q --profile minimal --default-toolchain $RUST_VERSION
 }
 clone() { git clone -q --branch $BRANCH /repo.git /src/faultbench; }
 step prereqs prereqs
@@ -74,9 +79,22 @@ step quickstart ./scripts/quickstart.sh
 EOF
 chmod +x "$OUT/inside.sh"
 
+# --privileged asks for every capability; where this host's own bounding set lacks one (a
+# container or VM host, e.g. without CAP_SYS_RESOURCE), runc refuses it: then all the host has,
+# without seccomp, AppArmor or masked /proc and /sys paths (what --privileged also lifts).
+PRIV=(--privileged)
+if ! docker run --rm "${PRIV[@]}" "$IMAGE" true >/dev/null 2>&1; then
+  PRIV=(--cap-add ALL --security-opt seccomp=unconfined --security-opt apparmor=unconfined
+        --security-opt systempaths=unconfined)
+  for c in $(capsh --decode="$(awk '/^CapBnd/ {print $2}' /proc/self/status)" | cut -d= -f2 | tr , ' ' | tr a-z A-Z | sed 's/CAP_//g'); do have+=" $c "; done
+  for c in $(capsh --decode=000001ffffffffff | cut -d= -f2 | tr , ' ' | tr a-z A-Z | sed 's/CAP_//g'); do
+    [[ "$have" == *" $c "* ]] || PRIV+=(--cap-drop "$c")
+  done
+fi
+echo "== container: ${PRIV[*]}"
 echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg); output in $OUT"
 set +e
-docker run --rm --name "$NAME" --privileged \
+docker run --rm --name "$NAME" "${PRIV[@]}" \
   -v "$GIT_DIR:/repo.git:ro" -v "$SHARED:/src/shared:ro" -v "$OUT/inside.sh:/inside.sh:ro" \
   "$IMAGE" /inside.sh 2>&1 | tee "$OUT/run.log"
 rc=${PIPESTATUS[0]}
