@@ -29,7 +29,7 @@
 //!    `must-identify-affected-link: router1<->router2`) fails when the diagnosis blames none of
 //!    them: the right words about the wrong device do not identify the fault.
 //! 7. **Intentional policies.** A diagnosis that blames a documented intentional policy
-//!    ([`Policy`], read from ground truths by [`policies_in`], or given in a [`PolicyBook`])
+//!    ([`IntendedPolicy`], read from ground truths by [`policies_in`], or given in a [`PolicyBook`])
 //!    fails every health-reading axis: it has not seen the healthy baseline.
 //! 8. **Fix** (only when the scenario has a `[FIX]`): the first sentence of the fix is required,
 //!    the rest is optional detail, clauses saying what *not* to change are skipped; the share
@@ -71,7 +71,8 @@ mod policy;
 mod text;
 
 pub use devices::{Inventory, device_key, looks_like_device};
-pub use policy::{Policy, PolicyBook, policies_in};
+#[allow(deprecated)]
+pub use policy::{IntendedPolicy, Policy, PolicyBook, policies_in};
 pub use text::{Doc, Polarity, stem};
 
 use compile::{AxisRule, Compiled};
@@ -298,7 +299,7 @@ struct Ctx<'a> {
     compiled: &'a Compiled,
     diagnosis: &'a Diagnosis,
     doc: Doc,
-    blamed_policy: Option<Policy>,
+    blamed_policy: Option<IntendedPolicy>,
 }
 
 impl<'a> Ctx<'a> {
