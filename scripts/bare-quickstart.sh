@@ -32,6 +32,7 @@ MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 RUST_VERSION="$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' Cargo.toml | head -1)"
 OUT="${OUT:-/tmp/bare-quickstart-$(date -u +%Y%m%d-%H%M%S)}"
 NAME="faultbench-bare-$$"
+HOST_CA="${HOST_CA:-/usr/local/share/ca-certificates}"
 mkdir -p "$OUT"
 
 # 1. The rootfs, once.
@@ -63,6 +64,11 @@ step() { local s=\$1; shift; local t0=\$EPOCHREALTIME; "\$@"; echo "TIME \$s \$(
 prereqs() {
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends build-essential git curl ca-certificates >/dev/null
+  # The host's local CAs (a network that inspects TLS signs with its own; a machine on it trusts
+  # them the same way). Nothing to copy on an ordinary network.
+  if compgen -G '/host-ca/*.crt' >/dev/null; then
+    cp /host-ca/*.crt /usr/local/share/ca-certificates/ && update-ca-certificates >/dev/null
+  fi
   # rustup-init straight from static.rust-lang.org (where rustup fetches toolchains from too):
   # the usual https://sh.rustup.rs is another host, not reachable from every network.
   curl -sSf --proto '=https' --tlsv1.2 -o /tmp/rustup-init \\
@@ -95,6 +101,7 @@ echo "== container: ${PRIV[*]}"
 echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg); output in $OUT"
 set +e
 docker run --rm --name "$NAME" "${PRIV[@]}" \
+  -v "$HOST_CA:/host-ca:ro" -e SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
   -v "$GIT_DIR:/repo.git:ro" -v "$SHARED:/src/shared:ro" -v "$OUT/inside.sh:/inside.sh:ro" \
   "$IMAGE" /inside.sh 2>&1 | tee "$OUT/run.log"
 rc=${PIPESTATUS[0]}
