@@ -44,6 +44,7 @@ mod linfo;
 mod settings;
 mod stage;
 
+#[allow(deprecated)]
 pub use cli::{
     CliOutput, KATHARA_ENV, KatharaCli, KatharaCliError, KatharaFailure, VENV_PYTHON,
     device_command, shell_quote, strip_log_preamble,

@@ -104,6 +104,7 @@ pub use spec::{
     Condition, DeviceSpec, InterfaceSpec, MAX_MOCK_FILE_BYTES, MockNetwork, MockSpecError, Pattern,
     Reply, Rule, normalize,
 };
+#[allow(deprecated)]
 pub use text::{command_text, quote};
 
 use faultbench_core::{EmuError, Emulator, Lab, LabRequest};
