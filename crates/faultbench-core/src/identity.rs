@@ -223,6 +223,19 @@ pub struct JudgeIdentity {
     pub extra: BTreeMap<String, Value>,
 }
 
+impl JudgeIdentity {
+    /// The identity of a judge of `kind` from its [`Profile`](crate::profile::Profile).
+    pub fn new(kind: impl Into<String>, profile: crate::profile::Profile) -> JudgeIdentity {
+        JudgeIdentity {
+            kind: kind.into(),
+            name: profile.name,
+            model: profile.model,
+            prompt_version: profile.prompt_version,
+            extra: BTreeMap::new(),
+        }
+    }
+}
+
 /// The scenario files a runs root was run on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioSet {

@@ -428,17 +428,11 @@ fn record_judge(root: &Path, kind: JudgeKind, judge: &dyn Judge) -> anyhow::Resu
     let Some(mut id) = RunIdentity::load(root)? else {
         return Ok(());
     };
-    let new = JudgeIdentity {
-        kind: match kind {
-            JudgeKind::Rubric => "rubric",
-            JudgeKind::Llm => "llm",
-        }
-        .to_string(),
-        name: judge.name().to_string(),
-        model: judge.model().map(str::to_string),
-        prompt_version: judge.prompt_version(),
-        extra: Default::default(),
+    let kind = match kind {
+        JudgeKind::Rubric => "rubric",
+        JudgeKind::Llm => "llm",
     };
+    let new = JudgeIdentity::new(kind, judge.profile());
     if id.judge != new {
         errln!(
             "{}: the recorded configuration's judge is now {} (was {})",
