@@ -14,7 +14,7 @@ use faultbench_core::lab::TopologyResolver;
 use faultbench_core::pipeline::RunOptions;
 use faultbench_core::record::{RunKey, RunRecord};
 use faultbench_core::store::RunsRoot;
-use faultbench_emu::tools::Policy;
+use faultbench_core::toolbox::Policy;
 use faultbench_llm::LlmOptions;
 use std::collections::BTreeMap;
 

@@ -2,10 +2,11 @@
 //! network. (The official Python client against a live lab is in `mcp_python.rs`.)
 
 use faultbench_core::toolbox::RecordingToolbox;
+use faultbench_core::toolbox::{Policy, PolicyToolbox};
 use faultbench_core::{ToolError, ToolOutput, ToolSpec, Toolbox};
 use faultbench_emu::mock::{MockLab, MockNetwork};
 use faultbench_emu::tools::mcp::{McpServer, jsonl_sink};
-use faultbench_emu::tools::{NikaTools, Policy, PolicyToolbox, TOOL_NAMES, ToolOptions};
+use faultbench_emu::tools::{NikaTools, TOOL_NAMES, ToolOptions};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::{RoleClient, RunningService, ServiceError};

@@ -3,10 +3,11 @@
 //! Lab: `tests/labs/h6_tools` — r1 and r2 (OSPF), pc1 behind r1, pc2 and web1 (HTTP) behind r2.
 
 use faultbench_core::toolbox::RecordingToolbox;
+use faultbench_core::toolbox::{Policy, PolicyToolbox};
 use faultbench_core::{Command, Emulator, Lab, LabRequest, ToolError, Toolbox};
 use faultbench_emu::netns::NetnsEmulator;
 use faultbench_emu::tools::telemetry::{Collector, TelemetryStore};
-use faultbench_emu::tools::{NikaTools, Policy, PolicyToolbox, TOOL_NAMES, ToolOptions};
+use faultbench_emu::tools::{NikaTools, TOOL_NAMES, ToolOptions};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

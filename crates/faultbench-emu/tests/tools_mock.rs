@@ -1,13 +1,11 @@
 //! The 22 tools on mock networks: shapes, the improvements over the release, validation,
 //! policies, recording and telemetry.
 
-use faultbench_core::toolbox::RecordingToolbox;
+use faultbench_core::toolbox::{Policy, PolicyToolbox, RecordingToolbox};
 use faultbench_core::{Command, Lab, ToolError, Toolbox};
 use faultbench_emu::mock::{MockLab, MockNetwork};
 use faultbench_emu::tools::telemetry::{self, Collector, Point, TelemetryStore};
-use faultbench_emu::tools::{
-    NikaTools, Policy, PolicyToolbox, Reachability, TOOL_NAMES, ToolOptions,
-};
+use faultbench_emu::tools::{NikaTools, Reachability, TOOL_NAMES, ToolOptions};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,8 +4,9 @@
 //! stderr. The server itself lives in `faultbench_emu::tools::mcp`.
 
 use anyhow::{Context, bail};
+use faultbench_core::toolbox::Policy;
 use faultbench_emu::tools::mcp::{McpServer, ServeOptions, build_toolbox};
-use faultbench_emu::tools::{Policy, Reachability, ToolOptions};
+use faultbench_emu::tools::{Reachability, ToolOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

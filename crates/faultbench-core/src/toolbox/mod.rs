@@ -3,8 +3,9 @@
 //!
 //! The benchmark's toolbox is NIKA's 22 network tools (in `faultbench-emu`), but the pipeline
 //! only knows this trait, so wrappers compose in the style of tower's `Service`:
-//! [`RecordingToolbox`] keeps a log of every call for the judge's trace digest; a read-only policy
-//! or a budget is another wrapper around any toolbox.
+//! [`RecordingToolbox`] keeps a log of every call for the judge's trace digest, and
+//! [`PolicyToolbox`] refuses the calls that would change the network under the read-only
+//! [`Policy`]; both wrap any toolbox, and both live here beside the trait they wrap.
 //!
 //! ```
 //! use faultbench_core::toolbox::{RecordingToolbox, ToolError, ToolOutput, ToolSpec, Toolbox};
@@ -33,6 +34,10 @@
 //! assert_eq!(log[1].error.as_deref(), Some("unknown tool `reboot`"));
 //! # });
 //! ```
+
+mod policy;
+
+pub use policy::{Policy, PolicyToolbox, UnknownPolicy};
 
 use crate::emulator::Lab;
 use serde::{Deserialize, Serialize};

@@ -3,7 +3,8 @@
 //! telemetry of its own lab only), or with telemetry off.
 
 use super::telemetry::TelemetryStore;
-use super::{NikaTools, Policy, PolicyToolbox, ToolOptions};
+use super::{NikaTools, ToolOptions};
+use faultbench_core::toolbox::{Policy, PolicyToolbox};
 use faultbench_core::toolbox::{ToolboxFactory, ToolboxOptions};
 use faultbench_core::{Lab, Toolbox};
 use std::path::PathBuf;
@@ -16,7 +17,8 @@ use std::time::Duration;
 /// use faultbench_core::toolbox::{ToolboxFactory, ToolboxOptions};
 /// use faultbench_core::{Emulator, LabRequest};
 /// use faultbench_emu::mock::MockEmulator;
-/// use faultbench_emu::tools::{NikaToolsFactory, Policy};
+/// use faultbench_core::toolbox::Policy;
+/// use faultbench_emu::tools::NikaToolsFactory;
 /// use std::time::Duration;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -36,7 +36,8 @@
 
 use super::mcp_framing::capped;
 use super::telemetry::TelemetryStore;
-use super::{NikaTools, Policy, PolicyToolbox, ToolOptions};
+use super::{NikaTools, ToolOptions};
+use faultbench_core::toolbox::{Policy, PolicyToolbox};
 use faultbench_core::toolbox::{RecordSink, RecordingToolbox, ToolCallRecord};
 use faultbench_core::{Lab, ToolError, ToolOutput, ToolSpec, Toolbox};
 use rmcp::model::{

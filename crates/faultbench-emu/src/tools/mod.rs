@@ -15,7 +15,7 @@
 //! - **safety**: arguments are checked against strict grammars ([`args`]) and commands run as
 //!   argv *inside the device* — never through a host shell; `exec_shell` runs its command with
 //!   `sh -c` inside the device; tools that can change the network are marked, and
-//!   [`PolicyToolbox`] refuses them under [`Policy::ReadOnly`];
+//!   [`faultbench_core::toolbox::PolicyToolbox`] refuses them under the read-only policy;
 //! - **telemetry that exists**: see [`telemetry`].
 //!
 //! Every call can be recorded with [`faultbench_core::toolbox::RecordingToolbox`]; [`mcp`]
@@ -24,7 +24,8 @@
 //! ```
 //! use faultbench_core::{Emulator, LabRequest, Toolbox};
 //! use faultbench_emu::mock::MockEmulator;
-//! use faultbench_emu::tools::{NikaTools, Policy, PolicyToolbox, ToolOptions};
+//! use faultbench_core::toolbox::{Policy, PolicyToolbox};
+//! use faultbench_emu::tools::{NikaTools, ToolOptions};
 //! use serde_json::json;
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -66,7 +67,6 @@ pub mod mcp;
 #[cfg(feature = "mcp")]
 pub mod mcp_framing;
 mod output;
-mod policy;
 mod reach;
 mod specs;
 pub mod telemetry;
@@ -74,7 +74,22 @@ pub mod telemetry;
 pub use factory::NikaToolsFactory;
 pub use hosts::{HostChoice, HostSource};
 pub use output::{cap_text, render};
-pub use policy::{Policy, PolicyToolbox, UnknownPolicy};
+
+/// The former path of [`faultbench_core::toolbox::Policy`] (the wrappers live in core, issue 28).
+#[deprecated(
+    note = "moved to `faultbench_core::toolbox::Policy`; this path goes in the next release"
+)]
+pub type Policy = faultbench_core::toolbox::Policy;
+/// The former path of [`faultbench_core::toolbox::PolicyToolbox`].
+#[deprecated(
+    note = "moved to `faultbench_core::toolbox::PolicyToolbox`; this path goes in the next release"
+)]
+pub type PolicyToolbox<T> = faultbench_core::toolbox::PolicyToolbox<T>;
+/// The former path of [`faultbench_core::toolbox::UnknownPolicy`].
+#[deprecated(
+    note = "moved to `faultbench_core::toolbox::UnknownPolicy`; this path goes in the next release"
+)]
+pub type UnknownPolicy = faultbench_core::toolbox::UnknownPolicy;
 pub use reach::{Reachability, is_end_host};
 pub use specs::{TOOL_NAMES, all_specs};
 
