@@ -17,7 +17,7 @@
 use faultbench::core::{Command, Emulator, Lab, LabRequest, Toolbox};
 use faultbench::emu::mock::MockEmulator;
 use faultbench::emu::netns::NetnsEmulator;
-use faultbench::emu::tools::{NikaTools, ToolConfig};
+use faultbench::emu::tools::{NikaTools, ToolOptions};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::ExitCode;
@@ -63,7 +63,7 @@ fn cases() -> Vec<(&'static str, Value, &'static str, Command)> {
 
 /// Interleaves raw execs and tool calls; returns (tool, raw median ms, tool median ms).
 async fn overhead(lab: Arc<dyn Lab>, runs: usize) -> Vec<(&'static str, f64, f64)> {
-    let tools = NikaTools::new(lab.clone()).with_config(ToolConfig::fast());
+    let tools = NikaTools::new(lab.clone()).with_config(ToolOptions::fast());
     let mut out = Vec::new();
     for (name, args, dev, cmd) in cases() {
         let (mut raw, mut tool) = (Vec::new(), Vec::new());
@@ -114,7 +114,7 @@ async fn mock_part() -> bool {
     // On the mock the "command" costs nothing, so this is the tool layer alone
     // (validation, argv building, rendering, capping).
     let rows: Vec<(&str, f64, f64)> = {
-        let tools = NikaTools::new(lab.clone()).with_config(ToolConfig::fast());
+        let tools = NikaTools::new(lab.clone()).with_config(ToolOptions::fast());
         let mut rows = Vec::new();
         for (name, args) in [
             ("ip_addr_statistics", json!({"host_name": "pc1"})),
@@ -195,7 +195,7 @@ async fn live_part() -> bool {
             return false;
         }
     };
-    let tools = NikaTools::new(lab.clone()).with_config(ToolConfig::fast());
+    let tools = NikaTools::new(lab.clone()).with_config(ToolOptions::fast());
     let mut times = Vec::new();
     let mut pairs_ok = 0;
     for _ in 0..5 {

@@ -3,7 +3,7 @@
 //! `cargo run --release --example bench_my_agent -- [TOPOLOGY] [LIMIT] [RUNS_ROOT]`
 //! (defaults: simple_bgp, all 25, runs/bench_my_agent). CI runs a two-scenario slice.
 
-use faultbench::bench::{Bench, BenchSettings, Registries, Selection, plan};
+use faultbench::bench::{Bench, BenchOptions, Registries, Selection, plan};
 use faultbench::core::agent::{Agent, AgentInput, AgentOutcome};
 use faultbench::core::{Diagnosis, RunStatus, Scenario, Toolbox, dataset::Scope, store::RunsRoot};
 use std::{path::Path, sync::Arc};
@@ -51,14 +51,14 @@ async fn main() -> anyhow::Result<()> {
 
     let mut registries = Registries::default();
     registries.agents.agent("reachability", || Reachability);
-    let settings = BenchSettings {
+    let settings = BenchOptions {
         dataset: repo.join("dataset"),
         topologies: Some(repo.join("topologies")),
         selection: Selection::Ids(ids.clone()),
         agents: vec!["reachability".into()],
         runs_root: root.clone().into(),
         resume: true, // run again to finish what an interrupted attempt left
-        ..BenchSettings::default()  // netns, rubric judge, one job, 20 turns
+        ..BenchOptions::default()  // netns, rubric judge, one job, 20 turns
     };
     let bench = Bench::new(settings).with_registries(registries);
     let _ctrl_c = bench.cancel_handle().on_signals(|| eprintln!("stopping"));

@@ -15,14 +15,14 @@
 use async_trait::async_trait;
 use faultbench::core::agent::{Agent, AgentInput, AgentOutcome};
 use faultbench::core::phases::PhaseOptions;
-use faultbench::core::pipeline::{LabQueue, RunConfig, Runner, ToolboxFactory};
+use faultbench::core::pipeline::{LabQueue, RunOptions, Runner, ToolboxFactory};
 use faultbench::core::record::{LabOrigin, RunRecord};
 use faultbench::core::snapshot::{Aspect, ChangeKind, Snapshot, SnapshotOptions};
 use faultbench::core::toolbox::Toolbox;
 use faultbench::core::{Emulator, LabRequest, RunStatus, Scenario, ScenarioFile};
 use faultbench::emu::netns::NetnsEmulator;
 use faultbench::emu::tools::telemetry::rfc3339;
-use faultbench::emu::tools::{NikaToolsFactory, ToolConfig};
+use faultbench::emu::tools::{NikaToolsFactory, ToolOptions};
 use faultbench::judge::RubricJudge;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -46,7 +46,7 @@ fn scenario(rel: &str) -> ScenarioFile {
 
 fn runner(reuse_labs: bool) -> Runner {
     let tools = NikaToolsFactory::new()
-        .with_config(ToolConfig::fast())
+        .with_config(ToolOptions::fast())
         .with_telemetry_interval(Some(Duration::from_secs(1)));
     Runner::new(
         emulator(),
@@ -57,7 +57,7 @@ fn runner(reuse_labs: bool) -> Runner {
     .with_topologies(faultbench::core::lab::TopologyResolver::new([
         repo().join("topologies")
     ]))
-    .with_config(RunConfig {
+    .with_config(RunOptions {
         reuse_labs,
         // On a loaded machine BGP may take more than the default 8 s to re-form after the
         // revert; the reuse case must really reuse.

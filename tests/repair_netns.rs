@@ -14,7 +14,7 @@
 
 use async_trait::async_trait;
 use faultbench::core::agent::{Agent, AgentInput, AgentOutcome};
-use faultbench::core::pipeline::{RunConfig, Runner, revert_commands};
+use faultbench::core::pipeline::{RunOptions, Runner, revert_commands};
 use faultbench::core::record::RunRecord;
 use faultbench::core::repair::{RepairOptions, RepairVerdict};
 use faultbench::core::snapshot::Aspect;
@@ -22,7 +22,7 @@ use faultbench::core::task::{REPAIR_INSTRUCTIONS, Task};
 use faultbench::core::toolbox::Toolbox;
 use faultbench::core::{Emulator, Lab, LabRequest, RunStatus, Scenario, ScenarioFile};
 use faultbench::emu::netns::{NetnsEmulator, NetnsLab};
-use faultbench::emu::tools::{NikaToolsFactory, ToolConfig};
+use faultbench::emu::tools::{NikaToolsFactory, ToolOptions};
 use faultbench::judge::RubricJudge;
 use serde_json::json;
 use std::path::PathBuf;
@@ -110,12 +110,12 @@ async fn run_on(
     });
     let runner = Runner::new(emulator, agent, Arc::new(RubricJudge::new()))
         .with_tools(Arc::new(
-            NikaToolsFactory::new().with_config(ToolConfig::fast()),
+            NikaToolsFactory::new().with_config(ToolOptions::fast()),
         ))
         .with_topologies(faultbench::core::lab::TopologyResolver::new([
             repo().join("topologies")
         ]))
-        .with_config(RunConfig {
+        .with_config(RunOptions {
             task: Task::Repair,
             repair: RepairOptions {
                 persist,
@@ -295,7 +295,7 @@ struct Exposing {
 
 #[async_trait]
 impl Emulator for Exposing {
-    fn kind(&self) -> &str {
+    fn name(&self) -> &str {
         "netns"
     }
     async fn deploy(

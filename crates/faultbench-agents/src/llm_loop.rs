@@ -38,14 +38,18 @@ use tokio::time::Instant;
 /// Longest tool result the model sees, in characters (as the release's ReAct runner).
 pub const RESULT_CAP: usize = 8000;
 
-/// The one reminder sent (when [`LoopSettings::nudge_missing_block`] is on) to a model that
+/// The one reminder sent (when [`LoopOptions::nudge_missing_block`] is on) to a model that
 /// stopped without a parsable diagnosis block while turns remain.
 pub const MISSING_BLOCK_NUDGE: &str = "Your reply has no complete `=== DIAGNOSIS ===` block with \
 an `is_anomaly:` line. Reply now with only the final block in the required format.";
 
+/// The former name of [`LoopOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `LoopOptions`; the old name goes in the next release")]
+pub type LoopSettings = LoopOptions;
+
 /// How a loop runs.
 #[derive(Debug, Clone)]
-pub struct LoopSettings {
+pub struct LoopOptions {
     /// System prompt.
     pub system: String,
     /// Output cap per model call (`None`: the client's configured cap).
@@ -67,7 +71,7 @@ pub fn effective_cap(model: &dyn ChatModel, agent_cap: Option<u32>) -> u32 {
 pub async fn run_tool_loop(
     model: &dyn ChatModel,
     prices: &PriceTable,
-    settings: &LoopSettings,
+    settings: &LoopOptions,
     input: &AgentInput,
     tools: Arc<dyn Toolbox>,
 ) -> AgentOutcome {

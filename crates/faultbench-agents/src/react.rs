@@ -6,7 +6,7 @@
 //! is the answer. No playbooks, no nudges, nothing about the ticket's reliability unless the
 //! [`TicketHint`] asks for it.
 
-use crate::llm_loop::{LoopSettings, run_tool_loop};
+use crate::llm_loop::{LoopOptions, run_tool_loop};
 use crate::prompt::{TOOLS_PLACEHOLDER, prompt_version, react_system};
 use faultbench_core::agent::{Agent, AgentInput, AgentOutcome, TicketHint};
 use faultbench_core::toolbox::Toolbox;
@@ -103,7 +103,7 @@ impl Agent for ReactAgent {
 
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
         let names: Vec<String> = tools.specs().into_iter().map(|s| s.name).collect();
-        let settings = LoopSettings {
+        let settings = LoopOptions {
             system: react_system(&names, self.ticket_hint),
             max_output_tokens: self.max_output_tokens,
             nudge_missing_block: false,

@@ -32,7 +32,7 @@ use crate::{BaselineAgent, ExternalAgent, ExternalTemplates, ReactAgent, SadeAge
 use faultbench_core::agent::{Agent, TicketHint};
 use faultbench_core::judge::BoxError;
 use faultbench_core::registry::{Registry, RegistryError};
-use faultbench_llm::{LlmConfig, PriceTable};
+use faultbench_llm::{LlmOptions, PriceTable};
 use std::sync::Arc;
 
 /// The built-in agent names (`external:NAME` stands for any template).
@@ -44,7 +44,7 @@ pub struct AgentOptions {
     /// Model name (`--model`); each agent has a default.
     pub model: Option<String>,
     /// Provider configuration.
-    pub llm: LlmConfig,
+    pub llm: LlmOptions,
     /// Price table (default: the config's).
     pub prices: Option<PriceTable>,
     /// External CLI templates (default: the built-in ones).
@@ -142,7 +142,7 @@ mod tests {
     #[test]
     fn builds_every_kind() {
         let mut opts = AgentOptions {
-            llm: LlmConfig::from_toml_str(
+            llm: LlmOptions::from_toml_str(
                 "[providers.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\n[providers.anthropic]\nbase_url = \"http://127.0.0.1:9\"\n",
             )
             .unwrap(),

@@ -15,7 +15,7 @@
 //! like any other. `tool_calls` in the outcome counts the calls the model made (a snapshot is
 //! one), as the release counts tool-use blocks.
 
-use crate::llm_loop::{LoopSettings, MISSING_BLOCK_NUDGE, run_tool_loop};
+use crate::llm_loop::{LoopOptions, MISSING_BLOCK_NUDGE, run_tool_loop};
 use crate::prompt::{DIAGNOSIS_CONTRACT, prompt_version, with_hint};
 use faultbench_core::agent::{Agent, AgentInput, AgentOutcome, TicketHint};
 use faultbench_core::toolbox::{ToolError, ToolOutput, ToolSpec, Toolbox};
@@ -170,7 +170,7 @@ impl Agent for SadeAgent {
     }
 
     async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
-        let settings = LoopSettings {
+        let settings = LoopOptions {
             system: sade_system(self.ticket_hint),
             max_output_tokens: self.max_output_tokens,
             nudge_missing_block: true,

@@ -17,7 +17,7 @@ use faultbench_core::Lab;
 use faultbench_core::agent::{Agent, AgentInput, Budget};
 use faultbench_core::toolbox::{RecordingToolbox, Toolbox};
 use faultbench_emu::mock::{MockLab, MockNetwork};
-use faultbench_emu::tools::{NikaTools, ToolConfig};
+use faultbench_emu::tools::{NikaTools, ToolOptions};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -289,7 +289,8 @@ struct Run {
 
 async fn diagnose(lab: Arc<MockLab>, ticket: &str) -> Run {
     let dyn_lab: Arc<dyn Lab> = lab;
-    let inner: Arc<dyn Toolbox> = Arc::new(NikaTools::new(dyn_lab).with_config(ToolConfig::fast()));
+    let inner: Arc<dyn Toolbox> =
+        Arc::new(NikaTools::new(dyn_lab).with_config(ToolOptions::fast()));
     let tools = Arc::new(RecordingToolbox::new(inner));
     let input = AgentInput::new(
         SUMMARY,

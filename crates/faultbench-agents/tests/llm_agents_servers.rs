@@ -11,7 +11,7 @@ use faultbench_core::RunStatus;
 use faultbench_core::agent::{Agent, AgentInput, Budget};
 use faultbench_core::status::status_after_agent;
 use faultbench_llm::testserver::{
-    Reply, TestServer, event, openai_finish, openai_reply, openai_text, openai_tool,
+    ServerReply, TestServer, event, openai_finish, openai_reply, openai_text, openai_tool,
 };
 use faultbench_llm::{ChatModel, OpenAiClient, PriceTable, RetryPolicy};
 use serde_json::{Value, json};
@@ -69,7 +69,7 @@ fn tool_results(server: &TestServer, n: usize) -> Vec<(String, String)> {
 #[tokio::test]
 async fn a_runaway_reply_is_cut_at_the_wall_clock_and_kept_with_its_usage() {
     // The case: no stop in sight, a token every 40 ms.
-    let server = TestServer::always(Reply::Sse {
+    let server = TestServer::always(ServerReply::Sse {
         events: vec![(Duration::ZERO, event(&openai_text("I will check ")))],
         forever: Some((
             Duration::from_millis(40),
@@ -110,7 +110,7 @@ async fn a_runaway_reply_is_cut_at_the_wall_clock_and_kept_with_its_usage() {
 
 #[tokio::test]
 async fn stalled_and_mute_servers_end_the_run_at_the_wall_clock() {
-    for reply in [Reply::Stall, Reply::Mute] {
+    for reply in [ServerReply::Stall, ServerReply::Mute] {
         let server = TestServer::always(reply.clone()).await.unwrap();
         let t = Instant::now();
         let out = SadeAgent::new(client(&server))
@@ -135,7 +135,7 @@ async fn stalled_and_mute_servers_end_the_run_at_the_wall_clock() {
 #[tokio::test]
 async fn nonsense_tool_calls_without_ids_or_usage_are_answered_and_the_run_goes_on() {
     let turn1 = {
-        let mut r = Reply::sse(&[
+        let mut r = ServerReply::sse(&[
             openai_text("Let me look."),
             openai_tool(0, None, "traceroute_everything", "{}"),
             openai_tool(
@@ -148,18 +148,18 @@ async fn nonsense_tool_calls_without_ids_or_usage_are_answered_and_the_run_goes_
             openai_tool(3, None, "", "{}"),
             openai_finish("tool_calls"),
         ]);
-        if let Reply::Sse { events, .. } = &mut r {
+        if let ServerReply::Sse { events, .. } = &mut r {
             events.push((Duration::ZERO, "data: [DONE]\n\n".into()));
         }
         r
     };
     // Turn 2 calls a tool again with the same missing ids; turn 3 answers.
     let turn2 = {
-        let mut r = Reply::sse(&[
+        let mut r = ServerReply::sse(&[
             openai_tool(0, None, "get_reachability", "{}"),
             openai_finish("tool_calls"),
         ]);
-        if let Reply::Sse { events, .. } = &mut r {
+        if let ServerReply::Sse { events, .. } = &mut r {
             events.push((Duration::ZERO, "data: [DONE]\n\n".into()));
         }
         r
@@ -207,10 +207,10 @@ async fn nonsense_tool_calls_without_ids_or_usage_are_answered_and_the_run_goes_
 #[tokio::test]
 async fn empty_choices_end_the_run_as_an_agent_error_keeping_earlier_turns() {
     let server = TestServer::start(|n, _| match n {
-        0 => Reply::Json(json!({"choices": [{"message": {"role": "assistant", "content": "",
+        0 => ServerReply::Json(json!({"choices": [{"message": {"role": "assistant", "content": "",
             "tool_calls": [{"type": "function", "function": {"name": "get_reachability", "arguments": "{}"}}]},
             "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 40, "completion_tokens": 5}})),
-        _ => Reply::Json(json!({"object": "chat.completion", "choices": []})),
+        _ => ServerReply::Json(json!({"object": "chat.completion", "choices": []})),
     })
     .await
     .unwrap();

@@ -124,13 +124,13 @@ pub enum BenchError {
     NoAgent,
     /// The tool policy is unknown.
     #[error("--policy")]
-    Policy(#[source] faultbench_emu::tools::UnknownPolicy),
+    Policy(#[source] faultbench_core::toolbox::UnknownPolicy),
     /// `FAULTBENCH_AGENT_DELAY_SECS` is not a number of seconds.
     #[error("{env}=`{value}`: expected seconds between 0 and 3600", env = crate::resolve::DELAY_ENV, value = .0)]
     BadDelay(String),
     /// The LLM configuration cannot be loaded.
     #[error("LLM configuration")]
-    LlmConfig(#[source] faultbench_llm::LlmError),
+    LlmOptions(#[source] faultbench_llm::LlmError),
     /// The price table cannot be built.
     #[error("the price table")]
     Prices(#[source] faultbench_llm::LlmError),

@@ -4,7 +4,7 @@
 //! benchmark: scenarios × agents × passes (the paper's experiments `e1` and `e2`, a scope, a
 //! topology, a manifest, or ids), on isolated labs deployed fresh for every run, in parallel
 //! jobs, archived in a runs root (`result.json` per run, `MANIFEST.csv`, the run identity).
-//! It is what `faultbench bench` runs; the command only turns flags into [`BenchSettings`] and
+//! It is what `faultbench bench` runs; the command only turns flags into [`BenchOptions`] and
 //! renders the [`BenchEvent`]s.
 //!
 //! The model:
@@ -15,16 +15,16 @@
 //!   run identity (agents, models, prompts, judge, policy, budget, emulator, task, scenario
 //!   files) is compared with the root's; a differing one is refused with every differing
 //!   field ([`faultbench_core::identity`]).
-//! - **Resume.** With [`BenchSettings::resume`], runs already archived are skipped (those whose
+//! - **Resume.** With [`BenchOptions::resume`], runs already archived are skipped (those whose
 //!   status says the infrastructure failed are redone); without it a root that already holds
 //!   planned runs is refused.
 //! - **Cancel.** A [`Cancel`] stops the scheduling and tears every lab down, prestarted ones
 //!   included; runs in flight are not archived, so resuming redoes exactly them.
-//! - **Shards.** [`BenchSettings::shard`] runs one deterministic part of the plan (balanced by
+//! - **Shards.** [`BenchOptions::shard`] runs one deterministic part of the plan (balanced by
 //!   topology); [`merge()`] gathers shard roots into one.
 //!
 //! ```no_run
-//! use faultbench_bench::{Bench, BenchSettings, Registries, Selection};
+//! use faultbench_bench::{Bench, BenchOptions, Registries, Selection};
 //! # use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
 //! # use faultbench_core::toolbox::Toolbox;
 //! # use std::sync::Arc;
@@ -37,12 +37,12 @@
 //! # async fn demo() -> Result<(), faultbench_bench::BenchError> {
 //! let mut registries = Registries::default();
 //! registries.agents.agent("mine", || Mine);
-//! let settings = BenchSettings {
+//! let settings = BenchOptions {
 //!     selection: Selection::Experiment("e1".into(), Some("Kath1".into())),
 //!     agents: vec!["mine".into()],
 //!     runs_root: "runs/mine".into(),
 //!     jobs: 2,
-//!     ..BenchSettings::default()
+//!     ..BenchOptions::default()
 //! };
 //! let outcome = Bench::new(settings)
 //!     .with_registries(registries)
@@ -79,9 +79,13 @@ use faultbench_core::task::Task;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The former name of [`BenchOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `BenchOptions`; the old name goes in the next release")]
+pub type BenchSettings = BenchOptions;
+
 /// Everything that decides what a bench runs and how (the flags of `faultbench bench`).
 #[derive(Clone, Debug)]
-pub struct BenchSettings {
+pub struct BenchOptions {
     /// The dataset folder (default `dataset`).
     pub dataset: PathBuf,
     /// Which scenarios.
@@ -148,9 +152,9 @@ pub struct BenchSettings {
     pub report: bool,
 }
 
-impl Default for BenchSettings {
+impl Default for BenchOptions {
     fn default() -> Self {
-        BenchSettings {
+        BenchOptions {
             dataset: "dataset".into(),
             selection: Selection::Unset,
             passes: None,
@@ -187,11 +191,11 @@ impl Default for BenchSettings {
     }
 }
 
-/// A benchmark to plan and run: [`BenchSettings`], the [`Registries`] its names are looked up
+/// A benchmark to plan and run: [`BenchOptions`], the [`Registries`] its names are looked up
 /// in, where its events go and what cancels it.
 #[derive(Clone)]
 pub struct Bench {
-    settings: BenchSettings,
+    settings: BenchOptions,
     registries: Registries,
     events: EventSink,
     cancel: Cancel,
@@ -199,7 +203,7 @@ pub struct Bench {
 
 impl Bench {
     /// A bench with the built-in registries, events dropped, and its own [`Cancel`].
-    pub fn new(settings: BenchSettings) -> Bench {
+    pub fn new(settings: BenchOptions) -> Bench {
         Bench {
             settings,
             registries: Registries::default(),
@@ -246,7 +250,7 @@ impl Bench {
     }
 
     /// The settings.
-    pub fn settings(&self) -> &BenchSettings {
+    pub fn settings(&self) -> &BenchOptions {
         &self.settings
     }
 
@@ -256,13 +260,13 @@ impl Bench {
     ///
     /// # Errors
     /// A bad selection or setting, an unknown name, a configuration the root refuses, a root
-    /// that already holds planned runs without [`BenchSettings::resume`].
+    /// that already holds planned runs without [`BenchOptions::resume`].
     pub fn prepare(&self) -> Result<Prepared, BenchError> {
         prepared::prepare(self)
     }
 
     /// [`Bench::prepare`], then runs what is left to run ([`Prepared::run`]). With
-    /// [`BenchSettings::dry_run`], the plan and its estimated cost are sent as a note and
+    /// [`BenchOptions::dry_run`], the plan and its estimated cost are sent as a note and
     /// nothing runs.
     ///
     /// # Errors

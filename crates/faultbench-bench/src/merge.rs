@@ -330,7 +330,7 @@ pub fn merge(roots: &[PathBuf], into: &Path) -> Result<MergeReport, MergeError> 
         {
             diffs.insert(
                 0,
-                faultbench_core::identity::Difference {
+                faultbench_core::identity::IdentityDifference {
                     field: SHARD_FIELD.into(),
                     stored: shard_text(&ids[0].1),
                     new: shard_text(id),

@@ -6,25 +6,25 @@ use crate::plan::{self, Item};
 use crate::resolve::{self, AgentChoice, AgentSettings, JudgeChoice, Registries};
 use crate::run::{self, BenchOutcome};
 use crate::{
-    Bench, BenchError, BenchSettings, IdentityVerdict, estimate, identity, memory, repair_plan,
+    Bench, BenchError, BenchOptions, IdentityVerdict, estimate, identity, memory, repair_plan,
 };
 use faultbench_core::RunStatus;
 use faultbench_core::identity::RunIdentity;
 use faultbench_core::lab::TopologyResolver;
-use faultbench_core::pipeline::RunConfig;
+use faultbench_core::pipeline::RunOptions;
 use faultbench_core::record::{RunKey, RunRecord};
 use faultbench_core::store::RunsRoot;
-use faultbench_emu::tools::Policy;
-use faultbench_llm::LlmConfig;
+use faultbench_core::toolbox::Policy;
+use faultbench_llm::LlmOptions;
 use std::collections::BTreeMap;
 
 /// A bench planned and checked against its runs root; nothing written yet.
 pub struct Prepared {
-    settings: BenchSettings,
+    settings: BenchOptions,
     registries: Registries,
     events: EventSink,
     cancel: Cancel,
-    llm: LlmConfig,
+    llm: LlmOptions,
     agents: Vec<AgentChoice>,
     judge: JudgeChoice,
     policy: Policy,
@@ -52,7 +52,7 @@ pub(crate) fn prepare(bench: &Bench) -> Result<Prepared, BenchError> {
         return Err(BenchError::ZeroPassesOrJobs);
     }
     repair_plan::check(s.task, &s.policy, s.repair_persist, &scenarios)?;
-    let llm = LlmConfig::discover(s.llm_config.as_deref()).map_err(BenchError::LlmConfig)?;
+    let llm = LlmOptions::discover(s.llm_config.as_deref()).map_err(BenchError::LlmOptions)?;
     let agents = resolve::agents(
         &bench.registries,
         &s.agents,
@@ -242,7 +242,7 @@ impl Prepared {
                 note(format!("gc: removed leftover lab {lab} ({why})"));
             }
         }
-        let config = RunConfig {
+        let config = RunOptions {
             budget: s.budget,
             reuse_labs: s.reuse_labs,
             prestart: self.prestart,

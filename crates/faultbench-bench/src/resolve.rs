@@ -6,11 +6,12 @@ use faultbench_agents::ExternalTemplates;
 use faultbench_agents::registry::{AgentOptions, AgentRegistry, builtin_agents};
 use faultbench_core::agent::TicketHint;
 use faultbench_core::pipeline::ToolboxFactory;
+use faultbench_core::toolbox::Policy;
 use faultbench_core::{Agent, Emulator, Judge};
 use faultbench_emu::registry::{EmulatorOptions, EmulatorRegistry, builtin_emulators};
-use faultbench_emu::tools::{NikaToolsFactory, Policy};
+use faultbench_emu::tools::NikaToolsFactory;
 use faultbench_judge::registry::{JudgeOptions, JudgeRegistry, builtin_judges};
-use faultbench_llm::LlmConfig;
+use faultbench_llm::LlmOptions;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -82,7 +83,7 @@ pub struct JudgeChoice {
 pub(crate) fn judge(
     reg: &Registries,
     name: &str,
-    llm: &LlmConfig,
+    llm: &LlmOptions,
     model: Option<&str>,
     scenarios: &[Arc<faultbench_core::ScenarioFile>],
     dry_run: bool,
@@ -122,7 +123,7 @@ pub struct AgentChoice {
 
 /// What agents are built with.
 pub(crate) struct AgentSettings<'a> {
-    pub llm: &'a LlmConfig,
+    pub llm: &'a LlmOptions,
     pub model: Option<&'a str>,
     pub max_output_tokens: Option<u32>,
     pub dry_run: bool,

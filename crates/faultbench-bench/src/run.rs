@@ -15,7 +15,7 @@ use crate::resolve::AgentChoice;
 use faultbench_core::Scenario;
 use faultbench_core::lab::TopologyResolver;
 use faultbench_core::pipeline::{
-    LabQueue, PrestartDecision, PrestartTuner, RunConfig, Runner, ToolboxFactory, TrackingEmulator,
+    LabQueue, PrestartDecision, PrestartTuner, RunOptions, Runner, ToolboxFactory, TrackingEmulator,
 };
 use faultbench_core::record::{LabOrigin, RunRecord};
 use faultbench_core::store::RunsRoot;
@@ -34,7 +34,7 @@ pub(crate) struct Setup {
     pub judge: Arc<dyn Judge>,
     pub tools: Arc<dyn ToolboxFactory>,
     pub topologies: TopologyResolver,
-    pub config: RunConfig,
+    pub config: RunOptions,
     pub store: RunsRoot,
     pub events: EventSink,
     pub cancel: Cancel,
@@ -47,7 +47,7 @@ pub struct BenchOutcome {
     pub finished: usize,
     /// Whether it was cancelled (the runs not archived are left for a resumed bench).
     pub interrupted: bool,
-    /// The report of the whole root, when [`crate::BenchSettings::report`] is on.
+    /// The report of the whole root, when [`crate::BenchOptions::report`] is on.
     pub report: Option<WrittenReport>,
 }
 

@@ -2,7 +2,7 @@
 //! cancelled mid-run and resumed: the resumed root holds every planned run exactly once, and
 //! the runs finished before the cancel were neither rerun nor rewritten.
 
-use faultbench_bench::{Bench, BenchEvent, BenchSettings, Registries, Selection};
+use faultbench_bench::{Bench, BenchEvent, BenchOptions, Registries, Selection};
 use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
 use faultbench_core::dataset::Scope;
 use faultbench_core::toolbox::Toolbox;
@@ -33,8 +33,8 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../faultbench-cli/tests/fixtures/bench")
 }
 
-fn settings(root: &Path, resume: bool) -> BenchSettings {
-    BenchSettings {
+fn settings(root: &Path, resume: bool) -> BenchOptions {
+    BenchOptions {
         dataset: fixtures().join("dataset"),
         topologies: Some(fixtures().join("topologies")),
         selection: Selection::Scopes(vec![Scope::All], None),
@@ -43,7 +43,7 @@ fn settings(root: &Path, resume: bool) -> BenchSettings {
         passes: Some(4),
         runs_root: root.to_path_buf(),
         resume,
-        ..BenchSettings::default()
+        ..BenchOptions::default()
     }
 }
 

@@ -281,6 +281,12 @@ pub trait Agent: Send + Sync {
         None
     }
 
+    /// Its name, model and prompt version in one value (what records and a runs root's
+    /// identity hold). The default collects the three methods above.
+    fn profile(&self) -> crate::profile::Profile {
+        crate::profile::Profile::of(self.name(), self.model(), self.prompt_version())
+    }
+
     /// The output-token cap each of its model calls is sent with, if it calls a model (part of
     /// a runs root's configuration, like the model).
     fn max_output_tokens(&self) -> Option<u32> {
@@ -302,6 +308,9 @@ impl<T: Agent + ?Sized> Agent for Arc<T> {
     fn prompt_version(&self) -> Option<String> {
         (**self).prompt_version()
     }
+    fn profile(&self) -> crate::profile::Profile {
+        (**self).profile()
+    }
     fn max_output_tokens(&self) -> Option<u32> {
         (**self).max_output_tokens()
     }
@@ -320,6 +329,9 @@ impl<T: Agent + ?Sized> Agent for Box<T> {
     }
     fn prompt_version(&self) -> Option<String> {
         (**self).prompt_version()
+    }
+    fn profile(&self) -> crate::profile::Profile {
+        (**self).profile()
     }
     fn max_output_tokens(&self) -> Option<u32> {
         (**self).max_output_tokens()

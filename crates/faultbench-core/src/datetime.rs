@@ -59,6 +59,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_795_992_078), "2026-11-29T22:41:18Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
     fn seconds_and_milliseconds_share_the_calendar() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339_millis(0), "1970-01-01T00:00:00.000Z");

@@ -28,7 +28,7 @@
 //! struct Echo;
 //! #[async_trait::async_trait]
 //! impl Emulator for Echo {
-//!     fn kind(&self) -> &str { "echo" }
+//!     fn name(&self) -> &str { "echo" }
 //!     async fn deploy(&self, _req: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> { Ok(Arc::new(EchoLab)) }
 //! }
 //!
@@ -311,8 +311,14 @@ pub trait Lab: Send + Sync + fmt::Debug {
 /// A backend that deploys labs.
 #[async_trait::async_trait]
 pub trait Emulator: Send + Sync {
-    /// Short backend name: `netns`, `kathara`, `mock`, …
-    fn kind(&self) -> &str;
+    /// Short backend name: `netns`, `kathara`, `mock`, … (`name`, like every other trait).
+    fn name(&self) -> &str;
+
+    /// The former name of [`Emulator::name`]. An implementation now implements `name`.
+    #[deprecated(note = "renamed to `name`; the old name goes in the next release")]
+    fn kind(&self) -> &str {
+        self.name()
+    }
 
     /// Brings a lab up and waits (bounded) until its startups have run and routing settled.
     async fn deploy(&self, request: &LabRequest) -> Result<Arc<dyn Lab>, EmuError>;

@@ -223,6 +223,19 @@ pub struct JudgeIdentity {
     pub extra: BTreeMap<String, Value>,
 }
 
+impl JudgeIdentity {
+    /// The identity of a judge of `kind` from its [`Profile`](crate::profile::Profile).
+    pub fn new(kind: impl Into<String>, profile: crate::profile::Profile) -> JudgeIdentity {
+        JudgeIdentity {
+            kind: kind.into(),
+            name: profile.name,
+            model: profile.model,
+            prompt_version: profile.prompt_version,
+            extra: BTreeMap::new(),
+        }
+    }
+}
+
 /// The scenario files a runs root was run on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioSet {
@@ -320,9 +333,13 @@ fn diagnose() -> String {
     crate::task::Task::Diagnose.to_string()
 }
 
+/// The former name of [`IdentityDifference`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `IdentityDifference`; the old name goes in the next release")]
+pub type Difference = IdentityDifference;
+
 /// One field that differs between a root's stored identity and a new configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Difference {
+pub struct IdentityDifference {
     /// Dotted path (`judge.model`, `agents.react.prompt_version`, `scenarios.files.<id>`).
     pub field: String,
     /// The stored value (`(absent)` when the field is not stored).
@@ -331,7 +348,7 @@ pub struct Difference {
     pub new: String,
 }
 
-impl std::fmt::Display for Difference {
+impl std::fmt::Display for IdentityDifference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -350,7 +367,7 @@ pub enum IdentityError {
         /// The runs root.
         path: PathBuf,
         /// Every differing field.
-        differences: Vec<Difference>,
+        differences: Vec<IdentityDifference>,
     },
     /// The root holds runs but no identity (made before faultbench recorded one).
     #[error("{} holds runs but no record of the configuration they were made with (it was made by a faultbench older than run identities), so faultbench cannot tell whether these settings match them; nothing was written. Use a new --runs-root, or, if you know its runs were made with exactly these settings, pass --adopt-config to record them as its configuration.", path.display())]
@@ -369,7 +386,7 @@ pub enum IdentityError {
 }
 
 /// The differences, one per line, at most [`MAX_LISTED_DIFFERENCES`] of them.
-fn list(differences: &[Difference]) -> String {
+fn list(differences: &[IdentityDifference]) -> String {
     let mut out = differences
         .iter()
         .take(MAX_LISTED_DIFFERENCES)
@@ -415,7 +432,12 @@ fn push_key(path: &mut String, key: &str) -> usize {
     len
 }
 
-fn diff(path: &mut String, stored: Option<&Value>, new: Option<&Value>, out: &mut Vec<Difference>) {
+fn diff(
+    path: &mut String,
+    stored: Option<&Value>,
+    new: Option<&Value>,
+    out: &mut Vec<IdentityDifference>,
+) {
     if NOT_COMPARED.contains(&path.as_str()) {
         return;
     }
@@ -436,7 +458,7 @@ fn diff(path: &mut String, stored: Option<&Value>, new: Option<&Value>, out: &mu
                 path.truncate(len);
             }
         }
-        (a, b) if a != b => out.push(Difference {
+        (a, b) if a != b => out.push(IdentityDifference {
             field: echo(path).into_owned(),
             stored: show(a),
             new: show(b),
@@ -448,7 +470,7 @@ fn diff(path: &mut String, stored: Option<&Value>, new: Option<&Value>, out: &mu
 impl RunIdentity {
     /// The fields of `new` that differ from `self` (the stored identity). Agents or scenario
     /// files present on one side only are not differences.
-    pub fn differences(&self, new: &RunIdentity) -> Vec<Difference> {
+    pub fn differences(&self, new: &RunIdentity) -> Vec<IdentityDifference> {
         let a = serde_json::to_value(self).unwrap_or_default();
         let b = serde_json::to_value(new).unwrap_or_default();
         let mut out = Vec::new();

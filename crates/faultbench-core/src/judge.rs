@@ -390,6 +390,12 @@ pub trait Judge: Send + Sync {
         None
     }
 
+    /// Its name, model and prompt version in one value (what records and a runs root's
+    /// identity hold). The default collects the three methods above.
+    fn profile(&self) -> crate::profile::Profile {
+        crate::profile::Profile::of(self.name(), self.model(), self.prompt_version())
+    }
+
     /// Scores one diagnosis. The scores carry the judge's own spend for this run
     /// ([`Scores::usage`], [`Scores::cost_usd`]) when the judge knows it.
     async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError>;
@@ -406,6 +412,9 @@ impl<T: Judge + ?Sized> Judge for Arc<T> {
     fn prompt_version(&self) -> Option<String> {
         (**self).prompt_version()
     }
+    fn profile(&self) -> crate::profile::Profile {
+        (**self).profile()
+    }
     async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
         (**self).judge(input).await
     }
@@ -421,6 +430,9 @@ impl<T: Judge + ?Sized> Judge for Box<T> {
     }
     fn prompt_version(&self) -> Option<String> {
         (**self).prompt_version()
+    }
+    fn profile(&self) -> crate::profile::Profile {
+        (**self).profile()
     }
     async fn judge(&self, input: &JudgeInput<'_>) -> Result<Scores, JudgeError> {
         (**self).judge(input).await

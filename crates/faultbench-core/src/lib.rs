@@ -47,6 +47,7 @@ pub mod judge;
 // what an emulator that deploys real labs reads (cargo feature `lab`; `pipeline` includes it).
 #[cfg(feature = "lab")]
 pub mod lab;
+pub mod profile;
 pub mod registry;
 pub mod scenario;
 pub mod snapshot;

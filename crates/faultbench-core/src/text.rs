@@ -1,6 +1,6 @@
 //! Text taken from files and shown to people.
 //!
-//! Three rules, each one function, because everything a record, a scenario or a manifest holds
+//! Four rules, each one function, because everything a record, a scenario or a manifest holds
 //! was written by someone else:
 //!
 //! - [`for_terminal`]: what is printed to a terminal carries no control characters. An agent
@@ -16,11 +16,39 @@
 //!   than newline and tab replaced, so it can neither open markup nor leave its attribute. The
 //!   report and the viewer both use it.
 //!
+//! - [`for_shell`]: a word put into a shell command line (a device's `sh -c`, a command Kathará
+//!   re-splits with Python's `shlex`) is read back as exactly that one word: words made only of
+//!   characters no shell splits or interprets stay as they are, others go in single quotes. The
+//!   mock networks' matching text and the Kathará driver both use it.
+//!
 //! Files written for other programs (Markdown, CSV, JSON) are not terminal output and are not
 //! escaped here.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// One word for a POSIX shell or Python's `shlex.split`: unchanged when it is not empty and made
+/// only of `[A-Za-z0-9_./:=@%+,-]`, else in single quotes with each `'` written as `'\''`.
+///
+/// ```
+/// use faultbench_core::text::for_shell;
+/// assert_eq!(for_shell("10.0.0.1/24"), "10.0.0.1/24");
+/// assert_eq!(for_shell("show ip route"), "'show ip route'");
+/// assert_eq!(for_shell("it's"), r"'it'\''s'");
+/// assert_eq!(for_shell("$(reboot)"), "'$(reboot)'");
+/// assert_eq!(for_shell(""), "''");
+/// ```
+pub fn for_shell(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
 
 /// Escapes text for HTML or SVG element content and quoted attribute values (`'` or `"`).
 ///
@@ -129,6 +157,28 @@ pub fn json_error(e: &serde_json::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shell_words_round_trip_through_a_posix_shell() {
+        for s in [
+            "plain",
+            "two words",
+            "it's",
+            "$(reboot)",
+            "a\"b",
+            "",
+            "a\nb",
+            "*",
+            "-x",
+            "'",
+        ] {
+            let o = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {}", super::for_shell(s))])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&o.stdout), s);
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -11,7 +11,7 @@ use faultbench_core::inject::VerifyRetry;
 use faultbench_core::judge::{Judge, JudgeError, JudgeInput, Scores};
 use faultbench_core::lab::TopologyResolver;
 use faultbench_core::phases::PhaseOptions;
-use faultbench_core::pipeline::{LabQueue, RunConfig, Runner};
+use faultbench_core::pipeline::{LabQueue, RunOptions, Runner};
 use faultbench_core::record::LabOrigin;
 use faultbench_core::snapshot::{Aspect, AspectState, ChangeKind, DeviceState};
 use faultbench_core::toolbox::Toolbox;
@@ -100,7 +100,7 @@ struct NetEmu {
 
 #[async_trait]
 impl Emulator for NetEmu {
-    fn kind(&self) -> &str {
+    fn name(&self) -> &str {
         "test"
     }
     async fn deploy(&self, _r: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {
@@ -274,7 +274,7 @@ fn setup_on(
         deploys: AtomicUsize::new(0),
         fail: deploy_fails,
     });
-    let config = RunConfig {
+    let config = RunOptions {
         phases: fast_phases(),
         reuse_labs,
         ..Default::default()
@@ -580,7 +580,7 @@ impl Judge for SilentJudge {
 #[tokio::test]
 async fn a_judge_that_never_answers_is_judge_failed_with_the_diagnosis_kept() {
     let s = setup(Behaviour::Answer("true"), true, true, false);
-    let config = RunConfig {
+    let config = RunOptions {
         judge_timeout: Duration::from_millis(300),
         ..s.runner.config().clone()
     };

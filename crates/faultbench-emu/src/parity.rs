@@ -335,9 +335,13 @@ fn frr_routes(text: &str) -> Observed {
     Observed::Items(out)
 }
 
+/// The former name of [`ParityDifference`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `ParityDifference`; the old name goes in the next release")]
+pub type Difference = ParityDifference;
+
 /// One difference between the two sides.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Difference {
+pub struct ParityDifference {
     /// The device (or `(lab)` for a device present on one side only).
     pub device: String,
     /// The aspect (`addresses`, `frr_daemons`, …).
@@ -351,7 +355,7 @@ pub struct Difference {
     pub b: Option<String>,
 }
 
-impl Difference {
+impl ParityDifference {
     /// One line: `router1 addresses: lo 10.9.9.9/32 only on netns-b`.
     pub fn line(&self, a: &str, b: &str) -> String {
         let show = |v: &str| {
@@ -397,12 +401,12 @@ fn describe(o: &Observed) -> String {
 
 /// Every difference between two labs' states, in device, aspect and item order. An aspect that
 /// could not be read on either side is a difference too: parity cannot be claimed for it.
-pub fn compare(a: &LabStates, b: &LabStates) -> Vec<Difference> {
+pub fn compare(a: &LabStates, b: &LabStates) -> Vec<ParityDifference> {
     let mut out = Vec::new();
     let devices: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     for d in devices {
         let (Some(sa), Some(sb)) = (a.get(d), b.get(d)) else {
-            out.push(Difference {
+            out.push(ParityDifference {
                 device: "(lab)".into(),
                 aspect: "devices".into(),
                 item: d.clone(),
@@ -422,7 +426,7 @@ pub fn compare(a: &LabStates, b: &LabStates) -> Vec<Difference> {
                     for k in keys {
                         let (va, vb) = (ia.get(k), ib.get(k));
                         if va != vb {
-                            out.push(Difference {
+                            out.push(ParityDifference {
                                 device: d.clone(),
                                 aspect: asp.clone(),
                                 item: k.clone(),
@@ -433,7 +437,7 @@ pub fn compare(a: &LabStates, b: &LabStates) -> Vec<Difference> {
                     }
                 }
                 (x, y) if x == y && !matches!(x, Some(Observed::Failed(_))) => {}
-                (x, y) => out.push(Difference {
+                (x, y) => out.push(ParityDifference {
                     device: d.clone(),
                     aspect: asp.clone(),
                     item: asp.clone(),
@@ -481,7 +485,7 @@ pub struct ParityReport {
     /// Comparisons made before the differences stayed (or went away).
     pub rounds: u32,
     /// What differs (empty: the labs are indistinguishable in what is read).
-    pub differences: Vec<Difference>,
+    pub differences: Vec<ParityDifference>,
     /// What is known to differ or may differ but is not read ([`NOT_COMPARED`]).
     #[serde(default)]
     pub not_compared: Vec<String>,
@@ -527,7 +531,7 @@ pub async fn run(
     request: &LabRequest,
     opts: &ParityOptions,
 ) -> Result<ParityReport, EmuError> {
-    let (la, lb) = labels(a.kind(), b.kind());
+    let (la, lb) = labels(a.name(), b.name());
     let (ra, rb) = tokio::join!(a.deploy(request), b.deploy(request));
     let (lab_a, lab_b) = match (ra, rb) {
         (Ok(x), Ok(y)) => (x, y),

@@ -9,7 +9,7 @@
 //! let emulators = builtin_emulators();
 //! assert_eq!(emulators.names(), ["kathara", "mock", "netns"]);
 //! let mock = emulators.build("mock", &EmulatorOptions::default()).unwrap();
-//! assert_eq!(mock.kind(), "mock");
+//! assert_eq!(mock.name(), "mock");
 //! # }
 //! ```
 

@@ -14,7 +14,7 @@
 
 use faultbench_core::emulator::{Command, EmuError, Lab};
 use faultbench_emu::kathara::{
-    DockerEngine, KatharaConfig, KatharaEmulator, OWNER_FILE, engine::local_socket, lab_hash,
+    DockerEngine, KatharaEmulator, KatharaOptions, OWNER_FILE, engine::local_socket, lab_hash,
 };
 use std::process::Stdio;
 use std::sync::Arc;
@@ -279,7 +279,7 @@ async fn an_instance_is_attached_by_name_and_its_devices_found_by_label() {
             "added": []}"#,
     )
     .unwrap();
-    let emu = KatharaEmulator::new(KatharaConfig {
+    let emu = KatharaEmulator::new(KatharaOptions {
         work_dir: Some(work.path().to_path_buf()),
         ..Default::default()
     })

@@ -6,7 +6,7 @@
 //! namespaces (hostname = device, private /tmp), which needs root — as these tests do.
 
 use faultbench_core::emulator::{Command, EmuError, Emulator, LabRequest};
-use faultbench_emu::kathara::{DeviceCommands, KatharaConfig, KatharaEmulator, Manager};
+use faultbench_emu::kathara::{DeviceCommands, KatharaEmulator, KatharaOptions, Manager};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -35,7 +35,7 @@ impl Rig {
     }
 
     /// An emulator whose `kathara` is the stand-in, with extra stand-in knobs.
-    fn emulator(&self, knobs: &[&str], tweak: impl FnOnce(&mut KatharaConfig)) -> KatharaEmulator {
+    fn emulator(&self, knobs: &[&str], tweak: impl FnOnce(&mut KatharaOptions)) -> KatharaEmulator {
         let standin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kathara-standin");
         let mut cli = vec![
             "env".to_string(),
@@ -43,7 +43,7 @@ impl Rig {
         ];
         cli.extend(knobs.iter().map(|k| k.to_string()));
         cli.push(standin.display().to_string());
-        let mut cfg = KatharaConfig {
+        let mut cfg = KatharaOptions {
             cli: Some(cli),
             work_dir: Some(self.work.path().to_path_buf()),
             ready_timeout_secs: 20,

@@ -2,10 +2,11 @@
 //! network. (The official Python client against a live lab is in `mcp_python.rs`.)
 
 use faultbench_core::toolbox::RecordingToolbox;
+use faultbench_core::toolbox::{Policy, PolicyToolbox};
 use faultbench_core::{ToolError, ToolOutput, ToolSpec, Toolbox};
 use faultbench_emu::mock::{MockLab, MockNetwork};
 use faultbench_emu::tools::mcp::{McpServer, jsonl_sink};
-use faultbench_emu::tools::{NikaTools, Policy, PolicyToolbox, TOOL_NAMES, ToolConfig};
+use faultbench_emu::tools::{NikaTools, TOOL_NAMES, ToolOptions};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
@@ -53,7 +54,7 @@ fn text(r: &CallToolResult) -> String {
 async fn lists_exactly_the_22_tools_with_schemas() {
     let lab = triangle();
     let client = connect(Arc::new(
-        NikaTools::new(lab).with_config(ToolConfig::fast()),
+        NikaTools::new(lab).with_config(ToolOptions::fast()),
     ))
     .await;
     let tools = client.list_all_tools().await.unwrap();
@@ -97,7 +98,7 @@ async fn calls_work_and_bad_calls_are_errors_that_do_not_stop_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("calls.jsonl");
     let tools = RecordingToolbox::new(PolicyToolbox::new(
-        NikaTools::new(lab.clone()).with_config(ToolConfig::fast()),
+        NikaTools::new(lab.clone()).with_config(ToolOptions::fast()),
         Policy::ReadOnly,
     ))
     .with_sink(jsonl_sink(&record).unwrap());

@@ -385,7 +385,7 @@ async fn emulator_deploys_files_directories_and_traces() {
         .await
         .unwrap();
     assert!(f.name().starts_with("triangle-"));
-    assert_eq!(fixed.kind(), "mock");
+    assert_eq!(fixed.name(), "mock");
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use faultbench_core::lab::Role;
 use faultbench_core::lab::roles::{Rule, classify, live};
 use faultbench_core::{Command, EmuError, Emulator, ExecOutput, Lab, LabRequest, Toolbox};
 use faultbench_emu::netns::NetnsEmulator;
-use faultbench_emu::tools::{HostSource, NikaTools, ToolConfig};
+use faultbench_emu::tools::{HostSource, NikaTools, ToolOptions};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +51,7 @@ impl Lab for NoFiles {
 }
 
 async fn reachability(lab: Arc<dyn Lab>) -> (Value, NikaTools) {
-    let tools = NikaTools::new(lab).with_config(ToolConfig::fast());
+    let tools = NikaTools::new(lab).with_config(ToolOptions::fast());
     let out = tools.call("get_reachability", json!({})).await.unwrap();
     let v: Value = serde_json::from_str(&out.text).unwrap();
     (v, tools)

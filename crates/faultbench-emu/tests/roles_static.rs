@@ -5,7 +5,7 @@
 use faultbench_core::lab::roles::{EndHosts, HostsFrom, LabRoles, Rule};
 use faultbench_core::lab::{LabDir, Role, TopologyMeta};
 use faultbench_core::{Command, EmuError, ExecOutput, Lab, Toolbox};
-use faultbench_emu::tools::{HostSource, NikaTools, ToolConfig, is_end_host};
+use faultbench_emu::tools::{HostSource, NikaTools, ToolOptions, is_end_host};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -221,7 +221,7 @@ impl Lab for FileLab {
 }
 
 async fn reach(lab: FileLab) -> (Value, NikaTools) {
-    let tools = NikaTools::new(Arc::new(lab)).with_config(ToolConfig::fast());
+    let tools = NikaTools::new(Arc::new(lab)).with_config(ToolOptions::fast());
     let out = tools.call("get_reachability", json!({})).await.unwrap();
     let v: Value = serde_json::from_str(&out.text).unwrap();
     (v, tools)

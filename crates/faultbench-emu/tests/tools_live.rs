@@ -3,10 +3,11 @@
 //! Lab: `tests/labs/h6_tools` — r1 and r2 (OSPF), pc1 behind r1, pc2 and web1 (HTTP) behind r2.
 
 use faultbench_core::toolbox::RecordingToolbox;
+use faultbench_core::toolbox::{Policy, PolicyToolbox};
 use faultbench_core::{Command, Emulator, Lab, LabRequest, ToolError, Toolbox};
 use faultbench_emu::netns::NetnsEmulator;
 use faultbench_emu::tools::telemetry::{Collector, TelemetryStore};
-use faultbench_emu::tools::{NikaTools, Policy, PolicyToolbox, TOOL_NAMES, ToolConfig};
+use faultbench_emu::tools::{NikaTools, TOOL_NAMES, ToolOptions};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,7 +48,7 @@ async fn every_tool_on_a_live_lab_then_a_fault() {
     let store = Arc::new(TelemetryStore::new());
     let collector = Collector::start(lab.clone(), store.clone(), Duration::from_millis(300));
     let tools = NikaTools::new(lab.clone())
-        .with_config(ToolConfig::fast())
+        .with_config(ToolOptions::fast())
         .with_telemetry(store.clone());
 
     let calls: Vec<(&str, Value, &str)> = vec![
@@ -182,9 +183,9 @@ async fn every_tool_on_a_live_lab_then_a_fault() {
     assert!(out.is_error && out.exit_code == Some(1));
     assert!(out.text.contains("No such file or directory") && out.text.ends_with("[exit code 1]"));
     // A timeout is a flag and a footer.
-    let quick = NikaTools::new(lab.clone()).with_config(ToolConfig {
+    let quick = NikaTools::new(lab.clone()).with_config(ToolOptions {
         exec_timeout: Duration::from_secs(1),
-        ..ToolConfig::fast()
+        ..ToolOptions::fast()
     });
     let out = quick
         .call(
@@ -252,7 +253,7 @@ async fn read_only_policy_on_a_live_lab() {
     let up = deploy("p").await;
     let lab = up.0.clone();
     let tools = RecordingToolbox::new(PolicyToolbox::new(
-        NikaTools::new(lab.clone()).with_config(ToolConfig::fast()),
+        NikaTools::new(lab.clone()).with_config(ToolOptions::fast()),
         Policy::ReadOnly,
     ));
     let stop = json!({"host_name": "r1", "service_name": "frr", "operation": "stop"});

@@ -23,4 +23,5 @@ pub mod rubric;
 pub mod saved;
 
 pub use llm::LlmJudge;
-pub use rubric::{RubricConfig, RubricJudge};
+#[allow(deprecated)]
+pub use rubric::{RubricConfig, RubricJudge, RubricOptions};

@@ -15,7 +15,7 @@ use crate::rubric::PolicyBook;
 use crate::{LlmJudge, RubricJudge};
 use faultbench_core::judge::Judge;
 use faultbench_core::registry::Registry;
-use faultbench_llm::LlmConfig;
+use faultbench_llm::LlmOptions;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -23,7 +23,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Default)]
 pub struct JudgeOptions {
     /// Provider configuration (the LLM judge).
-    pub llm: LlmConfig,
+    pub llm: LlmOptions,
     /// The LLM judge's model (default [`crate::llm::DEFAULT_MODEL`]).
     pub model: Option<String>,
     /// Intentional policies (ACLs, NAT, blocked pairs…) the rubric judge knows, so that

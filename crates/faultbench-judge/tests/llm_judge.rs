@@ -386,10 +386,11 @@ fn the_judge_names_its_model_and_prompt_version() {
     let rubric = faultbench_judge::RubricJudge::new();
     let rv = rubric.prompt_version().unwrap();
     assert!(rv.starts_with("rubric-"), "{rv}");
-    let strict = faultbench_judge::RubricJudge::new().with_config(faultbench_judge::RubricConfig {
-        rule: faultbench_core::judge::OutcomeRule::Strict,
-        ..Default::default()
-    });
+    let strict =
+        faultbench_judge::RubricJudge::new().with_config(faultbench_judge::RubricOptions {
+            rule: faultbench_core::judge::OutcomeRule::Strict,
+            ..Default::default()
+        });
     assert_ne!(
         strict.prompt_version().unwrap(),
         rv,

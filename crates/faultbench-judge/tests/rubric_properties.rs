@@ -11,7 +11,7 @@
 use faultbench_core::Diagnosis;
 use faultbench_core::judge::OutcomeRule;
 use faultbench_core::scenario::{Scenario, ScenarioFile, ScenarioSpec};
-use faultbench_judge::{RubricConfig, RubricJudge};
+use faultbench_judge::{RubricJudge, RubricOptions};
 use faultbench_testkit::{Release, release_for_test};
 use proptest::prelude::*;
 use std::cell::OnceCell;
@@ -103,9 +103,9 @@ fn build(s: &dyn Scenario, anomaly: Option<bool>, dev_mask: u8, picks: &[usize])
 }
 
 fn judge(rule: OutcomeRule) -> RubricJudge {
-    RubricJudge::new().with_config(RubricConfig {
+    RubricJudge::new().with_config(RubricOptions {
         rule,
-        ..RubricConfig::default()
+        ..RubricOptions::default()
     })
 }
 

@@ -5,7 +5,7 @@ use faultbench_core::Diagnosis;
 use faultbench_core::judge::Scores;
 use faultbench_core::scenario::{AxisKind, ScenarioFile, ScenarioSpec};
 use faultbench_judge::RubricJudge;
-use faultbench_judge::rubric::{Policy, PolicyBook};
+use faultbench_judge::rubric::{IntendedPolicy, PolicyBook};
 use faultbench_testkit::release_for_test;
 
 /// A Kath2 scenario of the release, `layer/id.txt`; `None` when the release is missing.
@@ -223,7 +223,7 @@ fn policies_from_a_book_apply_to_every_scenario_of_the_topology() {
     let mut book = PolicyBook::new();
     book.add(
         "PolicyLab",
-        Policy::new(&["fw1"], "a standing ACL that drops pc2 traffic"),
+        IntendedPolicy::new(&["fw1"], "a standing ACL that drops pc2 traffic"),
     );
     let with_book = RubricJudge::new().with_policies(book).score(&sc, &d);
     assert_eq!(with_book.bonus_passed, 0, "{with_book:#?}");

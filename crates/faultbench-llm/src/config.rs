@@ -67,11 +67,15 @@ pub enum ProviderKind {
     Anthropic,
 }
 
+/// The former name of [`ProviderOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `ProviderOptions`; the old name goes in the next release")]
+pub type ProviderConfig = ProviderOptions;
+
 /// One provider's settings. Every field is optional: the built-in `openai` and `anthropic`
 /// providers fill the gaps from their environment variables and official endpoints.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProviderConfig {
+pub struct ProviderOptions {
     /// Wire format (required for providers other than `openai` and `anthropic`).
     pub kind: Option<ProviderKind>,
     /// Base URL (`https://api.openai.com/v1`, `http://localhost:8000/v1`, …).
@@ -111,10 +115,14 @@ pub struct ModelRoute {
     pub max_output_tokens: Option<u32>,
 }
 
+/// The former name of [`LlmOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `LlmOptions`; the old name goes in the next release")]
+pub type LlmConfig = LlmOptions;
+
 /// The LLM configuration (file contents plus built-in defaults).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LlmConfig {
+pub struct LlmOptions {
     /// Model used when the caller names none.
     pub default_model: Option<String>,
     /// A price table merged over the defaults (relative to the config file).
@@ -126,7 +134,7 @@ pub struct LlmConfig {
     pub max_output_tokens: Option<u32>,
     /// Providers by name.
     #[serde(default)]
-    pub providers: BTreeMap<String, ProviderConfig>,
+    pub providers: BTreeMap<String, ProviderOptions>,
     /// Explicit model routes.
     #[serde(default)]
     pub models: BTreeMap<String, ModelRoute>,
@@ -149,7 +157,7 @@ pub struct Resolved {
     /// The model id sent to the provider.
     pub model: String,
     /// The provider's settings.
-    pub settings: ProviderConfig,
+    pub settings: ProviderOptions,
     /// Retry policy.
     pub retry: RetryPolicy,
     /// The output cap sent when a request sets none.
@@ -159,7 +167,7 @@ pub struct Resolved {
 const OPENAI_URL: &str = "https://api.openai.com/v1";
 const ANTHROPIC_URL: &str = "https://api.anthropic.com";
 
-fn builtin(name: &str) -> Option<ProviderConfig> {
+fn builtin(name: &str) -> Option<ProviderOptions> {
     let (kind, url_env, key_env) = match name {
         "openai" => (ProviderKind::Openai, "OPENAI_BASE_URL", "OPENAI_API_KEY"),
         "anthropic" => (
@@ -169,7 +177,7 @@ fn builtin(name: &str) -> Option<ProviderConfig> {
         ),
         _ => return None,
     };
-    Some(ProviderConfig {
+    Some(ProviderOptions {
         kind: Some(kind),
         base_url_env: Some(url_env.into()),
         api_key_env: Some(key_env.into()),
@@ -177,10 +185,10 @@ fn builtin(name: &str) -> Option<ProviderConfig> {
     })
 }
 
-impl LlmConfig {
+impl LlmOptions {
     /// Parses a config file's text.
     pub fn from_toml_str(text: &str) -> Result<Self, LlmError> {
-        let cfg: LlmConfig =
+        let cfg: LlmOptions =
             toml::from_str(text).map_err(|e| LlmError::Config(format!("LLM config: {e}")))?;
         for (name, p) in &cfg.providers {
             if p.kind.is_none() && builtin(name).is_none() {
@@ -226,7 +234,7 @@ impl LlmConfig {
     pub fn load(path: &Path) -> Result<Self, LlmError> {
         let text = faultbench_core::fsutil::read_regular_string_capped(path, MAX_CONFIG_BYTES)
             .map_err(|e| LlmError::Config(format!("LLM config {e}")))?;
-        let mut cfg = LlmConfig::from_toml_str(&text)
+        let mut cfg = LlmOptions::from_toml_str(&text)
             .map_err(|e| LlmError::Config(format!("{}: {e}", path.display())))?;
         cfg.source = Some(path.to_path_buf());
         Ok(cfg)
@@ -237,10 +245,10 @@ impl LlmConfig {
     /// else built-in defaults only.
     pub fn discover(explicit: Option<&Path>) -> Result<Self, LlmError> {
         if let Some(p) = explicit {
-            return LlmConfig::load(p);
+            return LlmOptions::load(p);
         }
         if let Some(p) = std::env::var_os("FAULTBENCH_LLM_CONFIG") {
-            return LlmConfig::load(Path::new(&p));
+            return LlmOptions::load(Path::new(&p));
         }
         let dir = std::env::var_os("XDG_CONFIG_HOME")
             .map(PathBuf::from)
@@ -249,9 +257,9 @@ impl LlmConfig {
             .map(|d| d.join("faultbench/llm.toml"))
             .filter(|p| p.is_file())
         {
-            return LlmConfig::load(&p);
+            return LlmOptions::load(&p);
         }
-        Ok(LlmConfig::default())
+        Ok(LlmOptions::default())
     }
 
     /// Resolves `model` with the process environment.
@@ -417,7 +425,7 @@ mod tests {
 
     #[test]
     fn sdk_style_environment() {
-        let cfg = LlmConfig::default();
+        let cfg = LlmOptions::default();
         let e = env(&[("OPENAI_API_KEY", "sk-1"), ("ANTHROPIC_API_KEY", "ak-2")]);
         let r = cfg.resolve_with("gpt-5", &e).unwrap();
         assert_eq!(
@@ -444,19 +452,19 @@ mod tests {
 
     #[test]
     fn missing_key_for_an_official_endpoint_is_a_clear_error() {
-        let e = LlmConfig::default()
+        let e = LlmOptions::default()
             .resolve_with("claude-sonnet-4-6", &env(&[]))
             .unwrap_err();
         assert!(
             e.to_string().contains("ANTHROPIC_API_KEY is not set"),
             "{e}"
         );
-        assert!(LlmConfig::default().resolve_with("  ", &env(&[])).is_err());
+        assert!(LlmOptions::default().resolve_with("  ", &env(&[])).is_err());
     }
 
     #[test]
     fn file_routes_and_overrides() {
-        let cfg = LlmConfig::from_toml_str(
+        let cfg = LlmOptions::from_toml_str(
             r#"
             default_model = "gpt-5"
             [retry]
@@ -497,9 +505,9 @@ mod tests {
     #[test]
     fn output_caps_model_over_provider_over_file_over_default() {
         let e = env(&[("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1")]);
-        let r = LlmConfig::default().resolve_with("qwen", &e).unwrap();
+        let r = LlmOptions::default().resolve_with("qwen", &e).unwrap();
         assert_eq!(r.max_output_tokens, crate::DEFAULT_MAX_OUTPUT_TOKENS);
-        let cfg = LlmConfig::from_toml_str(
+        let cfg = LlmOptions::from_toml_str(
             r#"
             max_output_tokens = 2000
             [providers.ollama]
@@ -544,7 +552,7 @@ mod tests {
             .connect()
             .unwrap();
         assert_eq!(model.max_output_tokens(), Some(1000));
-        let e = LlmConfig::from_toml_str("[models.m]\nmax_output_tokens = 0").unwrap_err();
+        let e = LlmOptions::from_toml_str("[models.m]\nmax_output_tokens = 0").unwrap_err();
         assert!(
             e.to_string()
                 .contains("models.\"m\".max_output_tokens must be at least 1"),
@@ -554,13 +562,13 @@ mod tests {
 
     #[test]
     fn bad_files_say_what_is_wrong() {
-        let e = LlmConfig::from_toml_str("[providers.x]\nbase_url = \"http://a\"").unwrap_err();
+        let e = LlmOptions::from_toml_str("[providers.x]\nbase_url = \"http://a\"").unwrap_err();
         assert!(e.to_string().contains("kind"), "{e}");
-        let e = LlmConfig::from_toml_str("[models.m]\nprovider = \"nope\"").unwrap_err();
+        let e = LlmOptions::from_toml_str("[models.m]\nprovider = \"nope\"").unwrap_err();
         assert!(e.to_string().contains("unknown provider `nope`"), "{e}");
-        let e = LlmConfig::from_toml_str("defualt_model = \"x\"").unwrap_err();
+        let e = LlmOptions::from_toml_str("defualt_model = \"x\"").unwrap_err();
         assert!(e.to_string().contains("defualt_model"), "{e}");
-        let e = LlmConfig::from_toml_str("[providers.x]\nkind = \"gemini\"").unwrap_err();
+        let e = LlmOptions::from_toml_str("[providers.x]\nkind = \"gemini\"").unwrap_err();
         assert!(e.to_string().contains("gemini"), "{e}");
     }
 }

@@ -14,15 +14,15 @@
 //! waiting at a deadline and keeps what the server had produced, with its usage (reported, or
 //! estimated and marked so) — see [`partial`].
 //! Usage is normalised to [`Usage`] (uncached input, cache read, cache write, output) and a
-//! [`PriceTable`] turns it into dollars. [`LlmConfig`] picks the provider for a model name from
+//! [`PriceTable`] turns it into dollars. [`LlmOptions`] picks the provider for a model name from
 //! environment variables (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`,
 //! `ANTHROPIC_BASE_URL`) and an optional TOML file.
 //!
 //! ```no_run
-//! use faultbench_llm::{ChatModel, ChatRequest, LlmConfig};
+//! use faultbench_llm::{ChatModel, ChatRequest, LlmOptions};
 //!
 //! # async fn demo() -> Result<(), faultbench_llm::LlmError> {
-//! let config = LlmConfig::discover(None)?;
+//! let config = LlmOptions::discover(None)?;
 //! let model = config.connect("gpt-5")?; // OPENAI_API_KEY from the environment
 //! let reply = model.chat(&ChatRequest::new(model.model(), "Say hi")).await?;
 //! let cost = config.prices()?.cost(&reply.model, &reply.usage);
@@ -53,7 +53,10 @@ pub mod types;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
 
 pub use anthropic::AnthropicClient;
-pub use config::{LlmConfig, ModelRoute, ProviderConfig, ProviderKind, Resolved};
+#[allow(deprecated)]
+pub use config::{
+    LlmConfig, LlmOptions, ModelRoute, ProviderConfig, ProviderKind, ProviderOptions, Resolved,
+};
 pub use faultbench_core::Usage;
 pub use model::ChatModel;
 pub use openai::{MaxTokensField, OpenAiClient};

@@ -3,7 +3,7 @@
 //!
 //! wiremock answers with whole bodies; real servers stream slowly, stall, or never stop. This
 //! server speaks just enough HTTP/1.1 over raw TCP to do all of that: each request (read with
-//! its `Content-Length` body and recorded as JSON) gets the [`Reply`] a script chooses, and the
+//! its `Content-Length` body and recorded as JSON) gets the [`ServerReply`] a script chooses, and the
 //! connection is closed after it (`Connection: close`, so a streamed body ends at the close).
 //! Everything it does is bounded: a "forever" stream stops when the client goes away or after
 //! [`FOREVER_LIMIT`], and the server task ends with the test's runtime.
@@ -14,12 +14,16 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// Longest a [`Reply::Sse`] with a `forever` tail streams.
+/// Longest a [`ServerReply::Sse`] with a `forever` tail streams.
 pub const FOREVER_LIMIT: Duration = Duration::from_secs(300);
+
+/// The former name of [`ServerReply`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `ServerReply`; the old name goes in the next release")]
+pub type Reply = ServerReply;
 
 /// What the server does with one request.
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub enum ServerReply {
     /// `200` with a JSON body.
     Json(Value),
     /// A status and a body.
@@ -38,10 +42,10 @@ pub enum Reply {
     Mute,
 }
 
-impl Reply {
+impl ServerReply {
     /// An SSE reply from `data:` payloads sent without delay (`[DONE]` is not added).
-    pub fn sse(data: &[Value]) -> Reply {
-        Reply::Sse {
+    pub fn sse(data: &[Value]) -> ServerReply {
+        ServerReply::Sse {
             events: data.iter().map(|d| (Duration::ZERO, event(d))).collect(),
             forever: None,
         }
@@ -80,19 +84,19 @@ pub fn openai_tool(index: u32, id: Option<&str>, name: &str, arguments: &str) ->
 }
 
 /// A whole streamed OpenAI reply: text, then `[DONE]`, with a usage chunk when given.
-pub fn openai_reply(text: &str, usage: Option<(u64, u64)>) -> Reply {
+pub fn openai_reply(text: &str, usage: Option<(u64, u64)>) -> ServerReply {
     let mut data = vec![openai_text(text), openai_finish("stop")];
     if let Some((p, c)) = usage {
         data.push(openai_usage(p, c));
     }
-    let mut r = Reply::sse(&data);
-    if let Reply::Sse { events, .. } = &mut r {
+    let mut r = ServerReply::sse(&data);
+    if let ServerReply::Sse { events, .. } = &mut r {
         events.push((Duration::ZERO, "data: [DONE]\n\n".into()));
     }
     r
 }
 
-type Script = dyn Fn(usize, &Value) -> Reply + Send + Sync;
+type Script = dyn Fn(usize, &Value) -> ServerReply + Send + Sync;
 
 /// The running server.
 pub struct TestServer {
@@ -104,7 +108,7 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server answering request *n* (from 0) with `script(n, body)`.
     pub async fn start(
-        script: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static,
+        script: impl Fn(usize, &Value) -> ServerReply + Send + Sync + 'static,
     ) -> std::io::Result<TestServer> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
@@ -127,7 +131,7 @@ impl TestServer {
     }
 
     /// Starts a server that answers every request with `reply`.
-    pub async fn always(reply: Reply) -> std::io::Result<TestServer> {
+    pub async fn always(reply: ServerReply) -> std::io::Result<TestServer> {
         TestServer::start(move |_, _| reply.clone()).await
     }
 
@@ -161,7 +165,7 @@ async fn serve(
     // Decide before reading whether this connection is muted: the script sees the request
     // number only then.
     let n = recorded.lock().map(|r| r.len()).unwrap_or(0);
-    if matches!(script(n, &Value::Null), Reply::Mute) {
+    if matches!(script(n, &Value::Null), ServerReply::Mute) {
         tokio::time::sleep(FOREVER_LIMIT).await;
         return Ok(());
     }
@@ -172,7 +176,7 @@ async fn serve(
         r.len() - 1
     };
     match script(n, &body) {
-        Reply::Json(v) => {
+        ServerReply::Json(v) => {
             let b = v.to_string();
             let head = format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -181,7 +185,7 @@ async fn serve(
             sock.write_all(head.as_bytes()).await?;
             sock.write_all(b.as_bytes()).await?;
         }
-        Reply::Status(code, b) => {
+        ServerReply::Status(code, b) => {
             let head = format!(
                 "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
                 b.len()
@@ -189,7 +193,7 @@ async fn serve(
             sock.write_all(head.as_bytes()).await?;
             sock.write_all(b.as_bytes()).await?;
         }
-        Reply::Sse { events, forever } => {
+        ServerReply::Sse { events, forever } => {
             sock.write_all(
                 b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
             )
@@ -209,8 +213,8 @@ async fn serve(
                 }
             }
         }
-        Reply::Stall => tokio::time::sleep(FOREVER_LIMIT).await,
-        Reply::Mute => {}
+        ServerReply::Stall => tokio::time::sleep(FOREVER_LIMIT).await,
+        ServerReply::Mute => {}
     }
     sock.shutdown().await
 }

@@ -2,8 +2,8 @@
 //! tool use, cache accounting, prompt-cache breakpoints, overload retries and bad bodies.
 
 use faultbench_llm::{
-    AnthropicClient, ChatModel, ChatRequest, LlmConfig, LlmError, Message, PriceTable, RetryPolicy,
-    StopReason, ToolCall, ToolDef,
+    AnthropicClient, ChatModel, ChatRequest, LlmError, LlmOptions, Message, PriceTable,
+    RetryPolicy, StopReason, ToolCall, ToolDef,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -226,7 +226,7 @@ async fn json_mode_and_caching_off_via_config() {
         )))
         .mount(&server)
         .await;
-    let cfg = LlmConfig::from_toml_str(&format!(
+    let cfg = LlmOptions::from_toml_str(&format!(
         "[providers.anthropic]\nbase_url = \"{}\"\napi_key = \"k\"\nprompt_caching = false\ndefault_max_tokens = 512\n",
         server.uri()
     ))

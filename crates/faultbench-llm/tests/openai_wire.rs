@@ -2,7 +2,7 @@
 //! format (wiremock): tool calls, usage with cached tokens, retries, errors and timeouts.
 
 use faultbench_llm::{
-    ChatModel, ChatRequest, LlmConfig, LlmError, MaxTokensField, Message, OpenAiClient,
+    ChatModel, ChatRequest, LlmError, LlmOptions, MaxTokensField, Message, OpenAiClient,
     RetryPolicy, StopReason, ToolCall, ToolDef,
 };
 use serde_json::{Value, json};
@@ -372,7 +372,7 @@ async fn config_routes_a_declared_provider_to_the_server() {
         )))
         .mount(&server)
         .await;
-    let cfg = LlmConfig::from_toml_str(&format!(
+    let cfg = LlmOptions::from_toml_str(&format!(
         "[providers.vllm]\nkind = \"openai\"\nbase_url = \"{}/v1\"\napi_key = \"local-key\"\nmax_tokens_field = \"max_tokens\"\n",
         server.uri()
     ))

@@ -3,7 +3,8 @@
 //! on every request, usage reported or estimated, and `chat_until` keeping a cut reply.
 
 use faultbench_llm::testserver::{
-    Reply, TestServer, event, openai_finish, openai_reply, openai_text, openai_tool, openai_usage,
+    ServerReply, TestServer, event, openai_finish, openai_reply, openai_text, openai_tool,
+    openai_usage,
 };
 use faultbench_llm::{
     AnthropicClient, ChatModel, ChatRequest, LlmError, MaxTokensField, OpenAiClient, RetryPolicy,
@@ -42,8 +43,8 @@ async fn a_streamed_reply_is_assembled_and_every_request_has_a_cap() {
     data.push(json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "\"host_b\": \"r1\"}"}}]}}]}));
     data.push(openai_finish("tool_calls"));
     data.push(openai_usage(900, 31));
-    let mut reply = Reply::sse(&data);
-    if let Reply::Sse { events, .. } = &mut reply {
+    let mut reply = ServerReply::sse(&data);
+    if let ServerReply::Sse { events, .. } = &mut reply {
         events.push((Duration::ZERO, "data: [DONE]\n\n".into()));
     }
     let server = TestServer::always(reply).await.unwrap();
@@ -93,7 +94,7 @@ async fn a_server_without_usage_gets_an_estimate_marked_as_such() {
     assert_eq!(r.usage.output_tokens, 4, "16 characters");
     assert_eq!(r.usage.input_tokens, 200, "800 characters of prompt");
     // Non-streaming body without usage: estimated too.
-    let server = TestServer::always(Reply::Json(json!({
+    let server = TestServer::always(ServerReply::Json(json!({
         "choices": [{"message": {"role": "assistant", "content": "12345678"}, "finish_reason": "stop"}]
     })))
     .await
@@ -111,7 +112,7 @@ async fn a_server_without_usage_gets_an_estimate_marked_as_such() {
 #[tokio::test]
 async fn an_endless_stream_is_cut_at_the_deadline_with_its_text_and_usage() {
     // A runaway model: a token every 50 ms, forever.
-    let server = TestServer::always(Reply::Sse {
+    let server = TestServer::always(ServerReply::Sse {
         events: vec![(Duration::ZERO, event(&openai_text("The ")))],
         forever: Some((Duration::from_millis(50), event(&openai_text("loop ")))),
     })
@@ -141,13 +142,13 @@ async fn silent_stalled_and_mute_servers_end_at_the_deadline() {
     let cases = [
         (
             "headers, then nothing",
-            Reply::Sse {
+            ServerReply::Sse {
                 events: vec![],
                 forever: Some((Duration::from_secs(3600), String::new())),
             },
         ),
-        ("request read, never answered", Reply::Stall),
-        ("connection accepted, never read", Reply::Mute),
+        ("request read, never answered", ServerReply::Stall),
+        ("connection accepted, never read", ServerReply::Mute),
     ];
     for (what, reply) in cases {
         let server = TestServer::always(reply).await.unwrap();
@@ -173,7 +174,7 @@ async fn silent_stalled_and_mute_servers_end_at_the_deadline() {
 
 #[tokio::test]
 async fn a_reply_that_finishes_in_time_is_not_cut() {
-    let server = TestServer::always(Reply::Sse {
+    let server = TestServer::always(ServerReply::Sse {
         events: vec![
             (Duration::from_millis(100), event(&openai_text("done"))),
             (Duration::from_millis(100), event(&openai_usage(10, 1))),
@@ -197,7 +198,7 @@ async fn a_reply_that_finishes_in_time_is_not_cut() {
 #[tokio::test]
 async fn empty_choices_garbage_and_errors_in_streams_are_reported() {
     // A stream with no choices at all (only a usage chunk).
-    let server = TestServer::always(Reply::sse(&[openai_usage(5, 0)]))
+    let server = TestServer::always(ServerReply::sse(&[openai_usage(5, 0)]))
         .await
         .unwrap();
     let e = openai(&server)
@@ -209,7 +210,7 @@ async fn empty_choices_garbage_and_errors_in_streams_are_reported() {
         "{e}"
     );
     // A data line that is not JSON.
-    let server = TestServer::always(Reply::Sse {
+    let server = TestServer::always(ServerReply::Sse {
         events: vec![(Duration::ZERO, "data: {oops\n\n".into())],
         forever: None,
     })
@@ -224,7 +225,7 @@ async fn empty_choices_garbage_and_errors_in_streams_are_reported() {
         "{e}"
     );
     // An error event: retried, then reported with the server's message.
-    let server = TestServer::always(Reply::sse(&[
+    let server = TestServer::always(ServerReply::sse(&[
         openai_text("par"),
         json!({"error": {"message": "KV cache full"}}),
     ]))
@@ -240,7 +241,7 @@ async fn empty_choices_garbage_and_errors_in_streams_are_reported() {
     );
     assert_eq!(server.requests().len(), 2);
     // A stream closed without a finish: what came is kept and the stop says so.
-    let server = TestServer::always(Reply::sse(&[openai_text("half an ans")]))
+    let server = TestServer::always(ServerReply::sse(&[openai_text("half an ans")]))
         .await
         .unwrap();
     let r = openai(&server)
@@ -272,7 +273,7 @@ async fn anthropic_streams_are_assembled_and_cut_keeping_the_reported_input() {
             json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}),
         )
     };
-    let whole = Reply::Sse {
+    let whole = ServerReply::Sse {
         events: vec![
             (Duration::ZERO, start.clone()),
             (Duration::ZERO, block.clone()),
@@ -291,7 +292,7 @@ async fn anthropic_streams_are_assembled_and_cut_keeping_the_reported_input() {
         ],
         forever: None,
     };
-    let endless = Reply::Sse {
+    let endless = ServerReply::Sse {
         events: vec![(Duration::ZERO, start), (Duration::ZERO, block)],
         forever: Some((Duration::from_millis(40), delta("more "))),
     };

@@ -14,7 +14,7 @@ use crate::errors::{ConfigError, FaultbenchError, chain};
 use crate::judge::PyJudge;
 use crate::runtime;
 use crate::scenario::PyScenario;
-use faultbench_bench::{Bench, BenchEvent, BenchSettings, Registries, Selection, Shard};
+use faultbench_bench::{Bench, BenchEvent, BenchOptions, Registries, Selection, Shard};
 use faultbench_core::agent::{Agent, Budget};
 use faultbench_core::dataset::Scope;
 use faultbench_core::judge::Judge;
@@ -210,7 +210,7 @@ pub fn bench(
             ));
         }
     };
-    let settings = BenchSettings {
+    let settings = BenchOptions {
         dataset,
         selection: selection(scenarios, experiment, &scope, topology)?,
         passes,
@@ -235,7 +235,7 @@ pub fn bench(
             .map(|s| s.parse::<Shard>())
             .transpose()
             .map_err(|e| ConfigError::new_err(chain(&e)))?,
-        ..BenchSettings::default()
+        ..BenchOptions::default()
     };
     let (tx, rx) = mpsc::channel::<Value>();
     let tx = Mutex::new(tx);

@@ -7,7 +7,7 @@ use crate::scenario::PyScenario;
 use crate::types::{PyDiagnosis, PyScores};
 use faultbench_core::judge::{Judge, JudgeError, JudgeInput, Scores};
 use faultbench_judge::registry::{JudgeOptions, builtin_judges};
-use faultbench_llm::LlmConfig;
+use faultbench_llm::LlmOptions;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use std::path::PathBuf;
@@ -114,7 +114,7 @@ pub struct BuiltinOptions {
 /// A judge by name, or a Python callable.
 pub fn judge_of(judge: &Bound<'_, PyAny>, opts: &BuiltinOptions) -> PyResult<Arc<dyn Judge>> {
     if let Ok(name) = judge.cast::<PyString>() {
-        let llm = LlmConfig::discover(opts.llm_config.as_deref())
+        let llm = LlmOptions::discover(opts.llm_config.as_deref())
             .map_err(|e| ConfigError::new_err(chain(&e)))?;
         let options = JudgeOptions {
             llm,

@@ -13,10 +13,11 @@ use crate::runtime;
 use crate::tools::PyTools;
 use faultbench_core::emulator::{Command, Emulator, Lab, LabRequest};
 use faultbench_core::lab::TopologyResolver;
-use faultbench_core::pipeline::{ToolboxFactory, ToolboxSettings};
+use faultbench_core::pipeline::{ToolboxFactory, ToolboxOptions};
+use faultbench_core::toolbox::Policy;
 use faultbench_emu::mock::RecordingLab;
 use faultbench_emu::registry::{EmulatorOptions, builtin_emulators};
-use faultbench_emu::tools::{NikaToolsFactory, Policy};
+use faultbench_emu::tools::NikaToolsFactory;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 use std::path::{Path, PathBuf};
@@ -278,7 +279,7 @@ impl PyLab {
         // The telemetry collector is spawned on the shared runtime.
         let _guard = runtime::runtime().enter();
         Ok(PyTools::new(
-            factory.toolbox_with(lab, &ToolboxSettings { telemetry }),
+            factory.toolbox_with(lab, &ToolboxOptions { telemetry }),
         ))
     }
 

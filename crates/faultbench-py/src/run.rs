@@ -12,10 +12,11 @@ use crate::types::PyRecord;
 use faultbench_agents::registry::{AgentOptions, builtin_agents};
 use faultbench_core::agent::{Agent, Budget};
 use faultbench_core::judge::Judge;
-use faultbench_core::pipeline::{RunConfig, Runner, ToolboxFactory, TrackingEmulator};
+use faultbench_core::pipeline::{RunOptions, Runner, ToolboxFactory, TrackingEmulator};
 use faultbench_core::store::RunsRoot;
-use faultbench_emu::tools::{NikaToolsFactory, Policy};
-use faultbench_llm::LlmConfig;
+use faultbench_core::toolbox::Policy;
+use faultbench_emu::tools::NikaToolsFactory;
+use faultbench_llm::LlmOptions;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use std::path::PathBuf;
@@ -51,8 +52,8 @@ impl Settings {
     }
 
     /// The pipeline configuration.
-    pub fn config(&self) -> RunConfig {
-        RunConfig {
+    pub fn config(&self) -> RunOptions {
+        RunOptions {
             budget: Budget {
                 max_turns: self.max_turns,
                 wall_clock_secs: self.wall_clock_secs,
@@ -90,7 +91,7 @@ impl Settings {
     /// object with `name` and `run`.
     pub fn agent(&self, agent: &Bound<'_, PyAny>) -> PyResult<Arc<dyn Agent>> {
         if let Ok(name) = agent.cast::<PyString>() {
-            let llm = LlmConfig::discover(self.llm_config.as_deref())
+            let llm = LlmOptions::discover(self.llm_config.as_deref())
                 .map_err(|e| ConfigError::new_err(chain(&e)))?;
             let options = AgentOptions {
                 model: self.model.clone(),
@@ -153,7 +154,7 @@ pub fn run(
     let runner = Runner::new(tracking.clone(), agent, judge)
         .with_tools(settings.tools())
         .with_topologies(resolver(&settings.topologies))
-        .with_config(RunConfig {
+        .with_config(RunOptions {
             prestart: 0,
             ..settings.config()
         });

@@ -38,7 +38,7 @@ mod not_run;
 mod release;
 
 pub use locate::{
-    BESIDE_WORKSPACE, LocateError, Origin, RELEASE_ENV, locate, locate_from, workspace_root,
+    BESIDE_WORKSPACE, LocateError, RELEASE_ENV, ReleaseOrigin, locate, locate_from, workspace_root,
 };
 pub use mcp::{DEFAULT_MCP_PYTHON, MCP_PYTHON_ENV, mcp_python};
 pub use not_run::{CI_ENV, NOT_RUN_DIR_ENV, record_not_run, release_for_test};

@@ -14,18 +14,18 @@ pub const BESIDE_WORKSPACE: &str = "../shared/release";
 
 /// Where a release came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub enum ReleaseOrigin {
     /// [`RELEASE_ENV`].
     Env,
     /// [`BESIDE_WORKSPACE`].
     BesideWorkspace,
 }
 
-impl std::fmt::Display for Origin {
+impl std::fmt::Display for ReleaseOrigin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Origin::Env => write!(f, "{RELEASE_ENV}"),
-            Origin::BesideWorkspace => write!(f, "{BESIDE_WORKSPACE} beside the workspace"),
+            ReleaseOrigin::Env => write!(f, "{RELEASE_ENV}"),
+            ReleaseOrigin::BesideWorkspace => write!(f, "{BESIDE_WORKSPACE} beside the workspace"),
         }
     }
 }
@@ -41,7 +41,7 @@ pub enum LocateError {
     )]
     NotARelease {
         /// Where the path came from.
-        origin: Origin,
+        origin: ReleaseOrigin,
         /// The folder.
         path: PathBuf,
         /// The first part of the layout that is missing.
@@ -98,13 +98,13 @@ pub fn locate() -> Result<Release, LocateError> {
 /// workspace root. A relative value is taken relative to the workspace root.
 pub fn locate_from(env: Option<OsString>, workspace: &Path) -> Result<Release, LocateError> {
     let (origin, path) = match env.filter(|v| !v.is_empty()) {
-        Some(v) => (Origin::Env, workspace.join(PathBuf::from(v))),
+        Some(v) => (ReleaseOrigin::Env, workspace.join(PathBuf::from(v))),
         None => {
             let beside = workspace.join(BESIDE_WORKSPACE);
             if !beside.exists() {
                 return Err(LocateError::Missing { beside });
             }
-            (Origin::BesideWorkspace, beside)
+            (ReleaseOrigin::BesideWorkspace, beside)
         }
     };
     if let Some(problem) = layout_problem(&path) {
@@ -166,10 +166,10 @@ mod tests {
         let r = locate_from(Some(top.join("mine").into()), &ws).unwrap();
         assert_eq!(
             (r.root(), r.origin()),
-            (top.join("mine").as_path(), Origin::Env)
+            (top.join("mine").as_path(), ReleaseOrigin::Env)
         );
         let r = locate_from(Some(OsString::new()), &ws).unwrap();
-        assert_eq!(r.origin(), Origin::BesideWorkspace);
+        assert_eq!(r.origin(), ReleaseOrigin::BesideWorkspace);
         assert_eq!(r.root(), ws.join("../shared/release"));
         // A relative value is relative to the workspace, not to the test's directory.
         let r = locate_from(Some("../mine".into()), &ws).unwrap();

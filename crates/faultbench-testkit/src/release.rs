@@ -12,7 +12,7 @@
 //! sort their result, so a test's order does not depend on the file system.
 
 use crate::PINNED_COMMIT;
-use crate::locate::Origin;
+use crate::locate::ReleaseOrigin;
 use std::path::{Path, PathBuf};
 
 /// Exact counts of the full release at [`PINNED_COMMIT`], asserted only on a full checkout.
@@ -47,12 +47,12 @@ pub enum Completeness {
 #[derive(Debug, Clone)]
 pub struct Release {
     root: PathBuf,
-    origin: Origin,
+    origin: ReleaseOrigin,
     completeness: Completeness,
 }
 
 impl Release {
-    pub(crate) fn new(root: PathBuf, origin: Origin) -> Release {
+    pub(crate) fn new(root: PathBuf, origin: ReleaseOrigin) -> Release {
         let completeness = match git_head(&root) {
             Some(head) if head == PINNED_COMMIT => Completeness::Full,
             Some(head) => Completeness::Partial(format!(
@@ -73,7 +73,7 @@ impl Release {
     }
 
     /// Where it was found.
-    pub fn origin(&self) -> Origin {
+    pub fn origin(&self) -> ReleaseOrigin {
         self.origin
     }
 
@@ -317,7 +317,7 @@ mod tests {
             root.join("dataset/kath2_Q/base/link.txt"),
         )
         .unwrap();
-        let r = Release::new(root.clone(), Origin::Env);
+        let r = Release::new(root.clone(), ReleaseOrigin::Env);
         let rel = |v: Vec<PathBuf>| -> Vec<String> {
             v.iter()
                 .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
@@ -347,7 +347,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "not a plain file name")]
     fn a_segment_leaving_the_release_is_refused() {
-        let r = Release::new(PathBuf::from("/nonexistent"), Origin::Env);
+        let r = Release::new(PathBuf::from("/nonexistent"), ReleaseOrigin::Env);
         let _ = r.run_record("base80", "..", "s", "a", "p1");
     }
 
@@ -356,7 +356,7 @@ mod tests {
         let root = scratch("git");
         touch(&root, ".git/HEAD");
         std::fs::write(root.join(".git/HEAD"), format!("{PINNED_COMMIT}\n")).unwrap();
-        assert!(Release::new(root.clone(), Origin::Env).is_full());
+        assert!(Release::new(root.clone(), ReleaseOrigin::Env).is_full());
 
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         touch(&root, ".git/packed-refs");
@@ -365,11 +365,11 @@ mod tests {
             format!("# pack-refs\n{PINNED_COMMIT} refs/heads/main\n"),
         )
         .unwrap();
-        assert!(Release::new(root.clone(), Origin::Env).is_full());
+        assert!(Release::new(root.clone(), ReleaseOrigin::Env).is_full());
 
         touch(&root, ".git/refs/heads/main");
         std::fs::write(root.join(".git/refs/heads/main"), "0123abcd\n").unwrap();
-        let r = Release::new(root.clone(), Origin::Env);
+        let r = Release::new(root.clone(), ReleaseOrigin::Env);
         assert_eq!(
             r.completeness(),
             &Completeness::Partial(format!(

@@ -5,7 +5,7 @@ use faultbench_core::Lab;
 use faultbench_core::agent::{AgentInput, Budget};
 use faultbench_core::toolbox::Toolbox;
 use faultbench_emu::mock::{MockLab, MockNetwork};
-use faultbench_emu::tools::{NikaTools, ToolConfig};
+use faultbench_emu::tools::{NikaTools, ToolOptions};
 use std::sync::Arc;
 
 pub const SUMMARY: &str = "Topology: two-sites\n\nDevices:\n  pc1: eth0=lan1\n  pc2: eth0=lan2\n  r1: eth0=lan1, eth1=wan\n  r2: eth0=lan2, eth1=wan\n  web1: eth0=lan2\n\n\
@@ -25,7 +25,7 @@ pub fn lab(faulty: bool) -> Arc<MockLab> {
 /// The 22 tools over the mock lab.
 pub fn tools(lab: Arc<MockLab>) -> Arc<dyn Toolbox> {
     let lab: Arc<dyn Lab> = lab;
-    Arc::new(NikaTools::new(lab).with_config(ToolConfig::fast()))
+    Arc::new(NikaTools::new(lab).with_config(ToolOptions::fast()))
 }
 
 pub fn input(ticket: &str, max_turns: u32) -> AgentInput {

@@ -16,7 +16,7 @@ use faultbench_core::{Diagnosis, judge::OutcomeRule};
 use faultbench_judge::agree::Agreement;
 use faultbench_judge::rubric::PolicyBook;
 use faultbench_judge::saved::{SavedRun, load_runs, store_verdict};
-use faultbench_judge::{RubricConfig, RubricJudge};
+use faultbench_judge::{RubricJudge, RubricOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -85,7 +85,7 @@ impl RubricArgs {
             OutcomeRule::Release
         };
         Ok(RubricJudge::new()
-            .with_config(RubricConfig {
+            .with_config(RubricOptions {
                 threshold: self.threshold,
                 rule,
             })
@@ -428,17 +428,11 @@ fn record_judge(root: &Path, kind: JudgeKind, judge: &dyn Judge) -> anyhow::Resu
     let Some(mut id) = RunIdentity::load(root)? else {
         return Ok(());
     };
-    let new = JudgeIdentity {
-        kind: match kind {
-            JudgeKind::Rubric => "rubric",
-            JudgeKind::Llm => "llm",
-        }
-        .to_string(),
-        name: judge.name().to_string(),
-        model: judge.model().map(str::to_string),
-        prompt_version: judge.prompt_version(),
-        extra: Default::default(),
+    let kind = match kind {
+        JudgeKind::Rubric => "rubric",
+        JudgeKind::Llm => "llm",
     };
+    let new = JudgeIdentity::new(kind, judge.profile());
     if id.judge != new {
         errln!(
             "{}: the recorded configuration's judge is now {} (was {})",

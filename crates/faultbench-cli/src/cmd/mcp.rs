@@ -4,8 +4,9 @@
 //! stderr. The server itself lives in `faultbench_emu::tools::mcp`.
 
 use anyhow::{Context, bail};
+use faultbench_core::toolbox::Policy;
 use faultbench_emu::tools::mcp::{McpServer, ServeOptions, build_toolbox};
-use faultbench_emu::tools::{Policy, Reachability, ToolConfig};
+use faultbench_emu::tools::{Reachability, ToolOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -71,10 +72,10 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let opts = ServeOptions {
         policy: args.policy,
-        config: ToolConfig {
+        config: ToolOptions {
             exec_timeout: Duration::from_secs(args.timeout.max(1)),
             reachability: args.reachability,
-            ..ToolConfig::default()
+            ..ToolOptions::default()
         },
         record: args.record,
         telemetry_file: args.telemetry,

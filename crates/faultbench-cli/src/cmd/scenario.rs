@@ -148,7 +148,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     errln!(
         "checking {total} scenario(s) with {} lab(s) at a time on the {} emulator",
         args.jobs,
-        emulator.kind()
+        emulator.name()
     );
     let started = Instant::now();
     // One worker per job pulls the next file; with --share-labs it keeps a pristine lab

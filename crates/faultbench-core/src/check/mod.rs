@@ -42,7 +42,7 @@
 //! struct OneRouter;
 //! #[async_trait::async_trait]
 //! impl Emulator for OneRouter {
-//!     fn kind(&self) -> &str { "demo" }
+//!     fn name(&self) -> &str { "demo" }
 //!     async fn deploy(&self, _r: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {
 //!         Ok(Arc::new(Router::default()))
 //!     }
@@ -476,7 +476,7 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Emulator for OneLab {
-        fn kind(&self) -> &str {
+        fn name(&self) -> &str {
             "test"
         }
         async fn deploy(&self, _r: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> {

@@ -41,9 +41,10 @@ pub use topology::{
     BASELINE_FILE, TOPOLOGIES_ENV, Topology, TopologyNotFound, TopologyResolver,
     dataset_folder_for_topology, topology_for_dataset_folder,
 };
+#[allow(deprecated)]
 pub use topology_meta::{
     Role, Roles, ServerGroup, SourceInfo, SummarizeError, SummaryStyle, TOPOLOGY_FILE,
-    TopologyMeta, TopologyMetaError, summarize_dir, topology_name,
+    TopologyMeta, TopologyMetaError, TopologySource, summarize_dir, topology_name,
 };
 
 use std::path::{Path, PathBuf};

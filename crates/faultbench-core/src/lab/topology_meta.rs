@@ -66,10 +66,14 @@ pub enum SummaryStyle {
     Nika,
 }
 
+/// The former name of [`TopologySource`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `TopologySource`; the old name goes in the next release")]
+pub type SourceInfo = TopologySource;
+
 /// Where a topology comes from (free text, for TOPOLOGY.md-style reports).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SourceInfo {
+pub struct TopologySource {
     /// The lab this one is a port of.
     #[serde(default)]
     pub lab: Option<String>,
@@ -191,7 +195,7 @@ pub struct TopologyMeta {
     pub summary: SummaryStyle,
     /// Provenance.
     #[serde(default)]
-    pub source: SourceInfo,
+    pub source: TopologySource,
     /// Device roles given by hand (the rest come from evidence).
     #[serde(default)]
     pub roles: Roles,

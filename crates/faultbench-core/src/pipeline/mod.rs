@@ -30,7 +30,7 @@
 //! (`prestart`), so a verified lab is normally waiting when a run starts; [`prestart_limit`]
 //! bounds how many labs that puts in memory, and a [`PrestartTuner`] can choose the depth from
 //! measured bring-up and run times (`--prestart auto`). Labs are prepared at a lower CPU
-//! priority ([`BACKGROUND_NICE`]) so that a bring-up takes little from a running agent. [`RunConfig::reuse_labs`] (`--reuse-labs`, a
+//! priority ([`BACKGROUND_NICE`]) so that a bring-up takes little from a running agent. [`RunOptions::reuse_labs`] (`--reuse-labs`, a
 //! development shortcut) instead keeps a lab for the next run of its topology after the
 //! `[FIX]` revert is verified by the baseline probes; the record says which
 //! (`phases.deploy.lab`: `fresh` or `reused`).
@@ -39,7 +39,7 @@
 //! before the agent starts and right after it ends; the difference is the record's
 //! `agent_changes`.
 //!
-//! **Repair task.** With [`RunConfig::task`] set to repair, the agent's message asks it to fix
+//! **Repair task.** With [`RunOptions::task`] set to repair, the agent's message asks it to fix
 //! the fault; a snapshot is also taken before the injection, a clock re-checks the fault while
 //! the agent works, and after the agent [`crate::repair::verify_repair`] takes the presence
 //! watch's place: its report is the record's `repair`.
@@ -51,7 +51,7 @@
 //! (`baseline_broke`), an infrastructure status that is never scored and re-run on resume.
 //!
 //! ```
-//! use faultbench_core::pipeline::{Runner, RunConfig};
+//! use faultbench_core::pipeline::{Runner, RunOptions};
 //! # use faultbench_core::emulator::*; use faultbench_core::agent::*; use faultbench_core::judge::*;
 //! # use faultbench_core::toolbox::*; use std::sync::Arc; use std::time::Duration;
 //! # #[derive(Debug)] struct OkLab;
@@ -59,7 +59,7 @@
 //! #   fn name(&self) -> &str { "ok" } fn devices(&self) -> Vec<String> { vec!["r1".into(), "pc1".into()] }
 //! #   async fn exec(&self, _d: &str, _c: &Command, _t: Duration) -> Result<ExecOutput, EmuError> { Ok(ExecOutput::ok("0% packet loss")) }
 //! #   async fn teardown(&self) -> Result<(), EmuError> { Ok(()) } }
-//! # struct Emu; #[async_trait::async_trait] impl Emulator for Emu { fn kind(&self) -> &str { "demo" }
+//! # struct Emu; #[async_trait::async_trait] impl Emulator for Emu { fn name(&self) -> &str { "demo" }
 //! #   async fn deploy(&self, _r: &LabRequest) -> Result<Arc<dyn Lab>, EmuError> { Ok(Arc::new(OkLab)) } }
 //! # struct Healthy; #[async_trait::async_trait] impl Agent for Healthy { fn name(&self) -> &str { "healthy" }
 //! #   async fn run(&self, _i: &AgentInput, _t: Arc<dyn Toolbox>) -> AgentOutcome {
@@ -101,7 +101,8 @@ pub use revert::{RevertCommand, revert_commands};
 pub use tracking::TrackingEmulator;
 // Defined beside `Toolbox` (an emulator crate implements them without the pipeline); named
 // here too, where runs use them.
-pub use crate::toolbox::{ToolboxFactory, ToolboxSettings};
+#[allow(deprecated)]
+pub use crate::toolbox::{ToolboxFactory, ToolboxOptions, ToolboxSettings};
 
 use crate::agent::{Agent, Budget};
 use crate::emulator::{Emulator, Lab};
@@ -128,9 +129,13 @@ impl Toolbox for NoTools {
     }
 }
 
+/// The former name of [`RunOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `RunOptions`; the old name goes in the next release")]
+pub type RunConfig = RunOptions;
+
 /// Knobs of the pipeline.
 #[derive(Debug, Clone)]
-pub struct RunConfig {
+pub struct RunOptions {
     /// The agent's budget (20 turns and a wall-clock cap by default).
     pub budget: Budget,
     /// Timeouts and retries of the lab phases (shared with `scenario check`).
@@ -169,9 +174,9 @@ pub struct RunConfig {
     pub repair: crate::repair::RepairOptions,
 }
 
-impl Default for RunConfig {
+impl Default for RunOptions {
     fn default() -> Self {
-        RunConfig {
+        RunOptions {
             budget: Budget::default(),
             phases: PhaseOptions::default(),
             reuse_labs: false,
@@ -189,7 +194,7 @@ impl Default for RunConfig {
 }
 
 /// Runs scenarios through the pipeline. One runner drives one run at a time (run several
-/// runners for parallel, isolated labs); with [`RunConfig::reuse_labs`] it keeps at most one
+/// runners for parallel, isolated labs); with [`RunOptions::reuse_labs`] it keeps at most one
 /// lab between runs.
 pub struct Runner {
     pub(crate) emulator: Arc<dyn Emulator>,
@@ -197,7 +202,7 @@ pub struct Runner {
     pub(crate) judge: Arc<dyn Judge>,
     pub(crate) tools: Arc<dyn ToolboxFactory>,
     pub(crate) topologies: TopologyResolver,
-    pub(crate) config: RunConfig,
+    pub(crate) config: RunOptions,
     pub(crate) warm: tokio::sync::Mutex<Option<PreparedLab>>,
 }
 
@@ -210,7 +215,7 @@ impl Runner {
             judge,
             tools: Arc::new(|_lab: Arc<dyn Lab>| Arc::new(NoTools) as Arc<dyn Toolbox>),
             topologies: TopologyResolver::default(),
-            config: RunConfig::default(),
+            config: RunOptions::default(),
             warm: tokio::sync::Mutex::new(None),
         }
     }
@@ -228,13 +233,13 @@ impl Runner {
     }
 
     /// Sets the configuration.
-    pub fn with_config(mut self, config: RunConfig) -> Self {
+    pub fn with_config(mut self, config: RunOptions) -> Self {
         self.config = config;
         self
     }
 
     /// The configuration.
-    pub fn config(&self) -> &RunConfig {
+    pub fn config(&self) -> &RunOptions {
         &self.config
     }
 
@@ -281,7 +286,7 @@ impl Runner {
     }
 
     /// Runs a scenario with another agent (recorded under `label`): on a fresh lab, or with
-    /// [`RunConfig::reuse_labs`] on the lab the previous run of the same topology left.
+    /// [`RunOptions::reuse_labs`] on the lab the previous run of the same topology left.
     pub async fn run_with(
         &self,
         agent: &Arc<dyn Agent>,

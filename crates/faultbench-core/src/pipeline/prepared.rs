@@ -1,7 +1,7 @@
 //! Labs prepared for a run: deployed, given a toolbox and checked against their healthy
 //! baseline, possibly in the background while another run works.
 
-use super::{ToolboxFactory, ToolboxSettings};
+use super::{ToolboxFactory, ToolboxOptions};
 use crate::emulator::{EmuError, Emulator, Lab};
 use crate::lab::{Baseline, Topology, TopologyResolver, TopologySummary};
 use crate::phases::{PhaseOptions, unix_ms};
@@ -121,7 +121,7 @@ impl PreparedLab {
     ) -> Self {
         PreparedLab {
             deploy: DeployPhase {
-                emulator: emulator.kind().to_string(),
+                emulator: emulator.name().to_string(),
                 link_model: emulator
                     .link_model()
                     .map(|m| m.to_string())
@@ -213,7 +213,7 @@ impl LabPreparer {
             topology: topology.to_string(),
             plan: None,
             deploy: DeployPhase {
-                emulator: self.emulator.kind().to_string(),
+                emulator: self.emulator.name().to_string(),
                 link_model: self
                     .emulator
                     .link_model()
@@ -258,7 +258,7 @@ impl LabPreparer {
         }
         out.deploy.lab_name = lab.name().to_string();
         out.deploy.notes = lab.deploy_notes();
-        let settings = ToolboxSettings {
+        let settings = ToolboxOptions {
             telemetry: self.telemetry,
         };
         let tools = self.tools.toolbox_with(lab.clone(), &settings);

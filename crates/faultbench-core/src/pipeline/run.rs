@@ -231,7 +231,7 @@ async fn phases(
             .unwrap_or_else(|_| {
                 Err(crate::judge::JudgeError::Unavailable(
                     format!(
-                        "the judge did not finish within {} s (RunConfig::judge_timeout)",
+                        "the judge did not finish within {} s (RunOptions::judge_timeout)",
                         cfg.judge_timeout.as_secs()
                     )
                     .into(),

@@ -38,8 +38,8 @@ impl TrackingEmulator {
 
 #[async_trait::async_trait]
 impl Emulator for TrackingEmulator {
-    fn kind(&self) -> &str {
-        self.inner.kind()
+    fn name(&self) -> &str {
+        self.inner.name()
     }
 
     fn link_model(&self) -> Option<crate::emulator::LinkModel> {

@@ -5,12 +5,12 @@
 //! user's global `~/.config/kathara.conf` is never touched and two emulators with different
 //! managers can run side by side. That per-lab file starts from the user's global settings
 //! (network plugin, default image, …: see [`super::settings`]) and overrides only what the
-//! harness must set ([`KatharaConfig::kathara_conf`]).
+//! harness must set ([`KatharaOptions::kathara_conf`]).
 //!
 //! ```
-//! use faultbench_emu::kathara::{KatharaConfig, Manager};
+//! use faultbench_emu::kathara::{KatharaOptions, Manager};
 //!
-//! let cfg = KatharaConfig::from_toml(r#"
+//! let cfg = KatharaOptions::from_toml(r#"
 //!     cli = ["python3", "-m", "kathara"]
 //!     [manager]
 //!     type = "kubernetes"
@@ -97,10 +97,14 @@ pub enum DeviceCommands {
     Kathara,
 }
 
+/// The former name of [`KatharaOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `KatharaOptions`; the old name goes in the next release")]
+pub type KatharaConfig = KatharaOptions;
+
 /// Configuration of [`super::KatharaEmulator`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct KatharaConfig {
+pub struct KatharaOptions {
     /// How to invoke Kathará, e.g. `["kathara"]` or `["/opt/venv/bin/python", "-m", "kathara"]`.
     /// Discovered when absent (see [`super::KatharaCli::discover`]).
     #[serde(default)]
@@ -158,9 +162,9 @@ fn default_output_cap() -> usize {
     1 << 20
 }
 
-impl Default for KatharaConfig {
+impl Default for KatharaOptions {
     fn default() -> Self {
-        KatharaConfig {
+        KatharaOptions {
             cli: None,
             manager: Manager::default(),
             work_dir: None,
@@ -182,10 +186,10 @@ impl Default for KatharaConfig {
 #[error("kathara config: {0}")]
 pub struct ConfigError(pub String);
 
-impl KatharaConfig {
+impl KatharaOptions {
     /// Parses the TOML form shown in the module docs.
-    pub fn from_toml(text: &str) -> Result<KatharaConfig, ConfigError> {
-        let cfg: KatharaConfig = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+    pub fn from_toml(text: &str) -> Result<KatharaOptions, ConfigError> {
+        let cfg: KatharaOptions = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
         if cfg.cli.as_ref().is_some_and(|c| c.is_empty()) {
             return Err(ConfigError("`cli` must name a program".into()));
         }
@@ -200,7 +204,7 @@ impl KatharaConfig {
     }
 
     /// The per-lab `kathara.conf` (JSON) written beside each staged `lab.conf`: the manager and
-    /// its keys, no terminals, never prompt for image updates, plus [`KatharaConfig::settings`].
+    /// its keys, no terminals, never prompt for image updates, plus [`KatharaOptions::settings`].
     pub fn kathara_conf(&self) -> Value {
         let mut m = Map::new();
         m.insert("manager_type".into(), json!(self.manager.kind()));
@@ -292,7 +296,7 @@ mod tests {
 
     #[test]
     fn docker_is_the_default_and_never_prompts() {
-        let cfg = KatharaConfig::from_toml("").unwrap();
+        let cfg = KatharaOptions::from_toml("").unwrap();
         let c = cfg.kathara_conf();
         assert_eq!(c["manager_type"], "docker");
         assert_eq!(c["image_update_policy"], "Never");
@@ -302,13 +306,13 @@ mod tests {
 
     #[test]
     fn bad_configs_are_rejected_with_the_reason() {
-        let e = KatharaConfig::from_toml("[manager]\ntype = \"podman\"\n").unwrap_err();
+        let e = KatharaOptions::from_toml("[manager]\ntype = \"podman\"\n").unwrap_err();
         assert!(e.0.contains("podman"), "{e}");
-        let e = KatharaConfig::from_toml("cli = []\n").unwrap_err();
+        let e = KatharaOptions::from_toml("cli = []\n").unwrap_err();
         assert!(e.0.contains("program"), "{e}");
-        let e = KatharaConfig::from_toml("[settings]\nmanager_type = \"docker\"\n").unwrap_err();
+        let e = KatharaOptions::from_toml("[settings]\nmanager_type = \"docker\"\n").unwrap_err();
         assert!(e.0.contains("[manager]"), "{e}");
-        let e = KatharaConfig::from_toml("[manager]\ntype = \"docker\"\napi_token = \"x\"\n")
+        let e = KatharaOptions::from_toml("[manager]\ntype = \"docker\"\napi_token = \"x\"\n")
             .unwrap_err();
         assert!(e.0.contains("api_token"), "{e}");
     }
@@ -323,7 +327,7 @@ mod tests {
                 "open_terminals": true, "image": "myorg/base"}"#,
         )
         .unwrap();
-        let mut cfg = KatharaConfig {
+        let mut cfg = KatharaOptions {
             user_settings: Some(user.clone()),
             ..Default::default()
         };
@@ -346,7 +350,7 @@ mod tests {
 
     #[test]
     fn extra_settings_pass_through() {
-        let cfg = KatharaConfig::from_toml(
+        let cfg = KatharaOptions::from_toml(
             "default_image = \"kathara/frr\"\n[settings]\ndevice_shell = \"/bin/sh\"\n",
         )
         .unwrap();

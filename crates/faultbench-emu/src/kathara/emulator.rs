@@ -10,7 +10,7 @@
 
 use super::cleaner::Cleaner;
 use super::cli::KatharaCli;
-use super::config::{DeviceCommands, KatharaConfig};
+use super::config::{DeviceCommands, KatharaOptions};
 use super::engine::{DockerEngine, local_socket};
 use super::lab::KatharaLab;
 use super::settings::SETTINGS_RECORD_FILE;
@@ -22,14 +22,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Environment variable naming the Kathará configuration file (TOML, [`KatharaConfig`]) of
+/// Environment variable naming the Kathará configuration file (TOML, [`KatharaOptions`]) of
 /// `faultbench bench`, `lab` and `scenario check`.
 pub const KATHARA_CONFIG_ENV: &str = "FAULTBENCH_KATHARA_CONFIG";
 
 /// The Kathará backend of [`Emulator`].
 #[derive(Debug, Clone)]
 pub struct KatharaEmulator {
-    config: KatharaConfig,
+    config: KatharaOptions,
     cli: KatharaCli,
     /// Background `lclean`s of the labs it deployed ([`Emulator::defer_teardowns`]).
     cleaner: Arc<Cleaner>,
@@ -45,7 +45,7 @@ const PROBE_BOUND: Duration = Duration::from_secs(10);
 
 impl KatharaEmulator {
     /// An emulator using `config.cli`, or Kathará found by [`KatharaCli::discover`].
-    pub fn new(config: KatharaConfig) -> Result<KatharaEmulator, EmuError> {
+    pub fn new(config: KatharaOptions) -> Result<KatharaEmulator, EmuError> {
         let cli = match &config.cli {
             Some(argv) => KatharaCli::from_argv(argv)
                 .ok_or_else(|| EmuError::Environment("kathara config: empty `cli`".into()))?,
@@ -58,11 +58,11 @@ impl KatharaEmulator {
         })
     }
 
-    /// Reads a TOML configuration file (see [`KatharaConfig`]).
+    /// Reads a TOML configuration file (see [`KatharaOptions`]).
     pub fn from_config_file(path: &Path) -> Result<KatharaEmulator, EmuError> {
         let text = faultbench_core::fsutil::read_regular_string_capped(path, 1 << 20)
             .map_err(|e| EmuError::Environment(e.to_string()))?;
-        let cfg = KatharaConfig::from_toml(&text)
+        let cfg = KatharaOptions::from_toml(&text)
             .map_err(|e| EmuError::Environment(format!("{}: {e}", path.display())))?;
         KatharaEmulator::new(cfg)
     }
@@ -72,12 +72,12 @@ impl KatharaEmulator {
     pub fn from_env() -> Result<KatharaEmulator, EmuError> {
         match std::env::var_os(KATHARA_CONFIG_ENV) {
             Some(path) => KatharaEmulator::from_config_file(Path::new(&path)),
-            None => KatharaEmulator::new(KatharaConfig::default()),
+            None => KatharaEmulator::new(KatharaOptions::default()),
         }
     }
 
     /// The configuration.
-    pub fn config(&self) -> &KatharaConfig {
+    pub fn config(&self) -> &KatharaOptions {
         &self.config
     }
 
@@ -481,7 +481,7 @@ fn uses_local_engine(conf: &Value) -> bool {
 
 #[async_trait::async_trait]
 impl Emulator for KatharaEmulator {
-    fn kind(&self) -> &str {
+    fn name(&self) -> &str {
         "kathara"
     }
 

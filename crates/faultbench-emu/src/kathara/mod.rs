@@ -21,11 +21,11 @@
 //!
 //! ```no_run
 //! use faultbench_core::{Command, Emulator, LabRequest};
-//! use faultbench_emu::kathara::{KatharaConfig, KatharaEmulator};
+//! use faultbench_emu::kathara::{KatharaOptions, KatharaEmulator};
 //! use std::time::Duration;
 //!
 //! # async fn demo() -> Result<(), faultbench_core::EmuError> {
-//! let emu = KatharaEmulator::new(KatharaConfig::default())?; // Docker manager
+//! let emu = KatharaEmulator::new(KatharaOptions::default())?; // Docker manager
 //! let lab = emu.deploy(&LabRequest::new("topologies/simple_bgp")).await?;
 //! let out = lab.exec("pc1", &Command::shell("ping -c1 200.1.1.2"), Duration::from_secs(5)).await?;
 //! println!("{} (exit {:?})", out.stdout, out.exit_code);
@@ -45,11 +45,13 @@ mod linfo;
 mod settings;
 mod stage;
 
+#[allow(deprecated)]
 pub use cli::{
     CliOutput, KATHARA_ENV, KatharaCli, KatharaCliError, KatharaFailure, VENV_PYTHON,
     device_command, shell_quote, strip_log_preamble,
 };
-pub use config::{ConfigError, DeviceCommands, KatharaConfig, Manager};
+#[allow(deprecated)]
+pub use config::{ConfigError, DeviceCommands, KatharaConfig, KatharaOptions, Manager};
 pub use emulator::{Instance, KATHARA_CONFIG_ENV, KatharaEmulator};
 pub use engine::{DockerEngine, EngineError, lab_hash};
 pub use lab::KatharaLab;

@@ -104,6 +104,7 @@ pub use spec::{
     Condition, DeviceSpec, InterfaceSpec, MAX_MOCK_FILE_BYTES, MockNetwork, MockSpecError, Pattern,
     Reply, Rule, normalize,
 };
+#[allow(deprecated)]
 pub use text::{command_text, quote};
 
 use faultbench_core::{EmuError, Emulator, Lab, LabRequest};
@@ -214,7 +215,7 @@ pub fn load_lab(path: &Path, name: Option<String>) -> Result<Arc<dyn Lab>, EmuEr
 
 #[async_trait::async_trait]
 impl Emulator for MockEmulator {
-    fn kind(&self) -> &str {
+    fn name(&self) -> &str {
         "mock"
     }
 

@@ -1,11 +1,12 @@
 //! The text a mock matches a command against.
 //!
 //! A shell command is its script; an argv command is its words joined by spaces, each word that
-//! a shell would split or interpret put in single quotes. So the argv
+//! a shell would split or interpret put in single quotes ([`faultbench_core::text::for_shell`]). So the argv
 //! `["vtysh", "-c", "show ip route"]` and the script `vtysh -c 'show ip route'` are the same
 //! text, and one rule answers both.
 
 use faultbench_core::Command;
+use faultbench_core::text::for_shell;
 
 /// The matching text of a command (see the module docs).
 ///
@@ -20,19 +21,16 @@ use faultbench_core::Command;
 pub fn command_text(command: &Command) -> String {
     match command {
         Command::Shell(s) => s.trim().to_string(),
-        Command::Argv(words) => words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "),
+        Command::Argv(words) => words
+            .iter()
+            .map(|w| for_shell(w))
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }
 
 /// Quotes one word the way a POSIX shell would read it back unchanged.
+#[deprecated(note = "use `faultbench_core::text::for_shell`; this name goes in the next release")]
 pub fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
+    for_shell(word)
 }

@@ -298,7 +298,7 @@ impl NetnsEmulator {
 
 #[async_trait::async_trait]
 impl Emulator for NetnsEmulator {
-    fn kind(&self) -> &str {
+    fn name(&self) -> &str {
         "netns"
     }
 

@@ -3,8 +3,9 @@
 //! telemetry of its own lab only), or with telemetry off.
 
 use super::telemetry::TelemetryStore;
-use super::{NikaTools, Policy, PolicyToolbox, ToolConfig};
-use faultbench_core::toolbox::{ToolboxFactory, ToolboxSettings};
+use super::{NikaTools, ToolOptions};
+use faultbench_core::toolbox::{Policy, PolicyToolbox};
+use faultbench_core::toolbox::{ToolboxFactory, ToolboxOptions};
 use faultbench_core::{Lab, Toolbox};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,10 +14,11 @@ use std::time::Duration;
 /// Builds [`NikaTools`] for each deployed lab.
 ///
 /// ```
-/// use faultbench_core::toolbox::{ToolboxFactory, ToolboxSettings};
+/// use faultbench_core::toolbox::{ToolboxFactory, ToolboxOptions};
 /// use faultbench_core::{Emulator, LabRequest};
 /// use faultbench_emu::mock::MockEmulator;
-/// use faultbench_emu::tools::{NikaToolsFactory, Policy};
+/// use faultbench_core::toolbox::Policy;
+/// use faultbench_emu::tools::NikaToolsFactory;
 /// use std::time::Duration;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -31,7 +33,7 @@ use std::time::Duration;
 /// ```
 #[derive(Debug, Clone)]
 pub struct NikaToolsFactory {
-    config: ToolConfig,
+    config: ToolOptions,
     policy: Policy,
     telemetry_interval: Option<Duration>,
     telemetry_dir: Option<PathBuf>,
@@ -47,7 +49,7 @@ impl NikaToolsFactory {
     /// Default tool configuration, the `full` policy, telemetry sampled every 5 s.
     pub fn new() -> Self {
         NikaToolsFactory {
-            config: ToolConfig::default(),
+            config: ToolOptions::default(),
             policy: Policy::Full,
             telemetry_interval: Some(Duration::from_secs(5)),
             telemetry_dir: None,
@@ -55,7 +57,7 @@ impl NikaToolsFactory {
     }
 
     /// Sets the tool configuration.
-    pub fn with_config(mut self, config: ToolConfig) -> Self {
+    pub fn with_config(mut self, config: ToolOptions) -> Self {
         self.config = config;
         self
     }
@@ -89,13 +91,13 @@ impl NikaToolsFactory {
 
 impl ToolboxFactory for NikaToolsFactory {
     fn toolbox(&self, lab: Arc<dyn Lab>) -> Arc<dyn Toolbox> {
-        self.toolbox_with(lab, &ToolboxSettings::default())
+        self.toolbox_with(lab, &ToolboxOptions::default())
     }
 
     /// A new toolbox with a new telemetry store, sampled from now (the lab's deploy) on; with
     /// `settings.telemetry` off, no collector and the release's answer from the four
     /// `influx_*` tools.
-    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxSettings) -> Arc<dyn Toolbox> {
+    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxOptions) -> Arc<dyn Toolbox> {
         let name = lab.name().to_string();
         let mut tools = NikaTools::new(lab).with_config(self.config.clone());
         if !settings.telemetry {

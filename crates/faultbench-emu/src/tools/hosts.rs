@@ -1,6 +1,6 @@
 //! Which devices are the end hosts the tools ping between (`get_reachability`).
 //!
-//! In order: the list the configuration gives ([`super::ToolConfig::hosts`]); a fixed list in
+//! In order: the list the configuration gives ([`super::ToolOptions::hosts`]); a fixed list in
 //! the lab's `topology.toml` (`[reachability] hosts`, which the ports of the release's labs use
 //! to keep the release's host sets); otherwise the devices whose role is host or server
 //! ([`faultbench_core::lab::roles`]), decided from the lab's files when the lab has a
@@ -21,7 +21,7 @@ use futures_util::stream::{self, StreamExt};
 /// Where the end hosts came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostSource {
-    /// [`super::ToolConfig::hosts`].
+    /// [`super::ToolOptions::hosts`].
     Configured,
     /// `topology.toml` `[reachability] hosts`.
     Pinned,

@@ -36,7 +36,8 @@
 
 use super::mcp_framing::capped;
 use super::telemetry::TelemetryStore;
-use super::{NikaTools, Policy, PolicyToolbox, ToolConfig};
+use super::{NikaTools, ToolOptions};
+use faultbench_core::toolbox::{Policy, PolicyToolbox};
 use faultbench_core::toolbox::{RecordSink, RecordingToolbox, ToolCallRecord};
 use faultbench_core::{Lab, ToolError, ToolOutput, ToolSpec, Toolbox};
 use rmcp::model::{
@@ -274,7 +275,7 @@ pub struct ServeOptions {
     /// The policy (default `full`).
     pub policy: Policy,
     /// Tool configuration.
-    pub config: ToolConfig,
+    pub config: ToolOptions,
     /// Append one JSON line per call here.
     pub record: Option<PathBuf>,
     /// Serve telemetry from this JSONL file (written by the run's collector since deploy).

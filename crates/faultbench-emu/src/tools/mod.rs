@@ -15,7 +15,7 @@
 //! - **safety**: arguments are checked against strict grammars ([`args`]) and commands run as
 //!   argv *inside the device* — never through a host shell; `exec_shell` runs its command with
 //!   `sh -c` inside the device; tools that can change the network are marked, and
-//!   [`PolicyToolbox`] refuses them under [`Policy::ReadOnly`];
+//!   [`faultbench_core::toolbox::PolicyToolbox`] refuses them under the read-only policy;
 //! - **telemetry that exists**: see [`telemetry`].
 //!
 //! Every call can be recorded with [`faultbench_core::toolbox::RecordingToolbox`]; [`mcp`]
@@ -24,13 +24,14 @@
 //! ```
 //! use faultbench_core::{Emulator, LabRequest, Toolbox};
 //! use faultbench_emu::mock::MockEmulator;
-//! use faultbench_emu::tools::{NikaTools, Policy, PolicyToolbox, ToolConfig};
+//! use faultbench_core::toolbox::{Policy, PolicyToolbox};
+//! use faultbench_emu::tools::{NikaTools, ToolOptions};
 //! use serde_json::json;
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mock/triangle.toml");
 //! let lab = MockEmulator::new().deploy(&LabRequest::new(file)).await.unwrap();
-//! let tools = NikaTools::new(lab.clone()).with_config(ToolConfig::fast());
+//! let tools = NikaTools::new(lab.clone()).with_config(ToolOptions::fast());
 //! assert_eq!(tools.specs().len(), 22);
 //!
 //! let out = tools.call("ping_pair", json!({"host_a": "pc1", "host_b": "pc2", "count": 2})).await.unwrap();
@@ -66,7 +67,6 @@ pub mod mcp;
 #[cfg(feature = "mcp")]
 pub mod mcp_framing;
 mod output;
-mod policy;
 mod reach;
 mod specs;
 pub mod telemetry;
@@ -74,7 +74,22 @@ pub mod telemetry;
 pub use factory::NikaToolsFactory;
 pub use hosts::{HostChoice, HostSource};
 pub use output::{cap_text, render};
-pub use policy::{Policy, PolicyToolbox, UnknownPolicy};
+
+/// The former path of [`faultbench_core::toolbox::Policy`] (the wrappers live in core, issue 28).
+#[deprecated(
+    note = "moved to `faultbench_core::toolbox::Policy`; this path goes in the next release"
+)]
+pub type Policy = faultbench_core::toolbox::Policy;
+/// The former path of [`faultbench_core::toolbox::PolicyToolbox`].
+#[deprecated(
+    note = "moved to `faultbench_core::toolbox::PolicyToolbox`; this path goes in the next release"
+)]
+pub type PolicyToolbox<T> = faultbench_core::toolbox::PolicyToolbox<T>;
+/// The former path of [`faultbench_core::toolbox::UnknownPolicy`].
+#[deprecated(
+    note = "moved to `faultbench_core::toolbox::UnknownPolicy`; this path goes in the next release"
+)]
+pub type UnknownPolicy = faultbench_core::toolbox::UnknownPolicy;
 pub use reach::{Reachability, is_end_host};
 pub use specs::{TOOL_NAMES, all_specs};
 
@@ -85,9 +100,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use telemetry::TelemetryStore;
 
-/// How the tools behave. [`ToolConfig::default`] follows the release where it is sound.
+/// The former name of [`ToolOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `ToolOptions`; the old name goes in the next release")]
+pub type ToolConfig = ToolOptions;
+
+/// How the tools behave. [`ToolOptions::default`] follows the release where it is sound.
 #[derive(Debug, Clone)]
-pub struct ToolConfig {
+pub struct ToolOptions {
     /// Timeout of one command (release: 10 s). Tools whose command naturally takes longer
     /// (ping with a large count, iperf, curl) extend it by their own duration.
     pub exec_timeout: Duration,
@@ -107,9 +126,9 @@ pub struct ToolConfig {
     pub hosts: Option<Vec<String>>,
 }
 
-impl Default for ToolConfig {
+impl Default for ToolOptions {
     fn default() -> Self {
-        ToolConfig {
+        ToolOptions {
             exec_timeout: Duration::from_secs(10),
             output_cap: 4000,
             reachability_cap: 16000,
@@ -121,10 +140,10 @@ impl Default for ToolConfig {
     }
 }
 
-impl ToolConfig {
+impl ToolOptions {
     /// The defaults without the post-service pause (for tests on mock networks).
     pub fn fast() -> Self {
-        ToolConfig {
+        ToolOptions {
             service_settle: Duration::ZERO,
             ..Default::default()
         }
@@ -134,7 +153,7 @@ impl ToolConfig {
 /// The 22 tools over one lab.
 pub struct NikaTools {
     lab: Arc<dyn Lab>,
-    config: ToolConfig,
+    config: ToolOptions,
     telemetry: Option<Arc<TelemetryStore>>,
     /// Telemetry is off for the run: the `influx_*` tools answer as the release's did.
     telemetry_off: bool,
@@ -151,7 +170,7 @@ impl NikaTools {
     pub fn new(lab: Arc<dyn Lab>) -> Self {
         NikaTools {
             lab,
-            config: ToolConfig::default(),
+            config: ToolOptions::default(),
             telemetry: None,
             telemetry_off: false,
             collector: None,
@@ -161,7 +180,7 @@ impl NikaTools {
     }
 
     /// Replaces the configuration.
-    pub fn with_config(mut self, config: ToolConfig) -> Self {
+    pub fn with_config(mut self, config: ToolOptions) -> Self {
         self.config = config;
         self.hosts = tokio::sync::OnceCell::new();
         self
@@ -222,7 +241,7 @@ impl NikaTools {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &ToolConfig {
+    pub fn config(&self) -> &ToolOptions {
         &self.config
     }
 

@@ -104,10 +104,10 @@ impl LlmJudge {
     }
 
     /// A judge on the model named `model`, with the provider found by
-    /// [`LlmConfig::discover`](faultbench_llm::LlmConfig::discover) (environment variables such
+    /// [`LlmOptions::discover`](faultbench_llm::LlmOptions::discover) (environment variables such
     /// as `OPENAI_API_KEY`/`OPENAI_BASE_URL`, or the TOML file given).
     pub fn connect(model: &str, config_file: Option<&std::path::Path>) -> Result<Self, LlmError> {
-        let config = faultbench_llm::LlmConfig::discover(config_file)?;
+        let config = faultbench_llm::LlmOptions::discover(config_file)?;
         Ok(LlmJudge::new(config.connect(model)?).with_prices(config.prices()?))
     }
 

@@ -8,7 +8,7 @@
 
 use super::axis::Requirement;
 use super::devices::{Inventory, device_key};
-use super::policy::{Policy, policies_in};
+use super::policy::{IntendedPolicy, policies_in};
 use super::text::{Fnv, Polarity};
 use faultbench_core::Diagnosis;
 use faultbench_core::scenario::{AxisKind, Scenario, ScoringAxis};
@@ -54,7 +54,7 @@ pub(crate) enum AxisRule {
 #[derive(Debug, Clone)]
 pub(crate) struct Compiled {
     pub inv: Inventory,
-    pub policies: Vec<Policy>,
+    pub policies: Vec<IntendedPolicy>,
     pub axes: Vec<AxisRule>,
     pub fix: Option<Requirement>,
 }

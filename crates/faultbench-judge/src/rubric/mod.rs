@@ -29,7 +29,7 @@
 //!    `must-identify-affected-link: router1<->router2`) fails when the diagnosis blames none of
 //!    them: the right words about the wrong device do not identify the fault.
 //! 7. **Intentional policies.** A diagnosis that blames a documented intentional policy
-//!    ([`Policy`], read from ground truths by [`policies_in`], or given in a [`PolicyBook`])
+//!    ([`IntendedPolicy`], read from ground truths by [`policies_in`], or given in a [`PolicyBook`])
 //!    fails every health-reading axis: it has not seen the healthy baseline.
 //! 8. **Fix** (only when the scenario has a `[FIX]`): the first sentence of the fix is required,
 //!    the rest is optional detail, clauses saying what *not* to change are skipped; the share
@@ -71,7 +71,8 @@ mod policy;
 mod text;
 
 pub use devices::{Inventory, device_key, looks_like_device};
-pub use policy::{Policy, PolicyBook, policies_in};
+#[allow(deprecated)]
+pub use policy::{IntendedPolicy, Policy, PolicyBook, policies_in};
 pub use text::{Doc, Polarity, stem};
 
 use compile::{AxisRule, Compiled};
@@ -84,18 +85,22 @@ use faultbench_core::scenario::{Assertion, AxisKind, Scenario, ScoringAxis};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// The former name of [`RubricOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `RubricOptions`; the old name goes in the next release")]
+pub type RubricConfig = RubricOptions;
+
 /// Settings of the rubric judge.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RubricConfig {
+pub struct RubricOptions {
     /// Share of an axis' weighted slots that must be found for it to pass.
     pub threshold: f64,
     /// How required and bonus pass rates combine (the release's rule by default).
     pub rule: OutcomeRule,
 }
 
-impl Default for RubricConfig {
+impl Default for RubricOptions {
     fn default() -> Self {
-        RubricConfig {
+        RubricOptions {
             threshold: 0.6,
             rule: OutcomeRule::Release,
         }
@@ -132,7 +137,7 @@ const CACHE_LIMIT: usize = 4096;
 /// judge, so judging many runs of the same scenario costs only the per-diagnosis work.
 #[derive(Debug, Default)]
 pub struct RubricJudge {
-    config: RubricConfig,
+    config: RubricOptions,
     policies: PolicyBook,
     compiled: Mutex<HashMap<String, Arc<Compiled>>>,
 }
@@ -154,7 +159,7 @@ impl RubricJudge {
     }
 
     /// Replaces the settings.
-    pub fn with_config(mut self, config: RubricConfig) -> Self {
+    pub fn with_config(mut self, config: RubricOptions) -> Self {
         self.config = config;
         self
     }
@@ -167,7 +172,7 @@ impl RubricJudge {
     }
 
     /// The settings.
-    pub fn config(&self) -> &RubricConfig {
+    pub fn config(&self) -> &RubricOptions {
         &self.config
     }
 
@@ -294,7 +299,7 @@ struct Ctx<'a> {
     compiled: &'a Compiled,
     diagnosis: &'a Diagnosis,
     doc: Doc,
-    blamed_policy: Option<Policy>,
+    blamed_policy: Option<IntendedPolicy>,
 }
 
 impl<'a> Ctx<'a> {

@@ -46,9 +46,13 @@ const GENERAL: [&str; 22] = [
     "bandwidth",
 ];
 
+/// The former name of [`IntendedPolicy`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `IntendedPolicy`; the old name goes in the next release")]
+pub type Policy = IntendedPolicy;
+
 /// One documented intentional policy.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Policy {
+pub struct IntendedPolicy {
     /// Keys of the devices that carry it.
     pub devices: Vec<String>,
     /// The devices as written.
@@ -59,10 +63,10 @@ pub struct Policy {
     pub text: String,
 }
 
-impl Policy {
+impl IntendedPolicy {
     /// A policy on some devices, described in words (its mechanism is read from the words).
-    pub fn new(devices: &[&str], description: &str) -> Policy {
-        Policy {
+    pub fn new(devices: &[&str], description: &str) -> IntendedPolicy {
+        IntendedPolicy {
             devices: devices.iter().map(|d| device_key(d)).collect(),
             names: devices.iter().map(|d| d.to_lowercase()).collect(),
             concepts: mechanisms(&Doc::new(description)),
@@ -110,7 +114,7 @@ fn mechanisms(doc: &Doc) -> Vec<usize> {
 }
 
 /// Reads the intentional policies a text documents.
-pub fn policies_in(text: &str, inv: &Inventory) -> Vec<Policy> {
+pub fn policies_in(text: &str, inv: &Inventory) -> Vec<IntendedPolicy> {
     let doc = Doc::new(text);
     let sentences = doc
         .tokens
@@ -130,7 +134,7 @@ pub fn policies_in(text: &str, inv: &Inventory) -> Vec<Policy> {
                 || (w == "standing" && toks.iter().any(|&q| doc.tokens[q].raw == "policy"))
         })
     };
-    let mut out: Vec<Policy> = Vec::new();
+    let mut out: Vec<IntendedPolicy> = Vec::new();
     for s in 0..sentences {
         if !is_cue(&by_sentence[s]) {
             continue;
@@ -157,7 +161,7 @@ pub fn policies_in(text: &str, inv: &Inventory) -> Vec<Policy> {
         if devices.is_empty() || concepts.is_empty() {
             continue;
         }
-        out.push(Policy {
+        out.push(IntendedPolicy {
             devices,
             names,
             concepts,
@@ -170,7 +174,7 @@ pub fn policies_in(text: &str, inv: &Inventory) -> Vec<Policy> {
 /// Intentional policies by topology.
 #[derive(Debug, Clone, Default)]
 pub struct PolicyBook {
-    by_topology: HashMap<String, Vec<Policy>>,
+    by_topology: HashMap<String, Vec<IntendedPolicy>>,
 }
 
 impl PolicyBook {
@@ -180,7 +184,7 @@ impl PolicyBook {
     }
 
     /// Adds a policy to a topology.
-    pub fn add(&mut self, topology: &str, policy: Policy) {
+    pub fn add(&mut self, topology: &str, policy: IntendedPolicy) {
         let list = self.by_topology.entry(topology.to_lowercase()).or_default();
         if !list.contains(&policy) {
             list.push(policy);
@@ -196,7 +200,7 @@ impl PolicyBook {
     }
 
     /// The policies of a topology.
-    pub fn for_topology(&self, topology: &str) -> &[Policy] {
+    pub fn for_topology(&self, topology: &str) -> &[IntendedPolicy] {
         self.by_topology
             .get(&topology.to_lowercase())
             .map(Vec::as_slice)

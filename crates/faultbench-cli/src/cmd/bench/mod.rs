@@ -6,7 +6,7 @@
 mod progress;
 
 use anyhow::bail;
-use faultbench_bench::{Bench, BenchSettings, Selection, Shard};
+use faultbench_bench::{Bench, BenchOptions, Selection, Shard};
 use faultbench_core::agent::{Budget, TicketHint};
 use faultbench_core::dataset::Scope;
 use faultbench_core::emulator::LinkModel;
@@ -167,8 +167,8 @@ pub enum Switch {
     Off,
 }
 
-fn settings(a: Args) -> BenchSettings {
-    BenchSettings {
+fn settings(a: Args) -> BenchOptions {
+    BenchOptions {
         dataset: a.dataset,
         selection: Selection::from_flags(
             a.experiment,

@@ -54,8 +54,8 @@ pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
     errln!(
         "bringing {} up on {} and {} …",
         dir.display(),
-        ea.kind(),
-        eb.kind()
+        ea.name(),
+        eb.name()
     );
     let report = match parity::run(ea, eb, &LabRequest::new(&dir), &popts).await {
         Ok(r) => r,

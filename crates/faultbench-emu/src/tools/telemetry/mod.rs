@@ -39,7 +39,7 @@ mod store;
 pub use collector::{Collector, SAMPLE_SCRIPT, SeenProcesses, WATCHED_PROCESSES, sample};
 pub use store::{BucketInfo, DEFAULT_BUCKET, FieldValue, Point, TelemetryStore, rfc3339};
 
-use super::ToolConfig;
+use super::ToolOptions;
 use super::args::{self, parse};
 use super::output::failure;
 use faultbench_core::{ToolError, ToolOutput};
@@ -119,7 +119,7 @@ pub(super) fn call_tool(
     source: Source<'_>,
     name: &str,
     a: Value,
-    config: &ToolConfig,
+    config: &ToolOptions,
 ) -> Result<ToolOutput, ToolError> {
     // Arguments are checked first, so a bad call is an error whether or not telemetry runs.
     enum Req {

@@ -1,12 +1,15 @@
 //! Policies: which tool calls may change the network.
 //!
+//! (In `faultbench-emu` until issue 28; `faultbench_emu::tools::{Policy, PolicyToolbox}` remain
+//! as deprecated aliases for one release.)
+//!
 //! [`PolicyToolbox`] wraps any [`Toolbox`] (tower style) and asks the inner toolbox, per call,
 //! whether the call mutates ([`Toolbox::mutates`]): `systemctl_ops` with `status` does not, with
 //! `restart` it does; `frr_exec` with `show …` does not. Under [`Policy::ReadOnly`] mutating
 //! calls are refused with [`ToolError::Refused`] before anything runs; under [`Policy::Full`]
 //! (the paper's setting) everything passes.
 
-use faultbench_core::{ToolError, ToolOutput, ToolSpec, Toolbox};
+use super::{ToolError, ToolOutput, ToolSpec, Toolbox};
 use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;

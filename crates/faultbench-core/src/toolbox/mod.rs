@@ -3,8 +3,9 @@
 //!
 //! The benchmark's toolbox is NIKA's 22 network tools (in `faultbench-emu`), but the pipeline
 //! only knows this trait, so wrappers compose in the style of tower's `Service`:
-//! [`RecordingToolbox`] keeps a log of every call for the judge's trace digest; a read-only policy
-//! or a budget is another wrapper around any toolbox.
+//! [`RecordingToolbox`] keeps a log of every call for the judge's trace digest, and
+//! [`PolicyToolbox`] refuses the calls that would change the network under the read-only
+//! [`Policy`]; both wrap any toolbox, and both live here beside the trait they wrap.
 //!
 //! ```
 //! use faultbench_core::toolbox::{RecordingToolbox, ToolError, ToolOutput, ToolSpec, Toolbox};
@@ -33,6 +34,10 @@
 //! assert_eq!(log[1].error.as_deref(), Some("unknown tool `reboot`"));
 //! # });
 //! ```
+
+mod policy;
+
+pub use policy::{Policy, PolicyToolbox, UnknownPolicy};
 
 use crate::emulator::Lab;
 use serde::{Deserialize, Serialize};
@@ -298,17 +303,21 @@ impl<T: Toolbox> Toolbox for RecordingToolbox<T> {
     }
 }
 
+/// The former name of [`ToolboxOptions`] (one name per concept, issue 28).
+#[deprecated(note = "renamed to `ToolboxOptions`; the old name goes in the next release")]
+pub type ToolboxSettings = ToolboxOptions;
+
 /// Settings a toolbox is built with, from the run's configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolboxSettings {
+pub struct ToolboxOptions {
     /// Collect telemetry for the telemetry tools (off: they answer as the release's labs
     /// without a collector did).
     pub telemetry: bool,
 }
 
-impl Default for ToolboxSettings {
+impl Default for ToolboxOptions {
     fn default() -> Self {
-        ToolboxSettings { telemetry: true }
+        ToolboxOptions { telemetry: true }
     }
 }
 
@@ -321,8 +330,8 @@ pub trait ToolboxFactory: Send + Sync {
 
     /// The toolbox for a freshly deployed lab under the run's settings. The default ignores
     /// them (right for toolboxes without telemetry); a factory with telemetry honours
-    /// [`ToolboxSettings::telemetry`].
-    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxSettings) -> Arc<dyn Toolbox> {
+    /// [`ToolboxOptions::telemetry`].
+    fn toolbox_with(&self, lab: Arc<dyn Lab>, settings: &ToolboxOptions) -> Arc<dyn Toolbox> {
         let _ = settings;
         self.toolbox(lab)
     }
