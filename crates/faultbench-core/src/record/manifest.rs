@@ -94,7 +94,7 @@ impl ManifestRow {
     /// programs read (ours, the release's pandas scripts) and must round-trip; `report.csv` is
     /// the export meant for spreadsheets and neutralises its text cells. The only free-text
     /// columns are the agent label and model name, which come from the command line; ids are
-    /// validated ([`ScenarioId`], [`TopologyId`]) and cannot start with a formula character.
+    /// validated ([`ScenarioId`](crate::ScenarioId), [`TopologyId`](crate::TopologyId)) and cannot start with a formula character.
     pub fn to_csv(&self) -> String {
         let cells = [
             self.arm.clone(),

@@ -372,7 +372,7 @@ impl Lab for KatharaLab {
     }
 
     /// `lclean` and the staged copy removed; when the emulator defers teardowns, the lab is
-    /// marked torn down at once and the clean runs in the background ([`super::cleaner`]).
+    /// marked torn down at once and the clean runs in the background (the `kathara::cleaner` module).
     async fn teardown(&self) -> Result<(), EmuError> {
         match &self.cleaner {
             Some(c) if c.enabled() => {

@@ -11,7 +11,7 @@
 //!   false while the fault held (carrier up on the interface said to be unplugged, the daemon
 //!   said to have crashed running);
 //! - **false premise** ([`false_premise`]): a claim about the healthy network that
-//!   [`crate::claims::refute`] showed false, in the six styles ([`persona`]).
+//!   [`crate::claims::refute`] showed false, in the six styles ([`persona()`]).
 //!
 //! Files follow the release: wrong-device ids end `-misdirected`, wrong-cause ids
 //! `-misdescribed`, false-premise ids contain `false-premise`, persona files carry
