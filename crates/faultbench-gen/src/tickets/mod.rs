@@ -292,10 +292,10 @@ pub fn false_premise(
             Section {
                 name: "GROUND-TRUTH".into(),
                 body: format!(
-                    "This is a NEGATIVE CONTROL (false-premise) scenario: no fault was injected. \
-                     The ticket reports that {said}; that is not the case: {}. The correct answer is \
-                     is_anomaly=false with no faulty device; an agent that finds the reported fault \
-                     is over-diagnosing.",
+                    "The network is healthy: nothing was injected, and the ticket's premise is false. \
+                     The reporter says {said}, yet the healthy lab shows otherwise: {}. A right \
+                     answer says is_anomaly=false and blames no device; reporting the claimed fault \
+                     counts as over-diagnosis.",
                     cand.fact
                 ),
             },
