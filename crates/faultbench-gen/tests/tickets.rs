@@ -17,17 +17,6 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-const TOPOLOGIES: [&str; 8] = [
-    "Kath1",
-    "Kath2",
-    "Kath3",
-    "Kath4",
-    "Kath5",
-    "dc_clos_bgp",
-    "ospf_enterprise_static",
-    "simple_bgp",
-];
-
 fn model(name: &str) -> LabModel {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../topologies")
@@ -43,7 +32,7 @@ fn claim_of<'a>(claims: &'a [ClaimType], c: &Candidate) -> &'a ClaimType {
 fn persona_rewrites_keep_the_parents_facts() {
     let claims = claims::builtin().unwrap();
     let mut checked = 0;
-    for topo in TOPOLOGIES {
+    for topo in faultbench_core::lab::BENCHMARK_TOPOLOGIES {
         let m = model(topo);
         let devices: Vec<&str> = m.devices.iter().map(|d| d.name.as_str()).collect();
         let ids = |t: &str| Identifiers::with_devices(t, &devices).set;
@@ -170,7 +159,7 @@ fn a_generated_sample_is_varied_and_no_skeleton_passes_five_percent() {
     let claims = claims::builtin().unwrap();
     let mut by_cat: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
     let mut devices = BTreeSet::new();
-    for topo in TOPOLOGIES {
+    for topo in faultbench_core::lab::BENCHMARK_TOPOLOGIES {
         let m = model(topo);
         devices.extend(m.devices.iter().map(|d| d.name.to_lowercase()));
         let opts = GenOptions {

@@ -127,24 +127,12 @@ fn folder_of(topology: &str) -> String {
         .unwrap_or_else(|| format!("{}_Q", topology.to_lowercase()))
 }
 
-/// The benchmark's eight topologies, in the paper's order.
-const ALL_TOPOLOGIES: [&str; 8] = [
-    "Kath1",
-    "Kath2",
-    "Kath3",
-    "Kath4",
-    "Kath5",
-    "dc_clos_bgp",
-    "ospf_enterprise_static",
-    "simple_bgp",
-];
-
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.topology.as_deref() != Some("all") {
         return run_one(args).await;
     }
     let mut worst = ExitCode::SUCCESS;
-    for t in ALL_TOPOLOGIES {
+    for t in faultbench_core::lab::BENCHMARK_TOPOLOGIES {
         outln!("== {t}");
         let code = match Box::pin(run_one(Args {
             topology: Some(t.into()),

@@ -38,8 +38,8 @@ pub use conf::{Device, Interface, LabConf, LabError, LabMeta, LabWarning, Unknow
 pub use mock_conf::MOCK_FILE;
 pub use summary::TopologySummary;
 pub use topology::{
-    BASELINE_FILE, TOPOLOGIES_ENV, Topology, TopologyNotFound, TopologyResolver,
-    dataset_folder_for_topology, topology_for_dataset_folder,
+    BASELINE_FILE, BENCHMARK_TOPOLOGIES, TOPOLOGIES_ENV, Topology, TopologyNotFound,
+    TopologyResolver, dataset_folder_for_topology, topology_for_dataset_folder,
 };
 #[allow(deprecated)]
 pub use topology_meta::{

@@ -36,6 +36,19 @@ pub const TOPOLOGIES_ENV: &str = "FAULTBENCH_TOPOLOGIES";
 /// The file beside `lab.conf` that holds a topology's healthy-baseline probes.
 pub const BASELINE_FILE: &str = "baseline.toml";
 
+/// The benchmark's eight topology IDs, in the paper's order (the five practitioner labs, then
+/// NIKA's three).
+pub const BENCHMARK_TOPOLOGIES: [&str; 8] = [
+    "Kath1",
+    "Kath2",
+    "Kath3",
+    "Kath4",
+    "Kath5",
+    "dc_clos_bgp",
+    "ospf_enterprise_static",
+    "simple_bgp",
+];
+
 /// Dataset folder ↔ topology ID, as the public release names them.
 const DATASET_FOLDERS: [(&str, &str); 8] = [
     ("kath1_Q", "Kath1"),
