@@ -31,6 +31,18 @@ pub struct Variant {
     pub symptom: SymptomView,
 }
 
+impl Variant {
+    /// The device the injection's first step runs on (empty when nothing is injected).
+    pub fn faulted_device(&self) -> String {
+        self.spec
+            .injection()
+            .applied_steps()
+            .next()
+            .map(|s| s.device.clone())
+            .unwrap_or_default()
+    }
+}
+
 /// Why a candidate could not be rendered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {

@@ -163,14 +163,7 @@ pub async fn verify_variant(
     };
     // Measure what a user sees while the fault holds: the tickets are written from this.
     let observed = if result.is_none() {
-        let device = variant
-            .spec
-            .injection()
-            .applied_steps()
-            .next()
-            .map(|s| s.device.clone())
-            .unwrap_or_default();
-        Some(symptom::observe(lab, &variant.symptom, &device).await)
+        Some(symptom::observe(lab, &variant.symptom, &variant.faulted_device()).await)
     } else {
         None
     };

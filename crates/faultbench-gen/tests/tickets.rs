@@ -94,13 +94,7 @@ fn persona_rewrites_keep_the_parents_facts() {
 /// An observation as the live lab would report it, varied by key.
 fn observed(v: &faultbench_gen::render::Variant, key: u64) -> Observed {
     let s = &v.symptom;
-    let device = v
-        .spec
-        .injection()
-        .applied_steps()
-        .next()
-        .map(|s| s.device.clone())
-        .unwrap_or_default();
+    let device = v.faulted_device();
     let mut o = Observed {
         kind: s.kind.clone(),
         device: device.clone(),
