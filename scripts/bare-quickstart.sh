@@ -14,7 +14,7 @@
 #      workspace's rust-version). Debian 12's own rustc is 1.63 / cargo 0.66 (`apt-cache policy
 #      rustc cargo`), far below the workspace's 1.95 and edition 2024, so it cannot build faultbench;
 #   3. `git clone` of this repository (from its .git directory, bind-mounted read-only) and
-#      ../shared beside the clone (/work/shared, read-only) for the public release's data;
+#      ../shared beside the clone (or $SHARED; mounted read-only) for the public release's data;
 #   4. `./scripts/quickstart.sh` in the clone, timed: packages, the release build of the CLI
 #      and one topology's 25 runs.
 # The container is --privileged (namespaces, veth, mounts for netns labs; see below where the
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 
 BRANCH="${1:-$(git rev-parse --abbrev-ref HEAD)}"
 GIT_DIR="$(git rev-parse --path-format=absolute --git-common-dir)"
-SHARED="${SHARED:-/work/shared}"
+SHARED="${SHARED:-$(cd .. && pwd)/shared}"
 CACHE=/opt/faultbench/bare-debian12
 IMAGE=faultbench-bare/debian12:latest
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
