@@ -242,3 +242,40 @@ fn the_plan_is_seeded_and_counts_refusals_per_rule() {
     let three = multi::plan_multi(&vs, &devices, &MultiOptions { faults: 3, ..opts });
     assert!(three.variants.iter().all(|m| m.components.len() == 3));
 }
+
+#[test]
+fn the_llm_judge_is_asked_about_every_fault() {
+    let (vs, devices) = singles();
+    let acl = find(&vs, "gateway-acl-return-path", "router2");
+    let bgp = find(&vs, "bgp-neighbor-shutdown", "router1");
+    let mv = pair(bgp, acl, &devices).unwrap();
+    let spec = &mv.variant.spec;
+    // The items the LLM judge grades are the must/bonus axes, the same selection as its own.
+    let items: Vec<&str> = spec
+        .scoring_axes()
+        .iter()
+        .filter(|a| a.raw.starts_with("must-") || a.raw.starts_with("bonus-"))
+        .map(|a| a.raw.as_str())
+        .collect();
+    let user = faultbench_judge::llm::prompts::outcome_user(
+        spec.ground_truth(),
+        &answer(&truth_of(bgp), "router1"),
+        &items,
+    );
+    for c in [bgp, acl] {
+        let component = c
+            .spec
+            .scoring_axes()
+            .iter()
+            .find(|a| a.raw.starts_with("must-identify-component"))
+            .unwrap()
+            .raw
+            .clone();
+        assert!(
+            user.contains(&component),
+            "{component} missing from\n{user}"
+        );
+        assert!(user.contains(&format!("{} on {}", c.family, c.faulted_device())));
+    }
+    assert!(user.contains("names every one of them"), "{user}");
+}
