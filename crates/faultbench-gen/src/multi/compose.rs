@@ -108,14 +108,13 @@ pub fn compose(
         }
     }
     // Masking faults are fixed first, hidden ones last: each fix then reveals the next.
-    let rank = |k: usize| {
-        if masking.iter().any(|&(_, h)| h == k) {
-            2
-        } else if masking.iter().any(|&(m, _)| m == k) {
-            0
-        } else {
-            1
-        }
+    let rank = |k: usize| match (
+        masking.iter().any(|&(m, _)| m == k),
+        masking.iter().any(|&(_, h)| h == k),
+    ) {
+        (_, true) => "3 hidden",
+        (true, false) => "1 masking",
+        (false, false) => "2 neither",
     };
     let mut fix_order: Vec<usize> = (0..n).collect();
     fix_order.sort_by_key(|&k| rank(k));
