@@ -76,6 +76,17 @@ fn conflicting_combinations_are_refused_by_rule() {
         pair(input, output, &devices),
         Err(ComposeError::Conflict(Conflict::SameLayer { .. }))
     ));
+    // A fault whose checks need the BGP session up, with one that takes it down (found live:
+    // the second fault's check could never hold).
+    let port = find(&vs, "bgp-port-blocked", "router1");
+    let policy = find(&vs, "bgp-route-map-deny-in", "router2");
+    match pair(port, policy, &devices) {
+        Err(ComposeError::Conflict(c @ Conflict::BreaksPrecondition { .. })) => {
+            assert_eq!(c.rule(), "breaks-session-check");
+            assert!(c.to_string().contains("Established"), "{c}");
+        }
+        other => panic!("expected a session-check refusal, got {other:?}"),
+    }
     // A fault with itself, and a false premise, are refused too.
     assert!(matches!(
         pair(link, link, &devices),

@@ -4,8 +4,8 @@
 //! run's seed: half of the draws aim at masking pairs (a fault that cuts a host off, with a
 //! fault seen from that host), the other half are any faults. Every draw goes through the
 //! conflict rules ([`super::rules`]); refusals are counted per rule. The sample then alternates
-//! masking and plain combinations and prefers family sets it has not taken yet, so a small
-//! sample spans many pairs of families.
+//! masking and plain combinations and prefers, first, combinations of distinct families whose
+//! family set it has not taken yet, so a small sample spans many pairs of families.
 
 use super::compose::{ComposeError, MAX_FAULTS, MultiVariant, compose};
 use crate::content::SplitMix64;
@@ -129,14 +129,13 @@ pub fn plan_multi(singles: &[Variant], devices: &[String], opts: &MultiOptions) 
                 break;
             }
             for mv in [x, y].into_iter().flatten() {
-                let fam = {
-                    let mut f: Vec<&str> =
-                        mv.components.iter().map(|c| c.family.as_str()).collect();
-                    f.sort_unstable();
-                    f.join("+")
-                };
+                let mut f: Vec<&str> = mv.components.iter().map(|c| c.family.as_str()).collect();
+                f.sort_unstable();
+                let repeats = f.windows(2).any(|w| w[0] == w[1]);
+                let fam = f.join("+");
                 let taken = chosen.iter().any(|c| c.variant.id == mv.variant.id);
-                if chosen.len() < opts.count && !taken && (!distinct || families.insert(fam)) {
+                let fresh = || !repeats && families.insert(fam);
+                if chosen.len() < opts.count && !taken && (!distinct || fresh()) {
                     chosen.push(mv.clone());
                 }
             }

@@ -12,11 +12,15 @@
 //!    or fixing one would half-fix the other);
 //! 3. they are on the same device and the same layer (two OSPF faults on one router are one
 //!    broken OSPF configuration to a user and to a judge);
-//! 4. one fault's fix, on some device, touches a resource the other fault changes there
+//! 4. one fault's checks need a routing session up (`Established`, `Full`) — a selective
+//!    routing fault proves it is selective that way — and the other fault can take sessions
+//!    down (a routing-layer or daemon fault, or one whose commands reach the routing daemons or
+//!    port 179);
+//! 5. one fault's fix, on some device, touches a resource the other fault changes there
 //!    (e.g. the fix of a host's downed link puts its default route back, which undoes a wrong
 //!    default route on the same host).
 //!
-//! Rule 4 is read from the `[FIX]` commands exactly as the benchmark runs them
+//! Rule 5 is read from the `[FIX]` commands exactly as the benchmark runs them
 //! ([`faultbench_core::pipeline::revert_commands`]). The rules are deliberately coarse (two
 //! filter rules in the same chain conflict even when they match different traffic): a refused
 //! combination costs a candidate, an accepted conflicting one costs a wrong dataset.
@@ -63,6 +67,20 @@ pub enum Conflict {
         /// The shared layer.
         layer: String,
     },
+    /// One fault's checks need a routing session up that the other can take down.
+    #[error(
+        "`{needs}` checks that a routing session is up (`{check}`), which `{breaker}` ({layer}) can take down"
+    )]
+    BreaksPrecondition {
+        /// The fault whose check needs the session.
+        needs: String,
+        /// The fault that can take sessions down.
+        breaker: String,
+        /// Its layer.
+        layer: String,
+        /// The check.
+        check: String,
+    },
     /// Fixing one would undo the other.
     #[error(
         "the fix of `{fixed}` (`{command}` on {device}) touches {resource}, which `{undone}` changes there"
@@ -90,6 +108,7 @@ impl Conflict {
             Conflict::SameResource { .. } => "same-device-and-resource",
             Conflict::SameLayer { .. } => "same-device-and-layer",
             Conflict::FixUndoes { .. } => "fix-undoes-other",
+            Conflict::BreaksPrecondition { .. } => "breaks-session-check",
         }
     }
 }
@@ -255,6 +274,18 @@ pub fn check_pair(a: &Variant, b: &Variant, devices: &[String]) -> Result<(), Co
             });
         }
     }
+    for (needs, breaker) in [(a, b), (b, a)] {
+        if let Some(check) = session_check(needs)
+            && can_break_sessions(breaker, devices)
+        {
+            return Err(Conflict::BreaksPrecondition {
+                needs: needs.id.clone(),
+                breaker: breaker.id.clone(),
+                layer: breaker.layer.clone(),
+                check,
+            });
+        }
+    }
     for (fixed, undone, inj) in [(a, b, &ib), (b, a, &ia)] {
         for (device, command) in fix_commands(fixed, devices) {
             let theirs = touched(inj, &device);
@@ -270,6 +301,32 @@ pub fn check_pair(a: &Variant, b: &Variant, devices: &[String]) -> Result<(), Co
         }
     }
     Ok(())
+}
+
+/// The first check of `v` that needs a routing session up (BGP `Established`, OSPF `Full`)
+/// and expects to find it.
+fn session_check(v: &Variant) -> Option<String> {
+    v.spec
+        .post_inject_checks()
+        .iter()
+        .find(|c| {
+            let e = c.expect.trim();
+            (c.command.contains("Established") || c.command.contains("Full"))
+                && !(e == "0" || e.eq_ignore_ascii_case("empty"))
+        })
+        .map(|c| format!("{} {} => expect {}", c.device, c.command, c.expect))
+}
+
+/// Whether `v` can take a routing session down: a routing-layer or daemon fault, or one whose
+/// injection or fix speaks to the routing daemons or their ports.
+fn can_break_sessions(v: &Variant, devices: &[String]) -> bool {
+    matches!(v.layer.as_str(), "bgp" | "ospf" | "rip" | "daemon")
+        || injected(v)
+            .into_iter()
+            .chain(fix_commands(v, devices))
+            .any(|(_, c)| {
+                c.contains("vtysh") || c.contains(" 179") || c.contains("ospf") || c.contains("bgp")
+            })
 }
 
 /// Whether every pair of `faults` may be injected together.
