@@ -18,9 +18,14 @@
 //!
 //! ```
 //! use faultbench_core::scenario::fault_groups;
-//! let body = "# fault 1/2: a on r1\nr1  pgrep ospfd  => expect empty\n\
-//!             # fault 2/2: b on pc1\npc1  ping -c1 10.0.0.1  => expect loss>0\n";
-//! let groups = fault_groups(body).unwrap();
+//! let body = [
+//!     "# fault 1/2: a on r1",
+//!     "r1  pgrep ospfd  => expect empty",
+//!     "# fault 2/2: b on pc1",
+//!     "pc1  ping -c1 10.0.0.1  => expect loss>0",
+//! ]
+//! .join("\n");
+//! let groups = fault_groups(&body).unwrap();
 //! assert_eq!(groups.len(), 2);
 //! assert_eq!(groups[1].label, "b on pc1");
 //! assert_eq!(groups[1].checks[0].device, "pc1");
