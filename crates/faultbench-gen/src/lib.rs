@@ -45,6 +45,7 @@ pub mod generate;
 pub mod graph;
 pub mod journal;
 pub mod model;
+pub mod multi;
 pub mod render;
 pub mod split;
 pub mod symptom;

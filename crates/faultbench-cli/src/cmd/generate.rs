@@ -84,6 +84,13 @@ pub struct Args {
     /// wrong-device and 3 wrong-cause twins of them, 9 false premises with 5 personas each.
     #[arg(long)]
     pub paper_shape: bool,
+    /// Write scenarios of N faults (2 or 3) injected together instead of single faults:
+    /// --count of them (default 10), masking pairs among them, conflicting combinations
+    /// refused by rule, each verified on a fresh lab, under `<out>/<folder>/multi/`.
+    /// See docs/multi-fault.md.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(2..=3),
+          conflicts_with_all = ["misleading", "false_premise", "paper_shape"])]
+    pub multi_fault: Option<u8>,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -187,7 +194,32 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
     for g in model.open_gaps() {
         errln!("model: {}: {} (read: {})", g.device, g.what, g.read);
     }
+    anyhow::ensure!(
+        args.multi_fault.is_none() || args.shard == (1, 1),
+        "--multi-fault does not take --shard; run it once per topology"
+    );
     if args.dry_run {
+        if let Some(n) = args.multi_fault {
+            let singles = plan(
+                &model,
+                &families,
+                &GenOptions {
+                    count: None,
+                    ..opts.clone()
+                },
+                &PlainTickets,
+            )?;
+            let m = super::gen_multi::plan(
+                &singles.variants,
+                &model,
+                n.into(),
+                args.count.unwrap_or(10),
+                seed,
+                &opts.id_prefix,
+            );
+            super::gen_multi::print_plan(&m, n.into());
+            return Ok(ExitCode::SUCCESS);
+        }
         if args.show_model {
             outln!("{}", serde_json::to_string_pretty(&model)?);
         }
@@ -265,6 +297,40 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
             "test split commitment: sha256 {hash} (recorded in {})",
             path.display()
         );
+    }
+    if let Some(n) = args.multi_fault {
+        let singles = plan(
+            &model,
+            &families,
+            &GenOptions {
+                count: None,
+                ..opts.clone()
+            },
+            &PlainTickets,
+        )?;
+        let m = super::gen_multi::plan(
+            &singles.variants,
+            &model,
+            n.into(),
+            args.count.unwrap_or(10),
+            seed,
+            &opts.id_prefix,
+        );
+        super::gen_multi::print_plan(&m, n.into());
+        let code = super::gen_multi::verify_and_write(
+            emulator,
+            &topology,
+            &baseline,
+            &m,
+            n.into(),
+            &phases,
+            args.jobs,
+            seed,
+            &args.out.join(&folder).join("multi"),
+        )
+        .await?;
+        rebuild_index(&args.out)?;
+        return Ok(code);
     }
     let p = plan(&model, &families, &opts, &PlainTickets)?;
     print_plan(&p, &topology.id);

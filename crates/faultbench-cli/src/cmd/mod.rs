@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bundle;
 pub mod doctor;
+pub mod gen_multi;
 pub mod gen_tickets;
 pub mod generate;
 pub mod judge;

@@ -79,7 +79,7 @@ impl Repairing {
         let o = &runner.config.repair;
         self.clock = Some(RepairClock::start(
             lab.clone(),
-            scenario.post_inject_checks().to_vec(),
+            scenario.fault_groups(),
             o.watch_interval,
             o.fault_retry.command_timeout,
         ));

@@ -6,7 +6,7 @@
 //! they leave in the network.
 
 use crate::emulator::Lab;
-use crate::scenario::PostInjectCheck;
+use crate::scenario::{FaultGroup, PostInjectCheck};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,15 +29,16 @@ pub struct RepairClock {
 }
 
 impl RepairClock {
-    /// Starts checking `checks` on `lab` every `interval`, the first round one interval after
-    /// the start (the agent has done nothing before). Stops by itself once a round finds the
-    /// fault gone.
+    /// Starts checking the faults' `groups` on `lab` every `interval`, the first round one
+    /// interval after the start (the agent has done nothing before). Stops by itself once a
+    /// round finds every fault gone (each group has a failed check, every check ran).
     pub fn start(
         lab: Arc<dyn Lab>,
-        checks: Vec<PostInjectCheck>,
+        groups: Vec<FaultGroup>,
         interval: Duration,
         command_timeout: Duration,
     ) -> RepairClock {
+        let checks: Vec<PostInjectCheck> = groups.iter().flat_map(|g| g.checks.clone()).collect();
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let t0 = Instant::now();
         let task = tokio::spawn(async move {
@@ -56,7 +57,7 @@ impl RepairClock {
                 };
                 out.rounds += 1;
                 let ran = round.iter().all(|c| !c.could_not_run());
-                if ran && !round.iter().all(|c| c.passed) {
+                if ran && super::still_present(&groups, &round).is_empty() {
                     out.cleared_after_ms =
                         Some(t0.elapsed().as_millis().try_into().unwrap_or(u64::MAX));
                     return out;

@@ -6,6 +6,8 @@
 //!
 //! 1. **Fault gone** — the scenario's `[POST-INJECT-CHECK]` no longer holds: at least one check
 //!    ran and failed, and every check could run (a check whose device is gone says nothing).
+//!    A scenario of several faults ([`Scenario::fault_groups`]) needs a failed check in *each*
+//!    fault's group: fixing one of two faults is not a repair.
 //!    When the agent changed something, a fault that still holds is re-checked within a
 //!    bounded retry, so a network still re-converging gets its time.
 //! 2. **Network healthy** — the topology's baseline probes all hold (waited for within a bound
@@ -85,7 +87,7 @@ use crate::emulator::Lab;
 use crate::inject::{CheckRun, VerifyRetry, check_round};
 use crate::lab::{Baseline, ProbeResult};
 use crate::phases::wait_for_baseline;
-use crate::scenario::{PostInjectCheck, Scenario};
+use crate::scenario::{FaultGroup, PostInjectCheck, Scenario};
 use crate::snapshot::{Aspect, Snapshot, StateChange};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -198,6 +200,10 @@ pub struct FaultCheck {
     pub unverifiable: Vec<String>,
     /// Every check's outcome in the last round.
     pub checks: Vec<CheckRun>,
+    /// In a scenario of several faults, those whose checks all still held in the last round
+    /// (empty for a single fault, and when every fault is gone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub still_present: Vec<String>,
     /// Rounds run.
     pub attempts: u32,
     /// Time spent, in milliseconds.
@@ -290,9 +296,9 @@ pub async fn verify_repair(
             None
         } else {
             Some(
-                fault_gone(
+                faults_gone(
                     lab,
-                    scenario.post_inject_checks(),
+                    &scenario.fault_groups(),
                     &opts.fault_retry,
                     agent_changed,
                 )
@@ -441,23 +447,64 @@ pub async fn fault_gone(
     policy: &VerifyRetry,
     retry: bool,
 ) -> FaultCheck {
+    let group = FaultGroup {
+        label: String::new(),
+        checks: checks.to_vec(),
+    };
+    faults_gone(lab, std::slice::from_ref(&group), policy, retry).await
+}
+
+/// The labels of the groups whose checks all held in `round` (`round` is the groups' checks
+/// concatenated in order): the faults still present. An unlabelled group is called `fault K`.
+pub fn still_present(groups: &[FaultGroup], round: &[CheckRun]) -> Vec<String> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for (k, g) in groups.iter().enumerate() {
+        let part = round.get(at..at + g.checks.len()).unwrap_or_default();
+        at += g.checks.len();
+        if part.iter().all(|c| c.passed) {
+            out.push(if g.label.is_empty() {
+                format!("fault {}", k + 1)
+            } else {
+                g.label.clone()
+            });
+        }
+    }
+    out
+}
+
+/// [`fault_gone`] for a scenario of several faults ([`Scenario::fault_groups`]): gone only
+/// when every check ran and *each* fault's group has a check that failed. One fault fixed
+/// out of two leaves the fault present.
+pub async fn faults_gone(
+    lab: &dyn Lab,
+    groups: &[FaultGroup],
+    policy: &VerifyRetry,
+    retry: bool,
+) -> FaultCheck {
     let start = Instant::now();
+    let checks: Vec<PostInjectCheck> = groups.iter().flat_map(|g| g.checks.clone()).collect();
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let round = check_round(lab, checks, policy.command_timeout).await;
+        let round = check_round(lab, &checks, policy.command_timeout).await;
         let unverifiable: Vec<String> = round
             .iter()
             .filter(|c| c.could_not_run())
             .map(|c| format!("{} `{}`: {}", c.check.device, c.check.command, c.reason))
             .collect();
-        let holds = round.iter().all(|c| c.passed);
-        let gone = !holds && unverifiable.is_empty() && !checks.is_empty();
+        let present = still_present(groups, &round);
+        let gone = present.is_empty() && unverifiable.is_empty() && !checks.is_empty();
         if gone || !retry || start.elapsed() + policy.interval > policy.deadline {
             return FaultCheck {
                 gone,
                 unverifiable,
                 checks: round,
+                still_present: if groups.len() > 1 {
+                    present
+                } else {
+                    Vec::new()
+                },
                 attempts,
                 duration_ms: ms(start.elapsed()),
             };

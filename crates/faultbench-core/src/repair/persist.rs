@@ -7,7 +7,7 @@
 //! fault again. (A fault injected in running state only is itself undone by such a restart:
 //! the check speaks for faults that survive one.)
 
-use super::{RepairOptions, fault_gone};
+use super::{RepairOptions, faults_gone};
 use crate::emulator::{Command, Lab};
 use crate::lab::Baseline;
 use crate::phases::wait_for_baseline;
@@ -77,7 +77,7 @@ pub async fn check_persistence(
     .await;
     failures.extend(b.failures().into_iter().map(|f| format!("baseline: {f}")));
     if !scenario.injection().is_negative_control() {
-        let f = fault_gone(lab, scenario.post_inject_checks(), &opts.fault_retry, false).await;
+        let f = faults_gone(lab, &scenario.fault_groups(), &opts.fault_retry, false).await;
         if !f.gone {
             failures.push("the fault's checks hold again after the restart".into());
         }

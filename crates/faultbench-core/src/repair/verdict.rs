@@ -139,10 +139,16 @@ pub fn decide(
         );
     }
     if !fault.gone {
-        return (
-            RepairVerdict::NotRepaired,
-            "every [POST-INJECT-CHECK] still holds: the fault is there".into(),
-        );
+        let why = if fault.still_present.is_empty() {
+            "every [POST-INJECT-CHECK] still holds: the fault is there".to_string()
+        } else {
+            format!(
+                "{} fault(s) still hold their checks: {}",
+                fault.still_present.len(),
+                fault.still_present.join("; ")
+            )
+        };
+        return (RepairVerdict::NotRepaired, why);
     }
     if !baseline.healthy {
         return (
@@ -180,6 +186,7 @@ mod tests {
             gone,
             unverifiable: unverifiable.iter().map(|s| s.to_string()).collect(),
             checks: vec![],
+            still_present: vec![],
             attempts: 1,
             duration_ms: 0,
         }

@@ -58,11 +58,13 @@
 
 mod axes;
 mod check;
+mod faults;
 mod injection;
 mod parse;
 
 pub use axes::{Assertion, AxisKind, ScoringAxis, UnknownAxisKind, parse_axes};
-pub use check::{CheckVerdict, Expectation, PostInjectCheck, parse_checks};
+pub use check::{CheckLineError, CheckVerdict, Expectation, PostInjectCheck, parse_checks};
+pub use faults::{FAULT_MARK, FaultGroup, fault_groups};
 pub use injection::{Injection, InjectionStep, parse_injection};
 pub use parse::{MAX_SCENARIO_BYTES, ScenarioError};
 
@@ -373,6 +375,23 @@ pub trait Scenario: Send + Sync + Debug {
     /// The post-injection checks.
     fn post_inject_checks(&self) -> &[PostInjectCheck] {
         self.spec().post_inject_checks()
+    }
+    /// The checks per fault (one group for a single fault; see [`fault_groups`]): a repair
+    /// is whole only when every group stops holding.
+    fn fault_groups(&self) -> Vec<FaultGroup> {
+        let all = || FaultGroup {
+            label: String::new(),
+            checks: self.post_inject_checks().to_vec(),
+        };
+        match self
+            .spec()
+            .section(section::POST_INJECT_CHECK)
+            .map(fault_groups)
+        {
+            Some(Ok(groups)) if !groups.is_empty() => groups,
+            _ if self.post_inject_checks().is_empty() => Vec::new(),
+            _ => vec![all()],
+        }
     }
     /// The ground truth text.
     fn ground_truth(&self) -> &str {
