@@ -9,7 +9,7 @@
 //! (a fix that leaves a rule or an address behind, a failed variant) tears the lab down and the
 //! next variant gets a fresh one, so no variant is verified on a lab another one has changed.
 
-use crate::journal::Entry;
+use crate::journal::{Entry, PhaseTimes};
 use crate::render::Variant;
 use crate::symptom::{self, Observed};
 use faultbench_core::emulator::{Emulator, Lab};
@@ -52,6 +52,8 @@ pub struct Verification {
     pub reused: bool,
     /// What a user saw while the fault held (only when it took).
     pub observed: Option<Observed>,
+    /// Where the seconds went.
+    pub phases: PhaseTimes,
 }
 
 impl Verification {
@@ -68,7 +70,23 @@ impl Verification {
             reason: self.reason.clone(),
             seconds: (self.seconds * 10.0).round() / 10.0,
             symptoms: self.observed.clone(),
+            phases: Some(round_phases(&self.phases)),
         }
+    }
+}
+
+fn round_phases(p: &PhaseTimes) -> PhaseTimes {
+    let r = |x: f64| (x * 100.0).round() / 100.0;
+    PhaseTimes {
+        deploy: r(p.deploy),
+        fresh_baseline: r(p.fresh_baseline),
+        inject: r(p.inject),
+        checks: r(p.checks),
+        observe: r(p.observe),
+        fix: r(p.fix),
+        restored: r(p.restored),
+        pristine: r(p.pristine),
+        teardown: r(p.teardown),
     }
 }
 
@@ -109,6 +127,7 @@ pub async fn verify_variant(
     slot: &mut Option<KeptLab>,
 ) -> Verification {
     let t = Instant::now();
+    let mut times = PhaseTimes::default();
     let fail = |stage: &str, reason: String, reused: bool| Verification {
         passed: false,
         stage: stage.into(),
@@ -116,34 +135,46 @@ pub async fn verify_variant(
         seconds: t.elapsed().as_secs_f64(),
         reused,
         observed: None,
+        phases: PhaseTimes::default(),
     };
     let reused = slot.is_some();
     let kept = match slot.take() {
         Some(k) => k,
         None => {
             let d = phases::deploy(emulator, topology, None).await;
+            times.deploy = d.elapsed.as_secs_f64();
             let lab = match d.lab {
                 Ok(l) => l,
                 Err(e) => return fail("deploy", format!("deploy: {e}"), false),
             };
+            let tb = Instant::now();
             let base = phases::wait_for_healthy(lab.as_ref(), baseline, opts).await;
             if !base.passed() {
                 let _ = lab.teardown().await;
-                return fail(
+                return Verification {
+                    phases: times,
+                    ..fail(
                     "baseline",
                     format!(
                         "fresh lab: baseline did not hold: {}",
                         base.failures().join("; ")
                     ),
                     false,
-                );
+                )
+                };
             }
             let pristine = Snapshot::take(lab.as_ref(), &SnapshotOptions::default()).await;
+            times.fresh_baseline = tb.elapsed().as_secs_f64();
             KeptLab { lab, pristine }
         }
     };
     let lab = kept.lab.as_ref();
     let fault = phases::inject_and_verify(lab, &variant.spec, opts).await;
+    times.inject = fault.injection_elapsed.as_secs_f64();
+    times.checks = fault
+        .verification
+        .as_ref()
+        .map_or(0.0, |v| v.elapsed.as_secs_f64());
     let mut result = match fault.verdict {
         FaultVerdict::Took => None,
         FaultVerdict::NothingToInject => {
@@ -162,12 +193,17 @@ pub async fn verify_variant(
         )),
     };
     // Measure what a user sees while the fault holds: the tickets are written from this.
+    let to = Instant::now();
     let observed = if result.is_none() {
         Some(symptom::observe(lab, &variant.symptom, &variant.faulted_device()).await)
     } else {
         None
     };
+    times.observe = to.elapsed().as_secs_f64();
+    let tr = Instant::now();
     let rev = phases::revert(lab, baseline, &variant.spec, opts).await;
+    times.restored = rev.baseline.elapsed.as_secs_f64();
+    times.fix = (tr.elapsed().as_secs_f64() - times.restored).max(0.0);
     if result.is_none() {
         if rev.commands == 0 {
             result = Some(fail(
@@ -188,11 +224,13 @@ pub async fn verify_variant(
             ));
         }
     }
+    let tp = Instant::now();
     let residue = if rev.restored() {
         settle_to(lab, &kept.pristine, Duration::from_secs(5)).await
     } else {
         vec!["baseline not restored".into()]
     };
+    times.pristine = tp.elapsed().as_secs_f64();
     let mut v = result.unwrap_or(Verification {
         passed: true,
         stage: String::new(),
@@ -200,6 +238,7 @@ pub async fn verify_variant(
         seconds: 0.0,
         reused,
         observed: None,
+        phases: PhaseTimes::default(),
     });
     if v.passed {
         v.observed = observed;
@@ -219,9 +258,12 @@ pub async fn verify_variant(
                     .join("; ")
             );
         }
+        let td = Instant::now();
         kept.release().await;
+        times.teardown = td.elapsed().as_secs_f64();
     }
     v.seconds = t.elapsed().as_secs_f64();
+    v.phases = times;
     v
 }
 
