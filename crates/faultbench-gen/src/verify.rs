@@ -12,12 +12,36 @@
 use crate::journal::{Entry, PhaseTimes};
 use crate::render::Variant;
 use crate::symptom::{self, Observed};
+use faultbench_core::Scenario;
 use faultbench_core::emulator::{Emulator, Lab};
 use faultbench_core::lab::{Baseline, Topology};
 use faultbench_core::phases::{self, FaultVerdict, PhaseOptions};
-use faultbench_core::snapshot::{Snapshot, SnapshotOptions};
+use faultbench_core::pipeline::revert_commands;
+use faultbench_core::snapshot::{
+    Aspect, SNAPSHOT_SCRIPT_IP_ONLY, Snapshot, SnapshotOptions, read_device_with,
+};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The phase options of a generation run: those of `scenario check`, with the given bounds,
+/// and rounds spaced 100 ms apart (not 250 ms). A generated variant's checks, baseline and
+/// pristine check are polled until the state they wait for shows; the spacing only bounds how
+/// late a state that has arrived is seen, and one round of checks is short (a ping or two).
+pub fn phase_options(baseline_timeout: Duration, verify_timeout: Duration) -> PhaseOptions {
+    let defaults = PhaseOptions::default();
+    PhaseOptions {
+        baseline_wait: baseline_timeout,
+        baseline_interval: Duration::from_millis(100),
+        revert_wait: baseline_timeout,
+        verify: faultbench_core::inject::VerifyRetry {
+            interval: Duration::from_millis(100),
+            deadline: verify_timeout,
+            ..defaults.verify
+        },
+        ..defaults
+    }
+}
 
 /// A lab kept between variants, with its fresh state.
 pub struct KeptLab {
@@ -97,22 +121,114 @@ fn empty_chain(summary: &str) -> bool {
     summary.contains(" packet_filter: added ") && summary.trim_end().ends_with("policy accept;")
 }
 
-/// Waits until the snapshot of `lab` equals `pristine` (a routing table may take a moment to
-/// settle after a fix); returns the differences left at the deadline.
-async fn settle_to(lab: &dyn Lab, pristine: &Snapshot, wait: Duration) -> Vec<String> {
+/// The devices a variant's commands run on: the `[INJECTION]`'s and the `[FIX]`'s.
+pub fn touched_devices(lab: &dyn Lab, variant: &Variant) -> BTreeSet<String> {
+    let injected: Vec<String> = variant
+        .spec
+        .injection()
+        .devices()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let mut touched: BTreeSet<String> = injected.iter().cloned().collect();
+    if let Some(fix) = variant.spec.fix() {
+        touched.extend(
+            revert_commands(fix, &lab.devices(), &injected)
+                .into_iter()
+                .map(|c| c.device),
+        );
+    }
+    touched
+}
+
+/// The lab's state as far as a variant that ran its commands on `touched` can have changed
+/// it: every aspect of the touched devices, and the links, addresses and routes of every
+/// other device that runs a routing daemon or forwards (what routing protocols change on a
+/// device no command ran on). Sysctls, processes, packet filters and FRR's configuration
+/// change only by a command on the device itself, and a device that neither runs a routing
+/// daemon nor forwards (an end host, a switch) changes its routes only when its own links or
+/// addresses do; so those are not read again (and not compared). A peer's link that went
+/// down with a touched device's comes back with it, which the touched device's own links show.
+async fn touched_snapshot(
+    lab: &dyn Lab,
+    pristine: &Snapshot,
+    touched: &BTreeSet<String>,
+) -> Snapshot {
+    let opts = SnapshotOptions::default();
     let t = Instant::now();
+    // A device that runs an FRR daemon or forwards (a router with another routing daemon, or
+    // one whose state could not be read) is read again; an end host or a switch is not.
+    let routing = |d: &str| {
+        pristine.devices.get(d).is_none_or(|s| {
+            !s.frr_daemons().is_empty()
+                || s.items(Aspect::Services).is_none()
+                || s.items(Aspect::Sysctls)
+                    .is_none_or(|x| x.get("net.ipv4.ip_forward").is_none_or(|v| v != "0"))
+        })
+    };
+    let reads = lab.devices().into_iter().filter_map(|d| {
+        let full = touched.contains(&d);
+        (full || routing(&d)).then(|| async move {
+            let state = if full {
+                lab.device_state(&d, opts.timeout).await
+            } else {
+                read_device_with(lab, &d, SNAPSHOT_SCRIPT_IP_ONLY, opts.timeout).await
+            };
+            (d, state)
+        })
+    });
+    let devices = futures_util::future::join_all(reads)
+        .await
+        .into_iter()
+        .collect();
+    Snapshot {
+        lab: lab.name().to_string(),
+        taken_unix_ms: phases::unix_ms(),
+        elapsed: t.elapsed(),
+        devices,
+    }
+}
+
+/// The differences from `pristine` to `now` that make a lab unfit for another variant.
+fn residue(pristine: &Snapshot, now: &Snapshot) -> Vec<String> {
+    pristine
+        .diff(now)
+        .into_iter()
+        .map(|c| c.summary)
+        .filter(|s| !empty_chain(s))
+        .collect()
+}
+
+/// Pauses between pristine checks: short at first (most fixes leave nothing to settle, or
+/// settle within a few hundred ms), then longer so a slow routing protocol is not polled
+/// needlessly.
+fn settle_pause(round: u32) -> Duration {
+    Duration::from_millis(match round {
+        0..=2 => 100,
+        3..=5 => 250,
+        _ => 500,
+    })
+}
+
+/// Waits until the state of `lab` (as [`touched_snapshot`] reads it) equals `pristine` (a
+/// routing table may take a moment to settle after a fix); returns the differences left at
+/// the deadline.
+async fn settle_to(
+    lab: &dyn Lab,
+    pristine: &Snapshot,
+    touched: &BTreeSet<String>,
+    wait: Duration,
+) -> Vec<String> {
+    let t = Instant::now();
+    let mut round = 0;
     loop {
-        let now = Snapshot::take(lab, &SnapshotOptions::default()).await;
-        let diff: Vec<String> = pristine
-            .diff(&now)
-            .into_iter()
-            .map(|c| c.summary)
-            .filter(|s| !empty_chain(s))
-            .collect();
+        let now = touched_snapshot(lab, pristine, touched).await;
+        let diff = residue(pristine, &now);
         if diff.is_empty() || t.elapsed() >= wait {
             return diff;
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep(settle_pause(round)).await;
+        round += 1;
     }
 }
 
@@ -154,13 +270,13 @@ pub async fn verify_variant(
                 return Verification {
                     phases: times,
                     ..fail(
-                    "baseline",
-                    format!(
-                        "fresh lab: baseline did not hold: {}",
-                        base.failures().join("; ")
-                    ),
-                    false,
-                )
+                        "baseline",
+                        format!(
+                            "fresh lab: baseline did not hold: {}",
+                            base.failures().join("; ")
+                        ),
+                        false,
+                    )
                 };
             }
             let pristine = Snapshot::take(lab.as_ref(), &SnapshotOptions::default()).await;
@@ -226,7 +342,8 @@ pub async fn verify_variant(
     }
     let tp = Instant::now();
     let residue = if rev.restored() {
-        settle_to(lab, &kept.pristine, Duration::from_secs(5)).await
+        let touched = touched_devices(lab, variant);
+        settle_to(lab, &kept.pristine, &touched, Duration::from_secs(5)).await
     } else {
         vec!["baseline not restored".into()]
     };
