@@ -331,7 +331,7 @@ fn parse_facts(out: &str) -> Vec<DeviceFact> {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.as_slice() {
             ["if", name, "1"] if *name != "lo" && safe_value(name) => {
-                carrier.push(name.to_string())
+                carrier.push(name.to_string());
             }
             ["daemon", d] => running.extend(DAEMONS.iter().copied().filter(|x| x == d)),
             _ => {}

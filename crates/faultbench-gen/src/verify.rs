@@ -168,7 +168,7 @@ async fn touched_snapshot(
     };
     let reads = lab.devices().into_iter().filter_map(|d| {
         let full = touched.contains(&d);
-        (full || routing(&d)).then(|| async move {
+        (full || routing(&d)).then_some(async move {
             let state = if full {
                 lab.device_state(&d, opts.timeout).await
             } else {

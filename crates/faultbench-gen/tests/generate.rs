@@ -440,3 +440,43 @@ fn pairs_the_healthy_lab_does_not_connect_are_never_promised() {
         "{f:?}"
     );
 }
+
+#[test]
+fn kath1_vrrp_gateways_give_host_families_but_not_acls_on_the_return_path() {
+    let model = LabModel::load(&topology("Kath1"), "Kath1").unwrap();
+    let pc1 = model.devices.iter().find(|d| d.name == "pc1").unwrap();
+    // pc1's gateway 10.1.0.1 is the VRRP address dswa1 is the master of (keepalived.conf).
+    let (gw, iface) = model.gateway_of(pc1).expect("pc1's gateway is on its LAN");
+    assert_eq!((gw.name.as_str(), iface.name.as_str()), ("dswa1", "br0.10"));
+    assert!(gw.virtual_gateways.contains(&"10.1.0.1".parse().unwrap()));
+    // Its backup answers for nothing while the master is up.
+    let backup = model.devices.iter().find(|d| d.name == "dswa2").unwrap();
+    assert!(
+        !backup
+            .virtual_gateways
+            .contains(&"10.1.0.1".parse().unwrap())
+    );
+    let families = family::builtin().unwrap();
+    let mut o = opts(1, None);
+    o.id_prefix = "kath1".into();
+    o.families = [
+        "host-link-down",
+        "gateway-acl-host-pair",
+        "gateway-acl-return-path",
+        "far-gateway-acl",
+    ]
+    .map(String::from)
+    .to_vec();
+    let c = enumerate(&model, &families, &o, &PlainTickets).unwrap();
+    let count = |f: &str| {
+        c.families
+            .iter()
+            .find(|p| p.family == f)
+            .map_or(0, |p| p.candidates)
+    };
+    assert!(count("host-link-down") >= 5, "{}", count("host-link-down"));
+    assert!(count("gateway-acl-host-pair") > 0);
+    // Traffic back to a VRRP LAN may come through the backup router: no ACL on that direction.
+    assert_eq!(count("gateway-acl-return-path"), 0);
+    assert_eq!(count("far-gateway-acl"), 0);
+}
