@@ -508,6 +508,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_ip_only_script_is_the_ip_part_of_the_full_scripts_and_parses_alone() {
+        assert!(SNAPSHOT_SCRIPT.starts_with(SNAPSHOT_SCRIPT_IP_ONLY));
+        assert!(SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG.starts_with(SNAPSHOT_SCRIPT_IP_ONLY));
+        assert!(
+            SNAPSHOT_SCRIPT_IP_ONLY
+                .trim_end()
+                .ends_with(r#"echo "@@ip $?""#)
+        );
+        assert_eq!(SNAPSHOT_SCRIPT_IP_ONLY.lines().count(), 1);
+        // Its output gives links, addresses and routes; the parts it does not run are not
+        // read (never compared), not empty.
+        let st = parse_device("[]\n[]\n@@ip 0\n");
+        assert_eq!(st.items(Aspect::Routes).map(BTreeMap::len), Some(0));
+        assert!(matches!(
+            st.aspects[&Aspect::PacketFilter],
+            AspectState::Failed(_)
+        ));
+        assert!(matches!(
+            st.aspects[&Aspect::Services],
+            AspectState::Failed(_)
+        ));
+    }
+
+    #[test]
     fn links_and_addresses_drop_what_is_volatile() {
         let addr = r#"[{"ifindex":7,"link_index":8,"ifname":"eth0","flags":["BROADCAST","UP","LOWER_UP"],"mtu":1500,"qdisc":"noqueue","operstate":"UP","address":"56:23:b1:e4:0b:75","link_netnsid":0,
             "addr_info":[{"family":"inet","local":"10.0.0.1","prefixlen":24,"scope":"global","valid_life_time":4294967295,"preferred_life_time":4294967295},
