@@ -386,6 +386,103 @@ pub async fn verify_variant(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use faultbench_core::emulator::{Command, EmuError, ExecOutput};
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+
+    /// A router `r1` (ospfd, forwarding) and two hosts; each device's routes are a list of
+    /// `ip -j` route objects, and every command run is logged.
+    #[derive(Debug, Default)]
+    struct Net {
+        routes: Mutex<BTreeMap<String, Vec<String>>>,
+        ran: Mutex<Vec<(String, bool)>>,
+    }
+
+    #[async_trait::async_trait]
+    impl Lab for Net {
+        fn name(&self) -> &str {
+            "mock-1"
+        }
+        fn devices(&self) -> Vec<String> {
+            vec!["h1".into(), "h2".into(), "r1".into()]
+        }
+        async fn exec(&self, d: &str, c: &Command, _t: Duration) -> Result<ExecOutput, EmuError> {
+            let full = c.to_string().contains("@@services");
+            self.ran.lock().unwrap().push((d.to_string(), full));
+            let routes = self
+                .routes
+                .lock()
+                .unwrap()
+                .get(d)
+                .cloned()
+                .unwrap_or_default();
+            let mut out = format!("[]\n[{}]\n@@ip 0\n", routes.join(","));
+            if full {
+                let (fwd, procs) = if d == "r1" {
+                    (1, "zebra\nospfd\n")
+                } else {
+                    (0, "sh\n")
+                };
+                out.push_str(&format!(
+                    "net/ipv4/ip_forward={fwd}\n@@sysctls 0\n{procs}@@services 0\n@@packet_filter 0\n@@frr_config absent\n"
+                ));
+            }
+            Ok(ExecOutput::ok(out))
+        }
+        async fn teardown(&self) -> Result<(), EmuError> {
+            Ok(())
+        }
+    }
+
+    fn add_route(net: &Net, device: &str, dst: &str) {
+        net.routes
+            .lock()
+            .unwrap()
+            .entry(device.into())
+            .or_default()
+            .push(format!(
+                r#"{{"dst":"{dst}","gateway":"10.0.0.1","dev":"eth0"}}"#
+            ));
+    }
+
+    #[tokio::test]
+    async fn the_pristine_check_reads_touched_devices_in_full_and_routers_routes_only() {
+        let net = Net::default();
+        let pristine = Snapshot::take(&net, &SnapshotOptions::default()).await;
+        assert!(!pristine.devices["r1"].frr_daemons().is_empty());
+        net.ran.lock().unwrap().clear();
+        let touched: BTreeSet<String> = ["h2".to_string()].into();
+        let now = touched_snapshot(&net, &pristine, &touched).await;
+        assert!(residue(&pristine, &now).is_empty());
+        let ran: BTreeSet<(String, bool)> = net.ran.lock().unwrap().drain(..).collect();
+        assert_eq!(
+            ran,
+            [("h2".to_string(), true), ("r1".to_string(), false)].into(),
+            "the touched host in full, the router's ip part, the other host not at all"
+        );
+        // A route a protocol left on the router, and one on the touched host, are residue.
+        add_route(&net, "r1", "198.51.100.0/24");
+        add_route(&net, "h2", "203.0.113.0/24");
+        let now = touched_snapshot(&net, &pristine, &touched).await;
+        let left = residue(&pristine, &now);
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(
+            left.iter()
+                .any(|l| l.starts_with("r1 routes: added 198.51.100.0/24"))
+        );
+        assert!(
+            left.iter()
+                .any(|l| l.starts_with("h2 routes: added 203.0.113.0/24"))
+        );
+    }
+
+    #[test]
+    fn settle_pauses_start_short() {
+        assert_eq!(settle_pause(0), Duration::from_millis(100));
+        assert!(settle_pause(10) > settle_pause(3));
+    }
+
     #[test]
     fn only_empty_accepting_chains_count_as_pristine() {
         assert!(super::empty_chain(
