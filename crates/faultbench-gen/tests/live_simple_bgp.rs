@@ -144,7 +144,7 @@ async fn a_fix_that_does_not_restore_fails_and_residue_on_a_touched_device_is_ne
         "a lab whose baseline is broken is never kept"
     );
 
-    // The fix restores the baseline but leaves an extra interface on the device it ran on:
+    // The fix restores the baseline but leaves an extra address on the device it ran on:
     // the variant verifies, and the lab is not handed to another variant.
     let drop = pick("host-firewall-drop");
     let fix_section = drop.text.split("[FIX]\n").nth(1).unwrap();
@@ -157,7 +157,7 @@ async fn a_fix_that_does_not_restore_fails_and_residue_on_a_touched_device_is_ne
     let leaky = with_fix(
         &drop,
         &format!(
-            "Undo the rule, and leave a dummy interface behind.\n{}\n`ip link add fbleft0 type dummy` on {device}",
+            "Undo the rule, and leave an address behind.\n{}\n`ip addr add 192.0.2.77/32 dev lo` on {device}",
             fix_steps.join("\n")
         ),
     );
@@ -171,7 +171,7 @@ async fn a_fix_that_does_not_restore_fails_and_residue_on_a_touched_device_is_ne
         !kept,
         "a lab with a leftover on a touched device is not reused"
     );
-    assert!(r.reason.contains("fbleft0"), "{}", r.reason);
+    assert!(r.reason.contains("192.0.2.77"), "{}", r.reason);
 
     // The unchanged variant on a fresh lab verifies and leaves the lab pristine (reused).
     let r = verify_variant(&emulator, &topology, &baseline, &drop, &phases, &mut slot).await;
