@@ -237,15 +237,10 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
     }
 
     let emulator = Arc::new(TrackingEmulator::new(emulator()?));
-    let phases = PhaseOptions {
-        baseline_wait: Duration::from_secs(args.baseline_timeout),
-        revert_wait: Duration::from_secs(args.baseline_timeout),
-        verify: faultbench_core::inject::VerifyRetry {
-            deadline: Duration::from_secs(args.verify_timeout),
-            ..PhaseOptions::default().verify
-        },
-        ..PhaseOptions::default()
-    };
+    let phases = verify::phase_options(
+        Duration::from_secs(args.baseline_timeout),
+        Duration::from_secs(args.verify_timeout),
+    );
     let gen_dir = args.out.join(&folder).join("gen");
     std::fs::create_dir_all(&gen_dir)
         .with_context(|| format!("cannot create {}", gen_dir.display()))?;
