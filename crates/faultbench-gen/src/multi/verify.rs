@@ -57,6 +57,8 @@ fn outcome(t: Instant, r: Result<String, (&str, String)>) -> Verification {
         seconds: t.elapsed().as_secs_f64(),
         reused: false,
         observed: None,
+        // Multi-fault verification is not split into the single-fault phases.
+        phases: Default::default(),
     }
 }
 
