@@ -32,6 +32,15 @@ pub struct Entry {
     /// What a user saw on the faulted lab (measured while the fault held).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symptoms: Option<crate::symptom::Observed>,
+    /// 0 for the seed's sample; `k` for the k-th top-up draw, which took the next candidates
+    /// of the same seeded order because the sample verified fewer than the quota
+    /// ([`crate::generate::next_in_order`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub draw: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Reads a journal (a missing file is empty; unreadable lines — a line cut by a crash — are

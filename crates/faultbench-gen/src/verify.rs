@@ -68,6 +68,7 @@ impl Verification {
             reason: self.reason.clone(),
             seconds: (self.seconds * 10.0).round() / 10.0,
             symptoms: self.observed.clone(),
+            draw: 0,
         }
     }
 }

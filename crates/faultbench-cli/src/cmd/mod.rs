@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bundle;
 pub mod doctor;
 pub mod gen_tickets;
+pub mod gen_topup;
 pub mod generate;
 pub mod judge;
 pub mod lab;
