@@ -12,6 +12,7 @@ pub mod list;
 pub mod mcp;
 pub mod merge;
 pub mod report;
+pub mod report_gap;
 pub mod scenario;
 pub mod signals;
 pub mod stats;
