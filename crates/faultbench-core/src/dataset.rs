@@ -77,14 +77,16 @@ pub struct Dataset {
 /// A `<topo>_Q/gen/` folder of `faultbench generate`: its journals (`.journal-K-of-N.jsonl`),
 /// an observed healthy baseline (`baseline.generated.toml`) and, after an interrupted run,
 /// planned variants (`<id>.txt`) not yet verified and written into the layout. None of it is a
-/// scenario of the dataset. A `gen/` folder holding anything else is not recognised and stays
-/// misplaced, so the name cannot hide stray files.
+/// scenario of the dataset. A `gen/` folder holding anything else (or a link) is not
+/// recognised and stays misplaced, so the name cannot hide stray files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeneratorDir {
     /// The folder.
     pub path: PathBuf,
     /// Journal files in it.
     pub journals: usize,
+    /// It holds an observed healthy baseline (`baseline.generated.toml`).
+    pub baseline: bool,
     /// Planned variant files (`*.txt`) in it.
     pub planned: usize,
 }
@@ -93,7 +95,7 @@ pub struct GeneratorDir {
 pub const GENERATOR_FOLDER: &str = "gen";
 
 /// Whether `dir` (a `<topo>_Q/gen` folder, not a link) holds only what the generator writes
-/// there, and at least one journal or observed baseline.
+/// there (journals, an observed baseline, planned variants, or nothing).
 fn generator_dir(dir: &Path) -> Option<GeneratorDir> {
     let meta = std::fs::symlink_metadata(dir).ok()?;
     if !meta.is_dir() {
@@ -117,9 +119,11 @@ fn generator_dir(dir: &Path) -> Option<GeneratorDir> {
             return None;
         }
     }
-    (journals > 0 || baseline).then(|| GeneratorDir {
+    // Empty is what a run that verified nothing leaves (only false premises, or `--count 0`).
+    Some(GeneratorDir {
         path: dir.to_path_buf(),
         journals,
+        baseline,
         planned,
     })
 }

@@ -33,7 +33,7 @@ pub(crate) fn compute(ds: &Dataset, opts: &StatsOptions) -> DatasetStats {
             message: format!(
                 "faultbench generate's working folder ({} journal(s){}), not scenarios{}",
                 g.journals,
-                if g.journals == 0 { ", an observed baseline" } else { "" },
+                if g.baseline { ", an observed baseline" } else { "" },
                 if g.planned > 0 {
                     format!(
                         "; {} planned variant(s) in it were not written into the layout (the run was interrupted: run the same generate command again)",

@@ -34,10 +34,22 @@ fn a_gen_folder_with_other_files_stays_misplaced() {
     let ds = Dataset::scan(dir.path()).unwrap();
     assert!(ds.generator.is_empty());
     assert_eq!(ds.misplaced, vec![g.clone()]);
-    // And an empty `gen/` (nothing the generator wrote) is not recognised either.
+    // A link named `gen` is not followed or recognised.
     let dir2 = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir2.path().join("kath3_Q").join("gen")).unwrap();
+    fs::create_dir_all(dir2.path().join("kath3_Q")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), dir2.path().join("kath3_Q").join("gen")).unwrap();
     let ds2 = Dataset::scan(dir2.path()).unwrap();
-    assert_eq!(ds2.misplaced.len(), 1);
+    assert!(ds2.generator.is_empty());
     assert!(!ds2.stats(&StatsOptions::default()).violations.is_empty());
+}
+
+#[test]
+fn an_empty_gen_folder_is_what_a_run_without_variants_leaves() {
+    // `generate --count 0 --false-premise 9` verifies no variant and writes no journal.
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("nika_bgp_Q").join("gen")).unwrap();
+    let ds = Dataset::scan(dir.path()).unwrap();
+    assert!(ds.misplaced.is_empty());
+    assert_eq!(ds.generator.len(), 1);
+    assert!(ds.stats(&StatsOptions::default()).violations.is_empty());
 }
