@@ -291,3 +291,38 @@ pub fn plan(
 ) -> Result<Plan, UnknownFamilies> {
     Ok(select(&enumerate(model, families, opts, tickets)?, opts))
 }
+
+/// The variants at positions `from..from + n` of the seed's selection order (the order in
+/// which [`plan`] picks: families round robin, each family's candidates shuffled by the seed),
+/// over all shards. A plan of `count = k` selects exactly the first `k` positions, so a
+/// top-up that takes the next positions draws candidates no earlier draw took, and the same
+/// seed always draws the same ones. Empty when the order has no position `from` or beyond.
+pub fn next_in_order(
+    model: &LabModel,
+    families: &[Family],
+    opts: &GenOptions,
+    tickets: &dyn TicketWriter,
+    from: usize,
+    n: usize,
+) -> Result<Vec<Variant>, UnknownFamilies> {
+    let all = |count: usize| {
+        plan(
+            model,
+            families,
+            &GenOptions {
+                count: Some(count),
+                shard: (1, 1),
+                ..opts.clone()
+            },
+            tickets,
+        )
+    };
+    let before: BTreeSet<String> = all(from)?.variants.into_iter().map(|v| v.id).collect();
+    let mut next: Vec<Variant> = all(from.saturating_add(n))?
+        .variants
+        .into_iter()
+        .filter(|v| !before.contains(&v.id))
+        .collect();
+    next.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(next)
+}

@@ -35,6 +35,15 @@ pub struct Entry {
     /// Where the seconds went, per phase (absent in journals written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<PhaseTimes>,
+    /// 0 for the seed's sample; `k` for the k-th top-up draw, which took the next candidates
+    /// of the same seeded order because the sample verified fewer than the quota
+    /// ([`crate::generate::next_in_order`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub draw: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Seconds spent in each phase of one variant's verification (0 for a phase not run).

@@ -95,6 +95,7 @@ impl Verification {
             seconds: (self.seconds * 10.0).round() / 10.0,
             symptoms: self.observed.clone(),
             phases: Some(round_phases(&self.phases)),
+            draw: 0,
         }
     }
 }
