@@ -8,7 +8,9 @@
 # it ended. It waits for every job, even after a failure, then names every failed job and
 # returns 1 if there was one.
 #
-# A job is a name; the caller defines `run_job NAME`, which runs in a subshell with `set -e`.
+# A job is a name; the caller defines `run_job NAME`, run in a subshell; the job's status is its
+# status. Keep each job one command: called as `run_concurrently … || status=1`, bash ignores
+# `set -e` inside the jobs, so a failure before a job's last command would go unseen.
 
 # PIDs of the jobs still running, killed if the script exits early (an interrupt, a `set -e`
 # failure of the caller).
