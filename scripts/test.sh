@@ -152,7 +152,7 @@ live_tests=(
     caps_netem         # 7
     parity_live        # 7
 )
-alone_tests=(netns_lifecycle lab_up_ready)
+alone_tests=(netns_lifecycle lab_up_ready caps_bond)
 test_jobs=("${live_tests[@]:0:3}" doc offline "${live_tests[@]:3}")
 # The Python wheel's release build (2 min of CPU when the sources changed; cached by their hash)
 # also fits in the labs' waits; the python stage then finds it built.
@@ -186,10 +186,11 @@ run_job() {
 if want tests; then
     echo "== cargo test: build every test target"
     cargo test --workspace --all-targets --no-run
-    # These two run alone. netns_lifecycle checks the host namespace for leftovers (links,
-    # mounts): no other lab may come and go meanwhile, not even Kathará's. lab_up_ready (257 s)
-    # asserts that `lab up` returns within 1 s of convergence; next to CPU-bound jobs it
-    # returned 1.2-2.7 s late (measured with the jobs below around it, load 20-25).
+    # These run alone. netns_lifecycle checks the host namespace for leftovers (links, mounts):
+    # no other lab may come and go meanwhile, not even Kathará's. lab_up_ready (257 s) asserts
+    # that `lab up` returns within 1 s of convergence, and caps_bond (6 s) that the emulated
+    # bond loses none of 20 pings 20 ms apart; beside the CPU-bound jobs below (load 20-25)
+    # lab up returned 1.2-2.7 s late and the bond lost 1 ping of 20.
     # A failure in either group does not stop the other; both name their failed binaries.
     tests_status=0
     run_concurrently "cargo test, alone" 1 "${alone_tests[@]}" || tests_status=1
