@@ -28,6 +28,10 @@ run_concurrently() {
     shift 2
     local queue=("$@") logs failed=() name pid status t0=$SECONDS
     local -A name_of=() started=()
+    [[ $max =~ ^[1-9][0-9]*$ ]] || {
+        echo "error: $label: at most \`$max\` jobs at once; give a whole number ≥ 1 (FAULTBENCH_TEST_JOBS)" >&2
+        return 2
+    }
     logs=$(mktemp -d)
     echo "== $label: ${#queue[@]} jobs, $max at a time: ${queue[*]}"
     # Each job in its own process group (set -m), so that an early exit can stop its children.

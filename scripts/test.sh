@@ -88,6 +88,9 @@ finish() {
     exit "$status"
 }
 trap finish EXIT
+# Killed or interrupted, bash would run `finish` with status 0 ("all tests passed").
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 # A fresh build needs about 2 GB (measured: 2.0 GB); say so up front rather than failing in the linker.
 # Incremental state only helps rebuilds, and CI builds once.
@@ -124,14 +127,15 @@ fi
 # jobs of `run_concurrently` (scripts/concurrent.sh), up to FAULTBENCH_TEST_JOBS (4) at once.
 # The live-lab binaries below mostly wait on protocol timers, so several share the 2 cores well;
 # each is one job, longest first (seconds alone on 2 cores, warm, ci3: 2026-12-06). `offline` is
-# every other test target (the unit tests, the mocks, examples' and benches' tests, and any new
-# test file), in one cargo invocation; `doc` the doctests (compiled on each run: CPU while the
+# every other test target (the unit tests, the mocks, examples' and benches' tests — among them
+# `test_my_agent`'s #[tokio::test]s — and any new test file), in one cargo invocation; `doc` the doctests (compiled on each run: CPU while the
 # labs wait); `wheel` the Python wheel (below). Labs are named per test and process, so these
 # jobs never share a lab. `alone_tests` run first, one at a time (why: below).
 # `FAULTBENCH_TEST_JOBS=1` runs every job one after the other.
 live_tests=(
     live_every_family  # 264 s
     topologies_live    # 180
+    generate           # 11 in ci3; 110-170 with its determinism check since (faultbench-gen)
     dataset            # 107
     isolation_netns    # 59
     lab_up_honest      # 56
@@ -144,7 +148,6 @@ live_tests=(
     caps_bridge_vlan   # 18
     kathara_standin    # 13
     caps_vlan          # 12
-    generate           # 11 (faultbench-gen; its determinism check grows with the families)
     netns_lab          # 11
     tools_live         # 8
     kathara_dry_mode   # 8
