@@ -180,9 +180,10 @@ for name in sorted(targets - named):
 fi
 run_job() {
     case $1 in
-    doc) cargo test --workspace --doc ;;
+    # --no-fail-fast: a job of many binaries runs them all and names every one that failed.
+    doc) cargo test --workspace --doc --no-fail-fast ;;
     wheel) ./scripts/python-tests.sh wheel ;;
-    offline) cargo test --workspace --lib --bins --examples --benches "${offline_args[@]}" ;;
+    offline) cargo test --workspace --no-fail-fast --lib --bins --examples --benches "${offline_args[@]}" ;;
     *) cargo test --workspace --test "$1" ;;
     esac
 }
