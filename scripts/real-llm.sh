@@ -124,8 +124,10 @@ test)
     setup
     start_server
     t_tests=$(now)
+    # --workspace, not -p faultbench-cli: the binary scripts/test.sh built (with -p, cargo
+    # resolves the dependencies' features anew and compiles 11 crates again).
     FAULTBENCH_REAL_LLM_URL="$SERVER_URL" FAULTBENCH_REAL_LLM_MODEL="$MODEL_ALIAS" \
-        cargo test -p faultbench-cli --test real_llm -- --ignored --test-threads 1
+        cargo test --workspace --test real_llm -- --ignored --test-threads 1
     log "tests took $(($(now) - t_tests)) s; the whole stage $(($(now) - t_all)) s"
     ;;
 *)
