@@ -193,7 +193,7 @@ pub fn dataset_of<'a>(
 
 /// A `ustar` header for a member: mode 0644, owner 0, mtime 0 (so the same root gives the same
 /// bytes).
-fn header(name: &str, size: u64) -> std::io::Result<tar::Header> {
+pub(crate) fn header(name: &str, size: u64) -> std::io::Result<tar::Header> {
     let mut h = tar::Header::new_ustar();
     h.set_path(name)?;
     h.set_size(size);

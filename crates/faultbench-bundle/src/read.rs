@@ -6,6 +6,12 @@
 //! names are relative paths of plain names. Everything is capped ([`Caps`]); a member that
 //! breaks a rule, a stream that ends early or a corrupt header is an error naming the member
 //! (or the one before it, when the header itself is unreadable). Nothing is written anywhere.
+//!
+//! The signature covers the members' bytes through the manifest's hashes, not the tar framing
+//! around them. So that no byte of the uncompressed stream escapes it, the reader also requires
+//! the framing to be exactly what `pack` writes: each header byte for byte (mode 0644, owner 0,
+//! mtime 0, its checksum), zero padding after each member and the two zero blocks that end the
+//! archive, with nothing after them. A changed header field, padding byte or trailer is refused.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -109,6 +115,25 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
+/// Hashes every byte read through it, so that the whole uncompressed stream can be compared
+/// with the canonical one rebuilt from the members.
+struct Hashing<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Tar's block size: headers and member data are padded to it.
+const BLOCK: u64 = 512;
+
 /// Streams the members of the bundle at `path`, in order, to `each` (which may stop the walk
 /// by returning an error of its own). The file is opened as a regular file within
 /// [`Caps::file_bytes`]; see the module docs for what is refused.
@@ -143,7 +168,10 @@ pub fn for_each_member<E>(
         .map_err(|e| fail(None, format!("cannot set up the zstd reader: {e}")))?;
     // The tar stream is capped too: members plus their headers and padding.
     let stream = Capped {
-        inner: decoder,
+        inner: Hashing {
+            inner: decoder,
+            hasher: Default::default(),
+        },
         left: caps
             .total_bytes
             .saturating_add(caps.members as u64 * 1024 + 1024 * 1024),
@@ -154,6 +182,8 @@ pub fn for_each_member<E>(
         .map_err(|e| fail(None, format!("not a tar stream: {e}")))?
         .raw(true);
     let mut previous: Option<String> = None;
+    // The uncompressed stream `pack` would have written for the members read so far.
+    let mut canonical = <sha2::Sha256 as Default>::default();
     let mut seen = std::collections::HashSet::new();
     let mut total = 0u64;
     let after = |previous: &Option<String>| match previous {
@@ -228,6 +258,20 @@ pub fn for_each_member<E>(
         if !seen.insert(shown.clone()) {
             return Err(fail(Some(&shown), "appears twice".into()));
         }
+        let expected = crate::pack::header(&shown, size)
+            .map_err(|e| fail(Some(&shown), format!("refused: an unusable name ({e})")))?;
+        if expected.as_bytes() != header.as_bytes() {
+            return Err(fail(
+                Some(&shown),
+                "refused: its header differs from the one `faultbench pack` writes (mode, owner, \
+                 time or another field was changed)"
+                    .into(),
+            ));
+        }
+        {
+            use sha2::Digest;
+            canonical.update(expected.as_bytes());
+        }
         let mut bytes = Vec::with_capacity(usize::try_from(size.min(1 << 20)).unwrap_or(0));
         (&mut entry)
             .take(size)
@@ -242,10 +286,35 @@ pub fn for_each_member<E>(
                 ),
             ));
         }
+        {
+            use sha2::Digest;
+            canonical.update(&bytes);
+            let pad = (BLOCK - size % BLOCK) % BLOCK;
+            canonical.update(vec![0u8; pad as usize]);
+        }
         previous = Some(shown.clone());
         if let Err(e) = each(Member { name: shown, bytes }) {
             return Ok(Err(e));
         }
+    }
+    // What follows the last member (tar stops at the first zero block) is read too: the end of
+    // the archive must be exactly two zero blocks, and every padding byte zero.
+    let mut rest = archive.into_inner();
+    std::io::copy(&mut rest, &mut std::io::sink()).map_err(|e| {
+        fail(
+            previous.as_deref(),
+            format!("truncated or corrupt bundle after its last member: {e}"),
+        )
+    })?;
+    use sha2::Digest;
+    canonical.update([0u8; 2 * BLOCK as usize]);
+    if rest.inner.hasher.finalize() != canonical.finalize() {
+        return Err(fail(
+            None,
+            "refused: the tar framing differs from what `faultbench pack` writes (a padding \
+             byte or the end of the archive was changed, or data follows it)"
+                .into(),
+        ));
     }
     Ok(Ok(()))
 }

@@ -304,6 +304,63 @@ fn changed_tables_are_caught() {
 }
 
 /// Writes members as a plain zstd tar (no manifest processing), for crafted bundles.
+/// The signature covers the members through their hashes; the tar framing around them is held
+/// to what `pack` writes, so a changed header field (its checksum fixed up), padding byte or
+/// trailer, or data after the end of the archive, is refused although every member is intact.
+#[test]
+fn changes_to_the_tar_framing_are_refused() {
+    use std::io::{Read, Write};
+    let f = fixture();
+    let mut tar_bytes = Vec::new();
+    zstd::stream::read::Decoder::new(std::fs::File::open(&f.bundle).unwrap())
+        .unwrap()
+        .read_to_end(&mut tar_bytes)
+        .unwrap();
+    let first_size = {
+        let h = tar::Header::from_byte_slice(&tar_bytes[..512]);
+        h.size().unwrap() as usize
+    };
+    assert!(
+        first_size % 512 != 0,
+        "the first member needs padding for this test"
+    );
+    let padding_at = 512 + first_size;
+    let end = tar_bytes.len();
+    let header_edit = |field: std::ops::Range<usize>, value: &[u8]| {
+        let mut t = tar_bytes.clone();
+        t[field.start..field.start + value.len()].copy_from_slice(value);
+        let mut h = tar::Header::from_byte_slice(&t[..512]).clone();
+        h.set_cksum();
+        t[..512].copy_from_slice(h.as_bytes());
+        t
+    };
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("mtime", header_edit(136..148, b"00000000001\0")),
+        ("mode", header_edit(100..108, b"0000755\0")),
+        ("owner name", header_edit(265..270, b"root\0")),
+    ];
+    let mut t = tar_bytes.clone();
+    t[padding_at] = b'x';
+    cases.push(("a padding byte", t));
+    let mut t = tar_bytes.clone();
+    t[end - 1] = 1;
+    cases.push(("the second end block", t));
+    let mut t = tar_bytes.clone();
+    t.extend_from_slice(&[0u8; 512]);
+    cases.push(("a block after the end", t));
+    for (what, t) in cases {
+        let p = f.dir.join("framed.fbundle");
+        let mut enc =
+            zstd::stream::write::Encoder::new(std::fs::File::create(&p).unwrap(), 3).unwrap();
+        enc.write_all(&t).unwrap();
+        enc.finish().unwrap();
+        match verify(&p, &pinned(&f)) {
+            Ok(v) => assert!(!v.passed(), "a changed {what} passed"),
+            Err(e) => assert!(e.to_string().contains("refused"), "{what}: {e}"),
+        }
+    }
+}
+
 fn write_raw(out: &Path, members: &[Member]) {
     let file = std::fs::File::create(out).unwrap();
     let enc = zstd::stream::write::Encoder::new(file, 3).unwrap();
@@ -312,7 +369,12 @@ fn write_raw(out: &Path, members: &[Member]) {
         let mut h = tar::Header::new_ustar();
         h.set_path(&m.name).unwrap();
         h.set_size(m.bytes.len() as u64);
+        // The framing `faultbench pack` writes, so that only the members' bytes differ.
         h.set_mode(0o644);
+        h.set_uid(0);
+        h.set_gid(0);
+        h.set_mtime(0);
+        h.set_entry_type(tar::EntryType::Regular);
         h.set_cksum();
         tar.append(&h, m.bytes.as_slice()).unwrap();
     }
