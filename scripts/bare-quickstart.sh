@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Measures ./scripts/quickstart.sh as a new user meets it: on a bare Debian 12 system (a
-# debootstrap minbase root entered with chroot), from a fresh `git clone`, with nothing installed
+# debootstrap minbase root entered with pivot_root in a mount namespace of its own), from a fresh `git clone`, with nothing installed
 # but what the README's "Two commands" section asks for first.
 #
 #   scripts/bare-quickstart.sh [BRANCH]      (root; default branch: the current one)
-#   KEEP=1 scripts/bare-quickstart.sh        leave the root and its mounts for more measurements
+#   KEEP=1 scripts/bare-quickstart.sh        leave the root for more measurements
 #                                            (then `scripts/bare-quickstart.sh --clean ROOT`)
 #
-# Why a chroot and not a container: the kernel is the host's, so the netns labs of the
+# Why a root of its own and not a container: the kernel is the host's, so the netns labs of the
 # quickstart work the same as on a bare machine (a Docker container here had no /dev/net/tun,
-# could not write the lab image and was refused --privileged). The root binds the host's /proc,
-# /sys, /dev and /run: labs live under /run/faultbench like any other, and `faultbench lab gc`
-# from the host collects what a failed run leaves.
+# could not write the lab image and was refused --privileged). The root runs in a mount
+# namespace of its own (pivot_root into it) with the host's /proc, /sys, /dev and /run bound in:
+# labs live under /run/faultbench like any other, and `faultbench lab gc` from the host
+# collects what a failed run leaves.
 #
 # Steps, each timed (wall and CPU seconds of its processes) with the load average beside it, in
 # the output and in $OUT/times.txt:
@@ -32,15 +33,12 @@ cd "$(dirname "$0")/.."
 CACHE=/var/cache/faultbench
 TARBALL="$CACHE/bare-debian12-minbase.tar"
 
-# The mounts below the root, deepest first; then the root itself.
+# The root's mounts live in its own mount namespace; a root left behind is only files.
 clean() {
   local root=$1
   [ -d "$root" ] || return 0
-  for m in $(awk -v r="$root" '$5 == r || index($5, r "/") == 1 {print $5}' /proc/self/mountinfo | sort -r); do
-    umount -l "$m" 2>/dev/null || true
-  done
   if awk -v r="$root" '$5 == r || index($5, r "/") == 1 {f=1} END {exit !f}' /proc/self/mountinfo; then
-    echo "still mounted below $root; not removing it" >&2
+    echo "something is mounted below $root; not removing it" >&2
     return 1
   fi
   rm -rf --one-file-system "$root"
@@ -82,15 +80,6 @@ cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 # The host's local CAs (a network that inspects TLS signs with its own; a machine on it trusts
 # them the same way). Nothing to copy on an ordinary network.
 mkdir -p "$ROOT/host-ca" && cp -a "$HOST_CA"/. "$ROOT/host-ca/" 2>/dev/null || true
-mount -t proc proc "$ROOT/proc"
-mount --rbind /sys "$ROOT/sys" && mount --make-rslave "$ROOT/sys"
-mount --rbind /dev "$ROOT/dev" && mount --make-rslave "$ROOT/dev"
-# /run shared with the host, not a slave: `ip netns` and the labs' state must be the host's.
-mount --bind /run "$ROOT/run"
-mkdir -p "$ROOT/repo.git" "$ROOT/src/shared"
-mount --bind -o ro "$GIT_DIR" "$ROOT/repo.git"
-mount --bind -o ro "$SHARED" "$ROOT/src/shared"
-
 # 2–4 inside the root; each step prints "TIME <step> <wall> cpu <user+sys of its processes>".
 cat >"$ROOT/inside.sh" <<EOF
 #!/bin/bash
@@ -100,7 +89,8 @@ export DEBIAN_FRONTEND=noninteractive HOME=/root PATH=/root/.cargo/bin:/usr/loca
 # (a step runs in a subshell so that each counts only its own).
 step() {
   local s=\$1; shift; local t0=\$EPOCHREALTIME l0; l0=\$(cut -d' ' -f1-3 /proc/loadavg)
-  ( "\$@"; echo "CPU \$(( \$(awk '{print \$16 + \$17}' /proc/\$BASHPID/stat) / \$(getconf CLK_TCK) ))" ) | tee /tmp/step.log
+  # \$me: the subshell's PID (inside \$(…) \$BASHPID would be the substitution's own).
+  ( "\$@"; me=\$BASHPID; echo "CPU \$(awk -v t="\$(getconf CLK_TCK)" '{printf "%.0f", (\$16 + \$17) / t}' /proc/\$me/stat)" ) | tee /tmp/step.log
   local c; c=\$(sed -n 's/^CPU //p' /tmp/step.log)
   echo "TIME \$s \$(awk -v a=\$t0 -v b=\$EPOCHREALTIME 'BEGIN{printf "%.1f s", b - a}') cpu \${c} s load before \$l0 after \$(cut -d' ' -f1-3 /proc/loadavg)"
 }
@@ -126,8 +116,24 @@ EOF
 chmod +x "$ROOT/inside.sh"
 
 echo "== root $ROOT; load before: $(cut -d' ' -f1-3 /proc/loadavg); output in $OUT"
+# A mount namespace of its own whose root *is* the Debian root (pivot_root, not only chroot):
+# lab devices take the root of their mount namespace, which under a plain chroot is the host's.
+# The root is first bound onto itself (pivot_root needs a mount point). Its mounts live and die
+# with that namespace: nothing to unmount on the host afterwards.
 set +e
-chroot "$ROOT" /usr/bin/env -i /bin/bash /inside.sh 2>&1 | tee "$OUT/run.log"
+unshare --mount --propagation private /bin/bash -euc '
+  r=$1; git=$2; shared=$3
+  mount --rbind "$r" "$r"
+  mount -t proc proc "$r/proc"
+  mount --rbind /sys "$r/sys"
+  mount --rbind /dev "$r/dev"
+  mount --bind /run "$r/run"
+  mkdir -p "$r/repo.git" "$r/src/shared" "$r/.oldroot"
+  mount --bind -o ro "$git" "$r/repo.git"
+  mount --bind -o ro "$shared" "$r/src/shared"
+  cd "$r" && pivot_root . .oldroot
+  exec /usr/sbin/chroot . /usr/bin/env -i /bin/bash -c "umount -l /.oldroot && exec /bin/bash /inside.sh"
+' bare "$ROOT" "$GIT_DIR" "$SHARED" 2>&1 | tee "$OUT/run.log"
 rc=${PIPESTATUS[0]}
 set -e
 echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
