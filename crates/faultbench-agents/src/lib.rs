@@ -25,7 +25,7 @@ pub mod sade;
 
 pub use baseline::BaselineAgent;
 pub use external::{ExternalAgent, ExternalTemplates};
-pub use llm_agent::{LlmAgent, Style};
+pub use llm_agent::{AgentStyle, LlmAgent};
 pub use react::{ReactAgent, ReactStyle};
 pub use registry::{AgentOptions, build_agent};
 pub use sade::{SadeAgent, SadeStyle};

@@ -1,7 +1,7 @@
 //! [`LlmAgent`]: the one agent type behind ReAct and SADE.
 //!
 //! Both run the same tool-calling loop ([`crate::llm_loop`]) on a chat model and take the same
-//! options (prices, output cap, ticket hint); they differ only in what a [`Style`] says: the
+//! options (prices, output cap, ticket hint); they differ only in what an [`AgentStyle`] says: the
 //! agent's name, its system prompt, whether a model that stops without a diagnosis block is
 //! reminded once, and whether the run's toolbox is wrapped with tools of the agent's own. So
 //! the options and the [`Agent`] implementation are written once here, and [`crate::ReactAgent`]
@@ -16,7 +16,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// What distinguishes one LLM agent from another on the shared loop.
-pub trait Style: Send + Sync + 'static {
+pub trait AgentStyle: Send + Sync + 'static {
     /// The agent's name (`react`, `sade`).
     const NAME: &'static str;
     /// Whether a model that stops without a parsable diagnosis block is asked once for it.
@@ -34,7 +34,7 @@ pub trait Style: Send + Sync + 'static {
 }
 
 /// An LLM agent of style `S` on a chat model.
-pub struct LlmAgent<S: Style> {
+pub struct LlmAgent<S: AgentStyle> {
     model: Arc<dyn ChatModel>,
     prices: PriceTable,
     max_output_tokens: Option<u32>,
@@ -44,7 +44,7 @@ pub struct LlmAgent<S: Style> {
     style: PhantomData<fn() -> S>,
 }
 
-impl<S: Style> LlmAgent<S> {
+impl<S: AgentStyle> LlmAgent<S> {
     /// An agent on `model`, priced with the default table, without a ticket hint and with
     /// the model client's output cap.
     pub fn new(model: Arc<dyn ChatModel>) -> Self {
@@ -77,7 +77,7 @@ impl<S: Style> LlmAgent<S> {
 }
 
 #[async_trait::async_trait]
-impl<S: Style> Agent for LlmAgent<S> {
+impl<S: AgentStyle> Agent for LlmAgent<S> {
     fn name(&self) -> &str {
         S::NAME
     }

@@ -6,7 +6,7 @@
 //! is the answer. No playbooks, no nudges, nothing about the ticket's reliability unless the
 //! [`TicketHint`] asks for it.
 
-use crate::llm_agent::{LlmAgent, Style};
+use crate::llm_agent::{AgentStyle, LlmAgent};
 use crate::prompt::{TOOLS_PLACEHOLDER, react_system};
 use faultbench_core::agent::TicketHint;
 
@@ -39,11 +39,11 @@ use faultbench_core::agent::TicketHint;
 /// ```
 pub type ReactAgent = LlmAgent<ReactStyle>;
 
-/// The ReAct [`Style`]: the short reason–act system prompt, no reminder, the run's tools as
+/// The ReAct [`AgentStyle`]: the short reason–act system prompt, no reminder, the run's tools as
 /// they are.
 pub struct ReactStyle;
 
-impl Style for ReactStyle {
+impl AgentStyle for ReactStyle {
     const NAME: &'static str = "react";
     const NUDGE_MISSING_BLOCK: bool = false;
 

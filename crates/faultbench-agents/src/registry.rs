@@ -29,7 +29,7 @@
 //! ```
 
 use crate::{
-    BaselineAgent, ExternalAgent, ExternalTemplates, LlmAgent, ReactStyle, SadeStyle, Style,
+    AgentStyle, BaselineAgent, ExternalAgent, ExternalTemplates, LlmAgent, ReactStyle, SadeStyle,
 };
 use faultbench_core::agent::{Agent, TicketHint};
 use faultbench_core::judge::BoxError;
@@ -92,7 +92,7 @@ pub fn builtin_agents() -> AgentRegistry {
 }
 
 /// An LLM agent of style `S` on the options' model (`default_model` when they name none).
-fn llm_agent<S: Style>(
+fn llm_agent<S: AgentStyle>(
     opts: &AgentOptions,
     default_model: &str,
 ) -> Result<Arc<dyn Agent>, BoxError> {

@@ -15,7 +15,7 @@
 //! like any other. `tool_calls` in the outcome counts the calls the model made (a snapshot is
 //! one), as the release counts tool-use blocks.
 
-use crate::llm_agent::{LlmAgent, Style};
+use crate::llm_agent::{AgentStyle, LlmAgent};
 use crate::llm_loop::MISSING_BLOCK_NUDGE;
 use crate::prompt::{DIAGNOSIS_CONTRACT, with_hint};
 use faultbench_core::agent::TicketHint;
@@ -111,11 +111,11 @@ pub fn sade_prompt_texts(hint: TicketHint) -> Vec<String> {
 /// The SADE agent: an [`LlmAgent`] in the [`SadeStyle`].
 pub type SadeAgent = LlmAgent<SadeStyle>;
 
-/// The SADE [`Style`]: the workflow system prompt, one reminder for a missing diagnosis block,
+/// The SADE [`AgentStyle`]: the workflow system prompt, one reminder for a missing diagnosis block,
 /// and the run's tools wrapped in a [`SadeToolbox`].
 pub struct SadeStyle;
 
-impl Style for SadeStyle {
+impl AgentStyle for SadeStyle {
     const NAME: &'static str = "sade";
     const NUDGE_MISSING_BLOCK: bool = true;
 
