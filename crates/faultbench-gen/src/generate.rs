@@ -54,9 +54,14 @@ pub struct FamilyPlan {
     pub rejected: Vec<String>,
 }
 
+/// The former name of [`GenerationPlan`] (one public name per concept across the crates:
+/// faultbench-report has a `cells::Plan`; issue 28).
+#[deprecated(note = "renamed to `GenerationPlan`; the old name goes in the next release")]
+pub type Plan = GenerationPlan;
+
 /// The families' plans and the variants of this shard, sorted by id.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct GenerationPlan {
     /// Per family, in family-id order.
     pub families: Vec<FamilyPlan>,
     /// The selected variants of this shard.
@@ -190,7 +195,7 @@ pub fn plan(
     families: &[Family],
     opts: &GenOptions,
     tickets: &dyn TicketWriter,
-) -> Result<Plan, UnknownFamilies> {
+) -> Result<GenerationPlan, UnknownFamilies> {
     let known: Vec<String> = families.iter().map(|f| f.family.id.clone()).collect();
     let unknown: Vec<String> = opts
         .families
@@ -248,7 +253,7 @@ pub fn plan(
         .filter(|(i, _)| n <= 1 || i % n == k.saturating_sub(1))
         .map(|(_, v)| v)
         .collect();
-    Ok(Plan {
+    Ok(GenerationPlan {
         families: plans,
         variants,
         selected_total,

@@ -45,7 +45,7 @@ fn same_seed_gives_byte_identical_variants_and_another_seed_differs() {
     let model2 = LabModel::load(&dir, "Kath2").unwrap();
     let b = plan(&model2, &families, &opts(1, Some(40)), &PlainTickets).unwrap();
     assert_eq!(a.variants.len(), 40);
-    let texts = |p: &faultbench_gen::generate::Plan| {
+    let texts = |p: &faultbench_gen::generate::GenerationPlan| {
         p.variants
             .iter()
             .map(|v| (v.id.clone(), v.text.clone()))
