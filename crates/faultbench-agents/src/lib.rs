@@ -16,6 +16,7 @@
 
 pub mod baseline;
 pub mod external;
+pub mod llm_agent;
 pub mod llm_loop;
 pub mod prompt;
 pub mod react;
@@ -24,6 +25,7 @@ pub mod sade;
 
 pub use baseline::BaselineAgent;
 pub use external::{ExternalAgent, ExternalTemplates};
-pub use react::ReactAgent;
+pub use llm_agent::{AgentStyle, LlmAgent};
+pub use react::{ReactAgent, ReactStyle};
 pub use registry::{AgentOptions, build_agent};
-pub use sade::SadeAgent;
+pub use sade::{SadeAgent, SadeStyle};

@@ -6,14 +6,11 @@
 //! is the answer. No playbooks, no nudges, nothing about the ticket's reliability unless the
 //! [`TicketHint`] asks for it.
 
-use crate::llm_loop::{LoopOptions, run_tool_loop};
-use crate::prompt::{TOOLS_PLACEHOLDER, prompt_version, react_system};
-use faultbench_core::agent::{Agent, AgentInput, AgentOutcome, TicketHint};
-use faultbench_core::toolbox::Toolbox;
-use faultbench_llm::{ChatModel, PriceTable};
-use std::sync::Arc;
+use crate::llm_agent::{AgentStyle, LlmAgent};
+use crate::prompt::{TOOLS_PLACEHOLDER, react_system};
+use faultbench_core::agent::TicketHint;
 
-/// The ReAct agent.
+/// The ReAct agent: an [`LlmAgent`] in the [`ReactStyle`].
 ///
 /// ```
 /// use faultbench_agents::ReactAgent;
@@ -40,74 +37,21 @@ use std::sync::Arc;
 /// assert_eq!((out.turns.len(), out.tool_calls), (2, 1));
 /// # });
 /// ```
-pub struct ReactAgent {
-    model: Arc<dyn ChatModel>,
-    prices: PriceTable,
-    max_output_tokens: Option<u32>,
-    ticket_hint: TicketHint,
-}
+pub type ReactAgent = LlmAgent<ReactStyle>;
 
-impl ReactAgent {
-    /// A ReAct agent on `model`, priced with the default table.
-    pub fn new(model: Arc<dyn ChatModel>) -> Self {
-        ReactAgent {
-            model,
-            prices: PriceTable::defaults(),
-            max_output_tokens: None,
-            ticket_hint: TicketHint::None,
-        }
+/// The ReAct [`AgentStyle`]: the short reason–act system prompt, no reminder, the run's tools as
+/// they are.
+pub struct ReactStyle;
+
+impl AgentStyle for ReactStyle {
+    const NAME: &'static str = "react";
+    const NUDGE_MISSING_BLOCK: bool = false;
+
+    fn system(tool_names: &[String], hint: TicketHint) -> String {
+        react_system(tool_names, hint)
     }
 
-    /// Tells the agent (or not) that the ticket may be inaccurate.
-    pub fn with_ticket_hint(mut self, hint: TicketHint) -> Self {
-        self.ticket_hint = hint;
-        self
-    }
-
-    /// Uses `prices` for `cost_usd`.
-    pub fn with_prices(mut self, prices: PriceTable) -> Self {
-        self.prices = prices;
-        self
-    }
-
-    /// Caps each reply's output tokens (default: the model client's configured cap).
-    pub fn with_max_output_tokens(mut self, max: u32) -> Self {
-        self.max_output_tokens = Some(max);
-        self
-    }
-}
-
-#[async_trait::async_trait]
-impl Agent for ReactAgent {
-    fn name(&self) -> &str {
-        "react"
-    }
-
-    fn model(&self) -> Option<&str> {
-        Some(self.model.model())
-    }
-
-    /// A hash of the system prompt with the tool list left as a placeholder (the tool set is
-    /// the run's, recorded through the tool policy).
-    fn prompt_version(&self) -> Option<String> {
-        let system = react_system(&[TOOLS_PLACEHOLDER.to_string()], self.ticket_hint);
-        Some(prompt_version(&[&system]))
-    }
-
-    fn max_output_tokens(&self) -> Option<u32> {
-        Some(crate::llm_loop::effective_cap(
-            self.model.as_ref(),
-            self.max_output_tokens,
-        ))
-    }
-
-    async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
-        let names: Vec<String> = tools.specs().into_iter().map(|s| s.name).collect();
-        let settings = LoopOptions {
-            system: react_system(&names, self.ticket_hint),
-            max_output_tokens: self.max_output_tokens,
-            nudge_missing_block: false,
-        };
-        run_tool_loop(self.model.as_ref(), &self.prices, &settings, input, tools).await
+    fn prompt_texts(hint: TicketHint) -> Vec<String> {
+        vec![react_system(&[TOOLS_PLACEHOLDER.to_string()], hint)]
     }
 }

@@ -28,7 +28,9 @@
 //! assert!(registry.names().contains(&"external:NAME".to_string()));
 //! ```
 
-use crate::{BaselineAgent, ExternalAgent, ExternalTemplates, ReactAgent, SadeAgent};
+use crate::{
+    AgentStyle, BaselineAgent, ExternalAgent, ExternalTemplates, LlmAgent, ReactStyle, SadeStyle,
+};
 use faultbench_core::agent::{Agent, TicketHint};
 use faultbench_core::judge::BoxError;
 use faultbench_core::registry::{Registry, RegistryError};
@@ -65,24 +67,10 @@ pub fn builtin_agents() -> AgentRegistry {
     let mut r = AgentRegistry::new("agent");
     r.agent("baseline", BaselineAgent::new);
     r.register("react", |opts: &AgentOptions| {
-        let (model, prices) = llm_model(opts, "gpt-5")?;
-        let mut a = ReactAgent::new(model)
-            .with_prices(prices)
-            .with_ticket_hint(opts.ticket_hint);
-        if let Some(m) = opts.max_output_tokens {
-            a = a.with_max_output_tokens(m);
-        }
-        Ok(Arc::new(a) as Arc<dyn Agent>)
+        llm_agent::<ReactStyle>(opts, "gpt-5")
     });
     r.register("sade", |opts: &AgentOptions| {
-        let (model, prices) = llm_model(opts, "claude-sonnet-4-6")?;
-        let mut a = SadeAgent::new(model)
-            .with_prices(prices)
-            .with_ticket_hint(opts.ticket_hint);
-        if let Some(m) = opts.max_output_tokens {
-            a = a.with_max_output_tokens(m);
-        }
-        Ok(Arc::new(a) as Arc<dyn Agent>)
+        llm_agent::<SadeStyle>(opts, "claude-sonnet-4-6")
     });
     r.register_family("external", |cli: &str, opts: &AgentOptions| {
         let defaults;
@@ -101,6 +89,21 @@ pub fn builtin_agents() -> AgentRegistry {
         Ok(Arc::new(a) as Arc<dyn Agent>)
     });
     r
+}
+
+/// An LLM agent of style `S` on the options' model (`default_model` when they name none).
+fn llm_agent<S: AgentStyle>(
+    opts: &AgentOptions,
+    default_model: &str,
+) -> Result<Arc<dyn Agent>, BoxError> {
+    let (model, prices) = llm_model(opts, default_model)?;
+    let mut a = LlmAgent::<S>::new(model)
+        .with_prices(prices)
+        .with_ticket_hint(opts.ticket_hint);
+    if let Some(m) = opts.max_output_tokens {
+        a = a.with_max_output_tokens(m);
+    }
+    Ok(Arc::new(a))
 }
 
 /// The model client and prices an LLM agent is built with: `--model`, else the configuration's

@@ -15,11 +15,11 @@
 //! like any other. `tool_calls` in the outcome counts the calls the model made (a snapshot is
 //! one), as the release counts tool-use blocks.
 
-use crate::llm_loop::{LoopOptions, MISSING_BLOCK_NUDGE, run_tool_loop};
-use crate::prompt::{DIAGNOSIS_CONTRACT, prompt_version, with_hint};
-use faultbench_core::agent::{Agent, AgentInput, AgentOutcome, TicketHint};
+use crate::llm_agent::{AgentStyle, LlmAgent};
+use crate::llm_loop::MISSING_BLOCK_NUDGE;
+use crate::prompt::{DIAGNOSIS_CONTRACT, with_hint};
+use faultbench_core::agent::TicketHint;
 use faultbench_core::toolbox::{ToolError, ToolOutput, ToolSpec, Toolbox};
-use faultbench_llm::{ChatModel, PriceTable};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, LazyLock};
@@ -108,75 +108,27 @@ pub fn sade_prompt_texts(hint: TicketHint) -> Vec<String> {
     ]
 }
 
-/// The SADE agent.
-pub struct SadeAgent {
-    model: Arc<dyn ChatModel>,
-    prices: PriceTable,
-    max_output_tokens: Option<u32>,
-    ticket_hint: TicketHint,
-}
+/// The SADE agent: an [`LlmAgent`] in the [`SadeStyle`].
+pub type SadeAgent = LlmAgent<SadeStyle>;
 
-impl SadeAgent {
-    /// A SADE-style agent on `model`.
-    pub fn new(model: Arc<dyn ChatModel>) -> Self {
-        SadeAgent {
-            model,
-            prices: PriceTable::defaults(),
-            max_output_tokens: None,
-            ticket_hint: TicketHint::None,
-        }
+/// The SADE [`AgentStyle`]: the workflow system prompt, one reminder for a missing diagnosis block,
+/// and the run's tools wrapped in a [`SadeToolbox`].
+pub struct SadeStyle;
+
+impl AgentStyle for SadeStyle {
+    const NAME: &'static str = "sade";
+    const NUDGE_MISSING_BLOCK: bool = true;
+
+    fn system(_tool_names: &[String], hint: TicketHint) -> String {
+        sade_system(hint)
     }
 
-    /// Tells the agent (or not) that the ticket may be inaccurate.
-    pub fn with_ticket_hint(mut self, hint: TicketHint) -> Self {
-        self.ticket_hint = hint;
-        self
+    fn prompt_texts(hint: TicketHint) -> Vec<String> {
+        sade_prompt_texts(hint)
     }
 
-    /// Uses `prices` for `cost_usd`.
-    pub fn with_prices(mut self, prices: PriceTable) -> Self {
-        self.prices = prices;
-        self
-    }
-
-    /// Caps each reply's output tokens (default: the model client's configured cap).
-    pub fn with_max_output_tokens(mut self, max: u32) -> Self {
-        self.max_output_tokens = Some(max);
-        self
-    }
-}
-
-#[async_trait::async_trait]
-impl Agent for SadeAgent {
-    fn name(&self) -> &str {
-        "sade"
-    }
-
-    fn model(&self) -> Option<&str> {
-        Some(self.model.model())
-    }
-
-    fn prompt_version(&self) -> Option<String> {
-        let texts = sade_prompt_texts(self.ticket_hint);
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        Some(prompt_version(&refs))
-    }
-
-    fn max_output_tokens(&self) -> Option<u32> {
-        Some(crate::llm_loop::effective_cap(
-            self.model.as_ref(),
-            self.max_output_tokens,
-        ))
-    }
-
-    async fn run(&self, input: &AgentInput, tools: Arc<dyn Toolbox>) -> AgentOutcome {
-        let settings = LoopOptions {
-            system: sade_system(self.ticket_hint),
-            max_output_tokens: self.max_output_tokens,
-            nudge_missing_block: true,
-        };
-        let toolbox: Arc<dyn Toolbox> = Arc::new(SadeToolbox::new(tools));
-        run_tool_loop(self.model.as_ref(), &self.prices, &settings, input, toolbox).await
+    fn toolbox(tools: Arc<dyn Toolbox>) -> Arc<dyn Toolbox> {
+        Arc::new(SadeToolbox::new(tools))
     }
 }
 

@@ -42,7 +42,8 @@ pub use keys::{KeyError, PublicKey, SecretKey, keygen};
 pub use manifest::{BundleManifest, DatasetDigest, ScenarioDigest};
 pub use pack::{PackError, PackOptions, PackSummary, pack};
 pub use read::{BundleError, Caps, Member};
-pub use verify::{Rule, RuleVerdict, Verdict, VerifyOptions, verify};
+#[allow(deprecated)]
+pub use verify::{BundleVerdict, Rule, RuleVerdict, Verdict, VerifyOptions, VerifyRule, verify};
 
 /// Member names of the bundle's own files.
 pub mod names {

@@ -6,7 +6,8 @@ use faultbench_bundle::pack::reseal;
 use faultbench_bundle::read::Caps;
 use faultbench_bundle::synth::{SynthOptions, runs_root};
 use faultbench_bundle::{
-    Member, PackOptions, PublicKey, Rule, SecretKey, Verdict, VerifyOptions, keygen, pack, verify,
+    BundleVerdict, Member, PackOptions, PublicKey, SecretKey, VerifyOptions, VerifyRule, keygen,
+    pack, verify,
 };
 use faultbench_core::ScenarioFile;
 use faultbench_report::stats::Bootstrap;
@@ -89,7 +90,7 @@ fn unpinned() -> VerifyOptions {
     }
 }
 
-fn failing(v: &Verdict) -> (Rule, String) {
+fn failing(v: &BundleVerdict) -> (VerifyRule, String) {
     let f = v.first_failure().expect("a rule should fail");
     (f.rule, f.detail.clone())
 }
@@ -135,7 +136,7 @@ fn a_packed_root_verifies_rule_by_rule_and_packing_is_deterministic() {
         ..Default::default()
     };
     let (rule, detail) = failing(&verify(&f.bundle, &strict).unwrap());
-    assert_eq!(rule, Rule::Protocol);
+    assert_eq!(rule, VerifyRule::Protocol);
     assert!(detail.contains("emulator `mock`"), "{detail}");
 }
 
@@ -145,11 +146,11 @@ fn an_unsigned_bundle_and_a_foreign_key_fail_the_signature_rule() {
     let unsigned = f.dir.join("unsigned.fbundle");
     reseal(&f.bundle, &unsigned, None, |_| {}).unwrap();
     let (rule, detail) = failing(&verify(&unsigned, &pinned(&f)).unwrap());
-    assert_eq!(rule, Rule::Signature);
+    assert_eq!(rule, VerifyRule::Signature);
     assert!(detail.contains("not signed"), "{detail}");
     let other = forged(&f, "same", |_| {});
     let (rule, detail) = failing(&verify(&other, &pinned(&f)).unwrap());
-    assert_eq!(rule, Rule::Signature);
+    assert_eq!(rule, VerifyRule::Signature);
     assert!(detail.contains("not a trusted --pubkey"), "{detail}");
 }
 
@@ -195,7 +196,7 @@ fn tampering_with_one_score_is_caught() {
         write_raw(&raw, &members);
     }
     let (rule, detail) = failing(&verify(&raw, &pinned(&f)).unwrap());
-    assert_eq!(rule, Rule::Hashes);
+    assert_eq!(rule, VerifyRule::Hashes);
     assert!(
         detail.contains("a/p1/result.json") && detail.contains("SHA-256"),
         "{detail}"
@@ -203,9 +204,13 @@ fn tampering_with_one_score_is_caught() {
 
     let resigned = forged(&f, "score", tamper);
     let (rule, _) = failing(&verify(&resigned, &pinned(&f)).unwrap());
-    assert_eq!(rule, Rule::Signature);
+    assert_eq!(rule, VerifyRule::Signature);
     let v = verify(&resigned, &unpinned()).unwrap();
-    let scores = v.rules.iter().find(|r| r.rule == Rule::Scores).unwrap();
+    let scores = v
+        .rules
+        .iter()
+        .find(|r| r.rule == VerifyRule::Scores)
+        .unwrap();
     assert!(!scores.passed, "{v:#?}");
     assert!(
         scores.detail.contains("agent a pass 1") && scores.detail.contains("rubric judge gives"),
@@ -230,7 +235,7 @@ fn dropping_one_run_is_caught_by_the_plan() {
         members.retain(|m| !m.name.starts_with(&format!("{victim}/")));
     });
     let (rule, detail) = failing(&verify(&dropped, &unpinned()).unwrap());
-    assert_eq!(rule, Rule::Plan, "{detail}");
+    assert_eq!(rule, VerifyRule::Plan, "{detail}");
     assert!(
         detail.contains("agent b pass 2") && detail.contains("no record"),
         "{detail}"
@@ -244,25 +249,25 @@ fn changing_a_setting_is_caught() {
         (
             "max_turns",
             serde_json::json!(30),
-            Rule::Budget,
+            VerifyRule::Budget,
             "max_turns is 30",
         ),
         (
             "ticket_hint",
             serde_json::json!("skeptical"),
-            Rule::TicketHint,
+            VerifyRule::TicketHint,
             "skeptical",
         ),
         (
             "reuse_labs",
             serde_json::json!(true),
-            Rule::FreshLabs,
+            VerifyRule::FreshLabs,
             "reuse_labs",
         ),
         (
             "link_model",
             serde_json::json!("veth"),
-            Rule::Protocol,
+            VerifyRule::Protocol,
             "link model `veth`",
         ),
     ] {
@@ -284,7 +289,7 @@ fn changing_a_setting_is_caught() {
         m.bytes = serde_json::to_vec_pretty(&v).unwrap();
     });
     let (rule, detail) = failing(&verify(&changed, &unpinned()).unwrap());
-    assert_eq!(rule, Rule::OneConfiguration, "{detail}");
+    assert_eq!(rule, VerifyRule::OneConfiguration, "{detail}");
     assert!(detail.contains("9.9.9"), "{detail}");
 }
 
@@ -300,7 +305,7 @@ fn changed_tables_are_caught() {
         assert_ne!(m.bytes, text.as_bytes(), "the edit must change something");
     });
     let (rule, detail) = failing(&verify(&changed, &unpinned()).unwrap());
-    assert_eq!(rule, Rule::Tables, "{detail}");
+    assert_eq!(rule, VerifyRule::Tables, "{detail}");
 }
 
 /// Writes members as a plain zstd tar (no manifest processing), for crafted bundles.
@@ -583,21 +588,28 @@ fn llm_judge_verdicts_are_kept_their_version_checked_and_edits_caught() {
     let current = faultbench_judge::llm::prompts::prompt_version();
     let kept = forged(&f, "llm-ok", as_llm(current.clone(), false));
     let v = verify(&kept, &unpinned()).unwrap();
-    let rule = |r: Rule| v.rules.iter().find(|x| x.rule == r).unwrap().clone();
+    let rule = |r: VerifyRule| v.rules.iter().find(|x| x.rule == r).unwrap().clone();
     assert!(
-        rule(Rule::JudgeVersion).passed,
+        rule(VerifyRule::JudgeVersion).passed,
         "{:?}",
-        rule(Rule::JudgeVersion)
+        rule(VerifyRule::JudgeVersion)
     );
-    assert!(rule(Rule::Scores).passed && rule(Rule::Scores).detail.contains("kept as recorded"));
+    assert!(
+        rule(VerifyRule::Scores).passed
+            && rule(VerifyRule::Scores).detail.contains("kept as recorded")
+    );
 
     let old = forged(&f, "llm-old", as_llm("llm-0000".into(), false));
     let (r, detail) = failing(&verify(&old, &unpinned()).unwrap());
-    assert_eq!(r, Rule::JudgeVersion, "{detail}");
+    assert_eq!(r, VerifyRule::JudgeVersion, "{detail}");
 
     let edited = forged(&f, "llm-edit", as_llm(current, true));
     let v = verify(&edited, &unpinned()).unwrap();
-    let scores = v.rules.iter().find(|x| x.rule == Rule::Scores).unwrap();
+    let scores = v
+        .rules
+        .iter()
+        .find(|x| x.rule == VerifyRule::Scores)
+        .unwrap();
     assert!(!scores.passed);
     assert!(
         scores.detail.contains("agent b pass 2") && scores.detail.contains("does not follow"),

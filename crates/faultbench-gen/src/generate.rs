@@ -54,9 +54,14 @@ pub struct FamilyPlan {
     pub rejected: Vec<String>,
 }
 
+/// The former name of [`GenerationPlan`] (one public name per concept across the crates:
+/// faultbench-report has a `cells::Plan`; issue 28).
+#[deprecated(note = "renamed to `GenerationPlan`; the old name goes in the next release")]
+pub type Plan = GenerationPlan;
+
 /// The families' plans and the variants of this shard, sorted by id.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct GenerationPlan {
     /// Per family, in family-id order.
     pub families: Vec<FamilyPlan>,
     /// The selected variants of this shard.
@@ -237,7 +242,7 @@ pub fn enumerate(
 
 /// The seeded sample of `candidates` and this shard's part of it (`opts.families` and
 /// `opts.id_prefix` were applied by [`enumerate`]).
-pub fn select(candidates: &Candidates, opts: &GenOptions) -> Plan {
+pub fn select(candidates: &Candidates, opts: &GenOptions) -> GenerationPlan {
     let mut plans = candidates.families.clone();
     let mut per_family = Vec::with_capacity(candidates.variants.len());
     for (p, vs) in plans.iter().zip(&candidates.variants) {
@@ -274,7 +279,7 @@ pub fn select(candidates: &Candidates, opts: &GenOptions) -> Plan {
         .filter(|(i, _)| n <= 1 || i % n == k.saturating_sub(1))
         .map(|(_, v)| v)
         .collect();
-    Plan {
+    GenerationPlan {
         families: plans,
         variants,
         selected_total,
@@ -288,7 +293,7 @@ pub fn plan(
     families: &[Family],
     opts: &GenOptions,
     tickets: &dyn TicketWriter,
-) -> Result<Plan, UnknownFamilies> {
+) -> Result<GenerationPlan, UnknownFamilies> {
     Ok(select(&enumerate(model, families, opts, tickets)?, opts))
 }
 

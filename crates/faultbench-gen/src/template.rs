@@ -7,6 +7,7 @@
 //! the generator itself from quoted parts (a `vtysh` command that re-applies a configuration)
 //! are marked as commands and inserted as they are.
 
+use faultbench_core::text::for_shell;
 use std::collections::BTreeMap;
 
 /// The parameters of one candidate: name → value.
@@ -22,14 +23,11 @@ pub fn safe_value(v: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '/' | '-'))
 }
 
-/// `s` quoted for a POSIX shell: unchanged when [`safe_value`], else in single quotes with
-/// every `'` written as `'\''`.
+/// `s` quoted for a POSIX shell: the workspace's one quoting rule,
+/// [`faultbench_core::text::for_shell`].
+#[deprecated(note = "use `faultbench_core::text::for_shell`; this alias goes in the next release")]
 pub fn shell_quote(s: &str) -> String {
-    if safe_value(s) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    for_shell(s)
 }
 
 /// A template problem: the name it refers to, or the syntax.
@@ -62,7 +60,7 @@ pub fn render(template: &str, params: &Params) -> Result<String, TemplateError> 
         let v = params
             .get(name)
             .ok_or_else(|| TemplateError::Unknown(name.to_string()))?;
-        Ok(if quote { shell_quote(v) } else { v.clone() })
+        Ok(if quote { for_shell(v) } else { v.clone() })
     })
 }
 
@@ -143,11 +141,15 @@ mod tests {
 
     #[test]
     fn hostile_values_are_not_safe_and_quote_to_one_word() {
+        // A leading `-` is not safe as a plain parameter, but quoting cannot stop a command
+        // from reading it as an option (the shell removes the quotes): `-rf` stays `-rf`.
+        assert!(!safe_value("-rf"));
+        assert_eq!(for_shell("-rf"), "-rf");
         for v in [
-            "a b", "$(id)", "`id`", "a;b", "a\nb", "-rf", "", "x'y", "a|b", "a&b", "*",
+            "a b", "$(id)", "`id`", "a;b", "a\nb", "", "x'y", "a|b", "a&b", "*",
         ] {
             assert!(!safe_value(v), "{v:?}");
-            let q = shell_quote(v);
+            let q = for_shell(v);
             assert!(q.starts_with('\'') && q.ends_with('\''), "{q}");
             // Inside the quotes, every quote is the `'\''` sequence.
             let inner = &q[1..q.len() - 1];
@@ -155,7 +157,7 @@ mod tests {
         }
         for v in ["eth0", "10.0.0.1/24", "router_1", "65001", "a-b.c:d"] {
             assert!(safe_value(v));
-            assert_eq!(shell_quote(v), v);
+            assert_eq!(for_shell(v), v);
         }
     }
 }

@@ -2,7 +2,7 @@
 //! families that match nothing, and hostile values from lab files.
 
 use faultbench_gen::family::{self, Family};
-use faultbench_gen::generate::{Candidates, GenOptions, Plan, enumerate, plan, select};
+use faultbench_gen::generate::{Candidates, GenOptions, GenerationPlan, enumerate, plan, select};
 use faultbench_gen::model::LabModel;
 use faultbench_gen::ticket::PlainTickets;
 use std::path::{Path, PathBuf};
@@ -43,7 +43,7 @@ fn texts(c: &Candidates) -> Vec<(String, String)> {
         .collect()
 }
 
-fn ids(p: &Plan) -> Vec<String> {
+fn ids(p: &GenerationPlan) -> Vec<String> {
     p.variants.iter().map(|v| v.id.clone()).collect()
 }
 

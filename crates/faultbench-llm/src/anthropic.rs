@@ -14,13 +14,12 @@
 //! (`stream: true`, assembled by [`crate::anthropic_stream`]), so that a call cut by a deadline
 //! keeps its text; input usage arrives first (`message_start`), output usage last.
 
-use crate::DEFAULT_MAX_OUTPUT_TOKENS;
 use crate::anthropic_stream::{apply_event, stop_reason, usage_of};
-use crate::model::ChatModel;
-use crate::partial::{Partial, Progress};
-use crate::retry::{RetryPolicy, excerpt, http_client};
-use crate::streaming::{Applied, HttpCall, call};
-use crate::types::{ChatRequest, ChatResponse, LlmError, Message};
+use crate::client::{ClientBase, WireFormat, client_methods, http_chat_model};
+use crate::partial::{Partial, StreamError};
+use crate::retry::excerpt;
+use crate::streaming::Applied;
+use crate::types::{ChatRequest, LlmError, Message};
 use serde_json::{Value, json};
 
 /// The API version header this client speaks.
@@ -35,16 +34,9 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// assert_eq!(claude.endpoint(), "https://api.anthropic.com/v1/messages");
 /// ```
 pub struct AnthropicClient {
-    http: reqwest::Client,
-    provider: String,
-    model: String,
-    base_url: String,
+    base: ClientBase,
     api_key: String,
-    policy: RetryPolicy,
-    max_output_tokens: u32,
-    stream: bool,
     prompt_caching: bool,
-    headers: Vec<(String, String)>,
 }
 
 impl AnthropicClient {
@@ -54,49 +46,19 @@ impl AnthropicClient {
         base_url: impl Into<String>,
         api_key: impl Into<String>,
     ) -> Result<Self, LlmError> {
-        let base_url = base_url.into().trim_end_matches('/').to_string();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(LlmError::Config(format!(
-                "base URL `{base_url}` must start with http:// or https:// (e.g. https://api.anthropic.com)"
-            )));
-        }
         Ok(AnthropicClient {
-            http: http_client()?,
-            provider: "anthropic".into(),
-            model: model.into(),
-            base_url,
+            base: ClientBase::new(
+                "anthropic",
+                model.into(),
+                base_url.into(),
+                "https://api.anthropic.com",
+            )?,
             api_key: api_key.into(),
-            policy: RetryPolicy::default(),
-            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
-            stream: true,
             prompt_caching: true,
-            headers: Vec::new(),
         })
     }
 
-    /// Names the provider in errors.
-    pub fn named(mut self, provider: impl Into<String>) -> Self {
-        self.provider = provider.into();
-        self
-    }
-
-    /// Sets the retry policy.
-    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// The `max_tokens` sent when a request sets none (the API requires the field; at least 1).
-    pub fn with_max_output_tokens(mut self, max: u32) -> Self {
-        self.max_output_tokens = max.max(1);
-        self
-    }
-
-    /// Streams replies (the default) or asks for one JSON body.
-    pub fn with_streaming(mut self, on: bool) -> Self {
-        self.stream = on;
-        self
-    }
+    client_methods!();
 
     /// Turns prompt-cache breakpoints on or off.
     pub fn with_prompt_caching(mut self, on: bool) -> Self {
@@ -104,18 +66,12 @@ impl AnthropicClient {
         self
     }
 
-    /// Adds a header sent with every request (e.g. `anthropic-beta`).
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
     /// The messages URL. A base URL that already ends in `/v1` is accepted as well.
     pub fn endpoint(&self) -> String {
-        if self.base_url.ends_with("/v1") {
-            format!("{}/messages", self.base_url)
+        if self.base.base_url.ends_with("/v1") {
+            format!("{}/messages", self.base.base_url)
         } else {
-            format!("{}/v1/messages", self.base_url)
+            format!("{}/v1/messages", self.base.base_url)
         }
     }
 
@@ -173,7 +129,7 @@ impl AnthropicClient {
         }
         let mut body = json!({
             "model": req.model,
-            "max_tokens": req.max_output_tokens.unwrap_or(self.max_output_tokens),
+            "max_tokens": req.max_output_tokens.unwrap_or(self.base.max_output_tokens),
             "messages": messages.into_iter()
                 .map(|(role, content)| json!({"role": role, "content": content}))
                 .collect::<Vec<_>>(),
@@ -204,20 +160,25 @@ impl AnthropicClient {
             }
             body["tools"] = json!(tools);
         }
-        if self.stream {
+        if self.base.stream {
             body["stream"] = json!(true);
         }
         body
     }
+}
 
-    /// Reads the Messages API response body that answered `req` (usage the server did not
-    /// report is estimated against `req` and marked).
-    pub fn parse_response(
-        &self,
-        req: &ChatRequest,
-        body: &Value,
-    ) -> Result<ChatResponse, LlmError> {
-        Ok(self.parse_partial(body)?.to_response(req, None))
+impl WireFormat for AnthropicClient {
+    const NO_ANSWER: &'static str = "`message_start`";
+
+    fn base(&self) -> &ClientBase {
+        &self.base
+    }
+
+    fn request_headers(&self) -> Vec<(String, String)> {
+        let mut headers = self.base.headers.clone();
+        headers.push(("x-api-key".into(), self.api_key.clone()));
+        headers.push(("anthropic-version".into(), ANTHROPIC_VERSION.into()));
+        headers
     }
 
     fn parse_partial(&self, body: &Value) -> Result<Partial, LlmError> {
@@ -225,7 +186,7 @@ impl AnthropicClient {
             .get("content")
             .and_then(Value::as_array)
             .ok_or_else(|| LlmError::Malformed {
-                provider: self.provider.clone(),
+                provider: self.base.provider.clone(),
                 detail: format!("no `content` array in {}", excerpt(&body.to_string())),
             })?;
         let mut p = Partial::default();
@@ -254,7 +215,10 @@ impl AnthropicClient {
                 _ => {}
             }
         }
-        p.text = texts.join("\n");
+        p.text = texts.join(
+            "
+",
+        );
         p.stop = Some(stop_reason(body.get("stop_reason").and_then(Value::as_str)));
         if let Some(u) = body.get("usage").filter(|u| u.is_object()) {
             usage_of(&mut p, u);
@@ -262,62 +226,21 @@ impl AnthropicClient {
         p.model = Some(
             body.get("model")
                 .and_then(Value::as_str)
-                .unwrap_or(&self.model)
+                .unwrap_or(&self.base.model)
                 .to_string(),
         );
         Ok(p)
     }
-}
 
-#[async_trait::async_trait]
-impl ChatModel for AnthropicClient {
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn max_output_tokens(&self) -> Option<u32> {
-        Some(self.max_output_tokens)
-    }
-
-    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.chat_streamed(req, &Progress::new()).await
-    }
-
-    async fn chat_streamed(
-        &self,
-        req: &ChatRequest,
-        progress: &Progress,
-    ) -> Result<ChatResponse, LlmError> {
-        let mut headers = self.headers.clone();
-        headers.push(("x-api-key".into(), self.api_key.clone()));
-        headers.push(("anthropic-version".into(), ANTHROPIC_VERSION.into()));
-        let body = self.request_body(req);
-        let endpoint = self.endpoint();
-        let c = HttpCall {
-            http: &self.http,
-            provider: &self.provider,
-            endpoint: &endpoint,
-            headers: &headers,
-            body: &body,
-            policy: &self.policy,
-        };
-        let apply = |event: Option<&str>, data: &Value, p: &mut Partial| {
-            let kind = event
-                .or_else(|| data.get("type").and_then(Value::as_str))
-                .unwrap_or_default();
-            Ok(Applied {
-                done: apply_event(p, kind, data)?,
-                answered: kind == "message_start",
-            })
-        };
-        call(
-            &c,
-            req,
-            progress,
-            |j| self.parse_partial(j),
-            apply,
-            "`message_start`",
-        )
-        .await
+    fn apply(event: Option<&str>, data: &Value, p: &mut Partial) -> Result<Applied, StreamError> {
+        let kind = event
+            .or_else(|| data.get("type").and_then(Value::as_str))
+            .unwrap_or_default();
+        Ok(Applied {
+            done: apply_event(p, kind, data)?,
+            answered: kind == "message_start",
+        })
     }
 }
+
+http_chat_model!(AnthropicClient);

@@ -34,6 +34,7 @@
 
 pub mod anthropic;
 pub mod anthropic_stream;
+mod client;
 pub mod config;
 pub mod model;
 pub mod openai;

@@ -14,13 +14,12 @@
 //! assembled by [`crate::openai_stream`]; a server that answers with one JSON body instead is
 //! read as well. Missing usage is estimated and marked ([`crate::partial`]).
 
-use crate::DEFAULT_MAX_OUTPUT_TOKENS;
-use crate::model::ChatModel;
+use crate::client::{ClientBase, WireFormat, client_methods, http_chat_model};
 use crate::openai_stream::{apply_chunk, finish_reason, usage_of};
-use crate::partial::{Partial, Progress};
-use crate::retry::{RetryPolicy, excerpt, http_client};
-use crate::streaming::{Applied, HttpCall, call};
-use crate::types::{ChatRequest, ChatResponse, LlmError, Message};
+use crate::partial::{Partial, StreamError};
+use crate::retry::excerpt;
+use crate::streaming::Applied;
+use crate::types::{ChatRequest, LlmError, Message};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -47,16 +46,9 @@ pub enum MaxTokensField {
 /// assert_eq!(ollama.endpoint(), "http://localhost:11434/v1/chat/completions");
 /// ```
 pub struct OpenAiClient {
-    http: reqwest::Client,
-    provider: String,
-    model: String,
-    base_url: String,
+    base: ClientBase,
     api_key: Option<String>,
-    policy: RetryPolicy,
     max_tokens_field: MaxTokensField,
-    max_output_tokens: u32,
-    stream: bool,
-    headers: Vec<(String, String)>,
 }
 
 impl OpenAiClient {
@@ -66,43 +58,26 @@ impl OpenAiClient {
         base_url: impl Into<String>,
         api_key: Option<String>,
     ) -> Result<Self, LlmError> {
-        let base_url = base_url.into().trim_end_matches('/').to_string();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(LlmError::Config(format!(
-                "base URL `{base_url}` must start with http:// or https:// (e.g. https://api.openai.com/v1)"
-            )));
-        }
+        let base = ClientBase::new(
+            "openai",
+            model.into(),
+            base_url.into(),
+            "https://api.openai.com/v1",
+        )?;
         // The official API wants `max_completion_tokens`; other servers mostly `max_tokens`.
-        let max_tokens_field = if base_url.contains("api.openai.com") {
+        let max_tokens_field = if base.base_url.contains("api.openai.com") {
             MaxTokensField::MaxCompletionTokens
         } else {
             MaxTokensField::MaxTokens
         };
         Ok(OpenAiClient {
-            http: http_client()?,
-            provider: "openai".to_string(),
-            model: model.into(),
-            base_url,
+            base,
             api_key: api_key.filter(|k| !k.is_empty()),
-            policy: RetryPolicy::default(),
             max_tokens_field,
-            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
-            stream: true,
-            headers: Vec::new(),
         })
     }
 
-    /// Names the provider in errors (e.g. `vllm`).
-    pub fn named(mut self, provider: impl Into<String>) -> Self {
-        self.provider = provider.into();
-        self
-    }
-
-    /// Sets the retry policy.
-    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
+    client_methods!();
 
     /// Chooses the output-cap field.
     pub fn with_max_tokens_field(mut self, field: MaxTokensField) -> Self {
@@ -110,28 +85,9 @@ impl OpenAiClient {
         self
     }
 
-    /// The output cap sent when a request sets none (at least 1).
-    pub fn with_max_output_tokens(mut self, max: u32) -> Self {
-        self.max_output_tokens = max.max(1);
-        self
-    }
-
-    /// Streams replies (the default) or asks for one JSON body (for servers that reject
-    /// `stream_options`; a call cut by a deadline then keeps no text).
-    pub fn with_streaming(mut self, on: bool) -> Self {
-        self.stream = on;
-        self
-    }
-
-    /// Adds a header sent with every request (e.g. `OpenAI-Organization`).
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
     /// The chat-completions URL.
     pub fn endpoint(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
+        format!("{}/chat/completions", self.base.base_url)
     }
 
     /// The request body for `req` (public so that tests and debugging can see the wire form).
@@ -190,32 +146,36 @@ impl OpenAiClient {
             MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
             MaxTokensField::MaxTokens => "max_tokens",
         };
-        body[field] = json!(req.max_output_tokens.unwrap_or(self.max_output_tokens));
+        body[field] = json!(req.max_output_tokens.unwrap_or(self.base.max_output_tokens));
         if req.json_object {
             body["response_format"] = json!({"type": "json_object"});
         }
-        if self.stream {
+        if self.base.stream {
             body["stream"] = json!(true);
             body["stream_options"] = json!({"include_usage": true});
         }
         body
     }
+}
 
-    /// Reads the chat-completions response body that answered `req` (usage the server did not
-    /// report is estimated against `req` and marked).
-    pub fn parse_response(
-        &self,
-        req: &ChatRequest,
-        body: &Value,
-    ) -> Result<ChatResponse, LlmError> {
-        Ok(self.parse_partial(body)?.to_response(req, None))
+impl WireFormat for OpenAiClient {
+    const NO_ANSWER: &'static str = "`choices`";
+
+    fn base(&self) -> &ClientBase {
+        &self.base
     }
 
-    /// A JSON body as a [`Partial`] reply: missing usage is then estimated by
-    /// [`Partial::to_response`] against the request.
+    fn request_headers(&self) -> Vec<(String, String)> {
+        let mut headers = self.base.headers.clone();
+        if let Some(key) = &self.api_key {
+            headers.push(("authorization".into(), format!("Bearer {key}")));
+        }
+        headers
+    }
+
     fn parse_partial(&self, body: &Value) -> Result<Partial, LlmError> {
         let malformed = |detail: String| LlmError::Malformed {
-            provider: self.provider.clone(),
+            provider: self.base.provider.clone(),
             detail,
         };
         let choice = body.pointer("/choices/0").ok_or_else(|| {
@@ -234,7 +194,10 @@ impl OpenAiClient {
                     .iter()
                     .filter_map(|x| x.get("text").and_then(Value::as_str))
                     .collect::<Vec<_>>()
-                    .join("\n");
+                    .join(
+                        "
+",
+                    );
             }
             Some(other) => return Err(malformed(format!("unexpected `content`: {other}"))),
         }
@@ -267,69 +230,18 @@ impl OpenAiClient {
             .and_then(Value::as_str)
             .map(str::to_string);
         if p.model.is_none() {
-            p.model = Some(self.model.clone());
+            p.model = Some(self.base.model.clone());
         }
         Ok(p)
     }
 
-    fn all_headers(&self) -> Vec<(String, String)> {
-        let mut headers = self.headers.clone();
-        if let Some(key) = &self.api_key {
-            headers.push(("authorization".into(), format!("Bearer {key}")));
-        }
-        headers
+    fn apply(_: Option<&str>, chunk: &Value, p: &mut Partial) -> Result<Applied, StreamError> {
+        let room = apply_chunk(p, chunk)?;
+        Ok(Applied {
+            done: !room,
+            answered: chunk.pointer("/choices/0").is_some(),
+        })
     }
 }
 
-#[async_trait::async_trait]
-impl ChatModel for OpenAiClient {
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn max_output_tokens(&self) -> Option<u32> {
-        Some(self.max_output_tokens)
-    }
-
-    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.chat_streamed(req, &Progress::new()).await
-    }
-
-    async fn chat_streamed(
-        &self,
-        req: &ChatRequest,
-        progress: &Progress,
-    ) -> Result<ChatResponse, LlmError> {
-        let headers = self.all_headers();
-        let body = self.request_body(req);
-        let endpoint = self.endpoint();
-        let c = HttpCall {
-            http: &self.http,
-            provider: &self.provider,
-            endpoint: &endpoint,
-            headers: &headers,
-            body: &body,
-            policy: &self.policy,
-        };
-        let apply = |_: Option<&str>, chunk: &Value, p: &mut Partial| {
-            let room = apply_chunk(p, chunk)?;
-            Ok(Applied {
-                done: !room,
-                answered: chunk.pointer("/choices/0").is_some(),
-            })
-        };
-        let mut reply = call(
-            &c,
-            req,
-            progress,
-            |j| self.parse_partial(j),
-            apply,
-            "`choices`",
-        )
-        .await?;
-        if reply.model.is_empty() {
-            reply.model = self.model.clone();
-        }
-        Ok(reply)
-    }
-}
+http_chat_model!(OpenAiClient);

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 /// A kind of reported symptom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Symptom {
+pub enum ClaimedSymptom {
     /// Something cannot reach something.
     Connectivity,
     /// Slowness, loss, flapping.
@@ -160,7 +160,7 @@ pub struct Claims {
     /// Domain names named.
     pub domains: BTreeSet<String>,
     /// Symptom kinds reported.
-    pub symptoms: BTreeSet<Symptom>,
+    pub symptoms: BTreeSet<ClaimedSymptom>,
     /// Causes the ticket asserts.
     pub mechanisms: BTreeSet<Mechanism>,
 }
@@ -218,9 +218,9 @@ fn affirms_health(clause: &str) -> bool {
         && !FAILING_WORDS.iter().any(|w| clause.contains(w))
 }
 
-const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
+const SYMPTOM_WORDS: &[(ClaimedSymptom, &[&str])] = &[
     (
-        Symptom::Connectivity,
+        ClaimedSymptom::Connectivity,
         &[
             "unreachable",
             "can't reach",
@@ -246,7 +246,7 @@ const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
         ],
     ),
     (
-        Symptom::Performance,
+        ClaimedSymptom::Performance,
         &[
             "slow",
             "latency",
@@ -264,7 +264,7 @@ const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
         ],
     ),
     (
-        Symptom::Dns,
+        ClaimedSymptom::Dns,
         &[
             "dns",
             "resolve",
@@ -276,14 +276,14 @@ const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
         ],
     ),
     (
-        Symptom::Web,
+        ClaimedSymptom::Web,
         &[
             "web", "http", "website", "page", "browser", "url", "site", "portal", "curl", "nginx",
             "apache",
         ],
     ),
     (
-        Symptom::Dhcp,
+        ClaimedSymptom::Dhcp,
         &[
             "dhcp",
             "lease",
@@ -295,7 +295,7 @@ const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
         ],
     ),
     (
-        Symptom::Routing,
+        ClaimedSymptom::Routing,
         &[
             "ospf",
             "bgp",
@@ -312,7 +312,7 @@ const SYMPTOM_WORDS: &[(Symptom, &[&str])] = &[
         ],
     ),
     (
-        Symptom::Internet,
+        ClaimedSymptom::Internet,
         &[
             "internet",
             "public ip",
@@ -370,7 +370,7 @@ impl Claims {
             }
         }
         if !c.domains.is_empty() {
-            c.symptoms.insert(Symptom::Dns);
+            c.symptoms.insert(ClaimedSymptom::Dns);
         }
         // A cause counts only where the ticket blames it: "DNS works" or "can ping the
         // gateway fine" report something healthy, not a mechanism.
@@ -412,8 +412,8 @@ mod tests {
         assert!(c.prefixes.contains("10.0.2.0/24"));
         assert!(c.interfaces.contains("eth1"));
         assert!(c.domains.contains("www.campus.lab"));
-        assert!(c.symptoms.contains(&Symptom::Connectivity));
-        assert!(c.symptoms.contains(&Symptom::Dns));
+        assert!(c.symptoms.contains(&ClaimedSymptom::Connectivity));
+        assert!(c.symptoms.contains(&ClaimedSymptom::Dns));
         assert_eq!(c.identifier_count(), 6);
         assert!(c.mechanisms.is_empty());
         let blame = Claims::extract(
@@ -437,7 +437,7 @@ mod tests {
             "healthy mentions are not blamed: {:?}",
             scoped.mechanisms
         );
-        assert!(scoped.symptoms.contains(&Symptom::Internet));
+        assert!(scoped.symptoms.contains(&ClaimedSymptom::Internet));
         let blamed = Claims::extract("The gateway is down and DNS is broken.", &topo);
         assert_eq!(
             blamed.mechanisms.iter().copied().collect::<Vec<_>>(),
@@ -445,6 +445,6 @@ mod tests {
         );
         let vague = Claims::extract("Sorry, the internet feels slow sometimes?", &topo);
         assert_eq!(vague.identifier_count(), 0);
-        assert!(vague.symptoms.contains(&Symptom::Performance));
+        assert!(vague.symptoms.contains(&ClaimedSymptom::Performance));
     }
 }

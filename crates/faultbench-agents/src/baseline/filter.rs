@@ -30,7 +30,7 @@ pub struct Packet {
 
 /// One `-A` rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
+pub struct FilterRule {
     /// `filter`, `nat`, `mangle`, `raw`.
     pub table: String,
     /// Chain.
@@ -53,7 +53,7 @@ pub struct Rule {
 
 /// What a chain does with a packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum FilterVerdict {
     /// Accepted (by a rule, the policy, or no rules at all).
     Accept,
     /// Dropped or rejected, by this rule line (or `:CHAIN DROP` policy).
@@ -64,7 +64,7 @@ pub enum Verdict {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ruleset {
     /// All `-A` rules in order.
-    pub rules: Vec<Rule>,
+    pub rules: Vec<FilterRule>,
     /// Non-ACCEPT policies: (table, chain) → policy.
     pub policies: BTreeMap<(String, String), String>,
 }
@@ -77,7 +77,7 @@ fn iface_match(pat: &str, name: Option<&str>) -> bool {
     }
 }
 
-impl Rule {
+impl FilterRule {
     /// Whether the rule matches `p` (uncertain rules never match).
     pub fn matches(&self, p: &Packet) -> bool {
         if self.uncertain {
@@ -191,7 +191,7 @@ pub fn parse(lines: &[String]) -> Ruleset {
         let unquoted = without_quoted_text(rest);
         let words: Vec<&str> = unquoted.split_whitespace().collect();
         let Some(chain) = words.first() else { continue };
-        let mut r = Rule {
+        let mut r = FilterRule {
             table: table.clone(),
             chain: chain.to_string(),
             line: t.to_string(),
@@ -267,7 +267,7 @@ pub fn parse(lines: &[String]) -> Ruleset {
 
 impl Ruleset {
     /// Walks `chain` of the filter table for `p`.
-    pub fn verdict(&self, chain: &str, p: &Packet) -> Verdict {
+    pub fn verdict(&self, chain: &str, p: &Packet) -> FilterVerdict {
         match self.walk("filter", chain, p, 0) {
             Some(v) => v,
             None => match self
@@ -275,14 +275,14 @@ impl Ruleset {
                 .get(&("filter".to_string(), chain.to_string()))
             {
                 Some(pol) if pol == "DROP" || pol == "REJECT" => {
-                    Verdict::Drop(format!(":{chain} {pol} (chain policy)"))
+                    FilterVerdict::Drop(format!(":{chain} {pol} (chain policy)"))
                 }
-                _ => Verdict::Accept,
+                _ => FilterVerdict::Accept,
             },
         }
     }
 
-    fn walk(&self, table: &str, chain: &str, p: &Packet, depth: u8) -> Option<Verdict> {
+    fn walk(&self, table: &str, chain: &str, p: &Packet, depth: u8) -> Option<FilterVerdict> {
         if depth > 8 {
             return None;
         }
@@ -295,8 +295,8 @@ impl Ruleset {
                 continue;
             }
             match r.target.as_str() {
-                "ACCEPT" => return Some(Verdict::Accept),
-                "DROP" | "REJECT" => return Some(Verdict::Drop(r.line.clone())),
+                "ACCEPT" => return Some(FilterVerdict::Accept),
+                "DROP" | "REJECT" => return Some(FilterVerdict::Drop(r.line.clone())),
                 "RETURN" => return None,
                 "LOG" | "" | "MARK" | "CONNMARK" | "NFLOG" => {}
                 user => {
@@ -310,7 +310,7 @@ impl Ruleset {
     }
 
     /// The source-NAT rule (SNAT/MASQUERADE in POSTROUTING) that rewrites `p`, if any.
-    pub fn snat(&self, p: &Packet) -> Option<&Rule> {
+    pub fn snat(&self, p: &Packet) -> Option<&FilterRule> {
         self.rules.iter().find(|r| {
             r.table == "nat"
                 && r.chain == "POSTROUTING"
@@ -377,27 +377,27 @@ mod tests {
                     *nat\n-A POSTROUTING -s 195.11.14.0/24 -o eth1 -j SNAT --to-source 100.64.0.1\n");
         assert_eq!(
             r.verdict("FORWARD", &pkt("10.0.1.5", "10.0.2.9", "icmp", None)),
-            Verdict::Drop("-A FORWARD -s 10.0.1.0/24 -d 10.0.2.0/24 -j DROP".into())
+            FilterVerdict::Drop("-A FORWARD -s 10.0.1.0/24 -d 10.0.2.0/24 -j DROP".into())
         );
         assert_eq!(
             r.verdict("FORWARD", &pkt("10.0.2.9", "10.0.1.5", "icmp", None)),
-            Verdict::Accept
+            FilterVerdict::Accept
         );
         assert!(matches!(
             r.verdict("INPUT", &pkt("10.0.0.1", "10.0.0.2", "tcp", Some(179))),
-            Verdict::Drop(_)
+            FilterVerdict::Drop(_)
         ));
         assert_eq!(
             r.verdict("INPUT", &pkt("10.0.0.1", "10.0.0.2", "icmp", None)),
-            Verdict::Accept
+            FilterVerdict::Accept
         );
         assert!(matches!(
             r.verdict("FORWARD", &pkt("172.16.0.1", "10.0.2.9", "icmp", None)),
-            Verdict::Drop(_)
+            FilterVerdict::Drop(_)
         ));
         let mut reply = pkt("172.16.0.1", "10.0.2.9", "icmp", None);
         reply.reply = true;
-        assert_eq!(r.verdict("FORWARD", &reply), Verdict::Accept);
+        assert_eq!(r.verdict("FORWARD", &reply), FilterVerdict::Accept);
         let nat = r
             .snat(&pkt("195.11.14.2", "200.1.1.2", "icmp", None))
             .unwrap();
@@ -417,17 +417,17 @@ mod tests {
         let p = pkt("10.0.1.5", "10.0.2.9", "icmp", None);
         assert_eq!(
             r.verdict("FORWARD", &p),
-            Verdict::Drop(":FORWARD DROP (chain policy)".into())
+            FilterVerdict::Drop(":FORWARD DROP (chain policy)".into())
         );
         let mut from_b = p.clone();
         from_b.iif = Some("eth2".into());
         assert_eq!(
             r.verdict("FORWARD", &from_b),
-            Verdict::Drop("-A ACL110 -j DROP".into())
+            FilterVerdict::Drop("-A ACL110 -j DROP".into())
         );
         assert!(r.looks_deliberate("-A ACL110 -j DROP"));
         // The owner match is not modelled: the rule never decides.
-        assert_eq!(r.verdict("OUTPUT", &p), Verdict::Accept);
+        assert_eq!(r.verdict("OUTPUT", &p), FilterVerdict::Accept);
         assert!(r.rules.last().unwrap().uncertain);
     }
 }

@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 
 /// A BGP neighbour statement.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BgpNeighbor {
+pub struct BgpNeighborConf {
     /// `remote-as` value (`65002`, `external`, `internal`), when given.
     pub remote_as: Option<String>,
     /// `local-as` override.
@@ -22,11 +22,11 @@ pub struct BgpNeighbor {
 
 /// `router bgp`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Bgp {
+pub struct BgpConf {
     /// Local AS.
     pub asn: u32,
     /// Neighbours by address (or interface/peer-group name).
-    pub neighbors: BTreeMap<String, BgpNeighbor>,
+    pub neighbors: BTreeMap<String, BgpNeighborConf>,
     /// `network` statements.
     pub networks: Vec<Net>,
     /// `redistribute …` kinds.
@@ -35,7 +35,7 @@ pub struct Bgp {
 
 /// `router ospf`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ospf {
+pub struct OspfConf {
     /// `network P area A`.
     pub networks: Vec<(Net, String)>,
     /// `passive-interface IF`.
@@ -50,7 +50,7 @@ pub struct Ospf {
 
 /// `router rip`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Rip {
+pub struct RipConf {
     /// `version N`.
     pub version: Option<String>,
     /// `network P` or `network IF`.
@@ -67,11 +67,11 @@ pub struct Rip {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// `router bgp`.
-    pub bgp: Option<Bgp>,
+    pub bgp: Option<BgpConf>,
     /// `router ospf`.
-    pub ospf: Option<Ospf>,
+    pub ospf: Option<OspfConf>,
     /// `router rip`.
-    pub rip: Option<Rip>,
+    pub rip: Option<RipConf>,
     /// Other `router X` sections (eigrp, isis, babel, …) by name with their lines.
     pub other: BTreeMap<String, Vec<String>>,
     /// `interface X` sections: name → trimmed lines.
@@ -122,7 +122,7 @@ impl Config {
                 sec = match (w.first().copied(), w.get(1).copied()) {
                     (Some("router"), Some("bgp")) => {
                         c.understood = true;
-                        c.bgp = Some(Bgp {
+                        c.bgp = Some(BgpConf {
                             asn: w.get(2).and_then(|a| a.parse().ok()).unwrap_or(0),
                             ..Default::default()
                         });
@@ -130,12 +130,12 @@ impl Config {
                     }
                     (Some("router"), Some("ospf")) => {
                         c.understood = true;
-                        c.ospf = Some(Ospf::default());
+                        c.ospf = Some(OspfConf::default());
                         Sec::Ospf
                     }
                     (Some("router"), Some("rip")) => {
                         c.understood = true;
-                        c.rip = Some(Rip::default());
+                        c.rip = Some(RipConf::default());
                         Sec::Rip
                     }
                     (Some("router"), Some(_)) => {
@@ -250,7 +250,7 @@ impl Config {
     }
 }
 
-fn bgp_line(b: &mut Bgp, w: &[&str]) {
+fn bgp_line(b: &mut BgpConf, w: &[&str]) {
     match w {
         ["neighbor", peer, "remote-as", v, ..] => {
             b.neighbors.entry(peer.to_string()).or_default().remote_as = Some(v.to_string());
@@ -289,7 +289,7 @@ fn bgp_line(b: &mut Bgp, w: &[&str]) {
     }
 }
 
-fn ospf_line(o: &mut Ospf, w: &[&str]) {
+fn ospf_line(o: &mut OspfConf, w: &[&str]) {
     match w {
         ["network", p, "area", a, ..] => {
             if let Some(n) = Net::parse(p) {
@@ -311,7 +311,7 @@ fn ospf_line(o: &mut Ospf, w: &[&str]) {
     }
 }
 
-fn rip_line(r: &mut Rip, w: &[&str]) {
+fn rip_line(r: &mut RipConf, w: &[&str]) {
     match w {
         ["version", v] => r.version = Some(v.to_string()),
         ["network", p] => r.networks.push(p.to_string()),

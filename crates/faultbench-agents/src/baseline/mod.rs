@@ -53,7 +53,7 @@ mod rules;
 mod topo;
 mod verdict;
 
-pub use claims::{Claims, Mechanism, Symptom};
+pub use claims::{ClaimedSymptom, Claims, Mechanism};
 pub use rules::Finding;
 pub use topo::{DeviceKind, SummaryTopology};
 

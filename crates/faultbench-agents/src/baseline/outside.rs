@@ -6,7 +6,7 @@
 //! Internet problem, from the host the ticket names, to at most two outside devices. A
 //! failure there is explained by [`crate::baseline::rules::nat`].
 
-use super::claims::{Claims, Symptom};
+use super::claims::{ClaimedSymptom, Claims};
 use super::gather::{Observations, Prober, ping_and_record};
 use super::lan::Model;
 use std::net::Ipv4Addr;
@@ -80,7 +80,7 @@ pub fn sources(model: &Model, claims: &Claims) -> Vec<String> {
 /// Up to two outside addresses to test: those the ticket names first, then one per outside
 /// device (a loopback address when it has one: that is where labs put "web sites").
 pub fn targets(model: &Model, claims: &Claims) -> Vec<Ipv4Addr> {
-    if !claims.symptoms.contains(&Symptom::Internet) {
+    if !claims.symptoms.contains(&ClaimedSymptom::Internet) {
         return Vec::new();
     }
     let mut out: Vec<Ipv4Addr> = claims

@@ -7,7 +7,7 @@
 //! destination and back while the real ping failed points below IP (L2) or at something the
 //! probes cannot see.
 
-use super::filter::{self, Packet, Verdict};
+use super::filter::{self, FilterVerdict, Packet};
 use super::lan::Model;
 use super::probe::RouteKind;
 use std::net::Ipv4Addr;
@@ -93,7 +93,7 @@ pub fn walk(m: &Model, from: &str, src: Ipv4Addr, dst: Ipv4Addr, reply: bool) ->
         // Delivered here?
         if f.holds(dst) {
             if iif.is_some()
-                && let Verdict::Drop(line) = rules.verdict("INPUT", &pkt)
+                && let FilterVerdict::Drop(line) = rules.verdict("INPUT", &pkt)
             {
                 return done(Stop::Filtered(line, "INPUT"), hops, snat);
             }
@@ -112,7 +112,7 @@ pub fn walk(m: &Model, from: &str, src: Ipv4Addr, dst: Ipv4Addr, reply: bool) ->
         let oif = route.dev.clone().unwrap_or_default();
         pkt.oif = Some(oif.clone());
         let chain = if transit { "FORWARD" } else { "OUTPUT" };
-        if let Verdict::Drop(line) = rules.verdict(chain, &pkt) {
+        if let FilterVerdict::Drop(line) = rules.verdict(chain, &pkt) {
             return done(Stop::Filtered(line, chain), hops, snat);
         }
         if let Some(r) = rules.snat(&pkt) {

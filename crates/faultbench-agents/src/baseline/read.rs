@@ -23,7 +23,7 @@ impl PairResult {
 
 /// A `get_reachability` answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reach {
+pub struct ReachLine {
     /// The listed pairs (a long report may list only the failing ones).
     pub pairs: Vec<PairResult>,
     /// Pairs probed in total (`summary.pairs` when given, else the listed ones).
@@ -36,11 +36,11 @@ pub struct Reach {
 
 /// Reads a `get_reachability` answer (`{"hosts": {…}, "summary": {…}, "results": [{src, dst,
 /// status, …}]}`); pairs are found wherever they sit in the JSON.
-pub fn reachability(text: &str) -> Reach {
+pub fn reachability(text: &str) -> ReachLine {
     let Some(v) = json_in(text) else {
-        return Reach::default();
+        return ReachLine::default();
     };
-    let mut r = Reach::default();
+    let mut r = ReachLine::default();
     collect_pairs(&v, &mut r.pairs);
     r.total = v
         .pointer("/summary/pairs")

@@ -8,15 +8,15 @@
 //! **Healthy** otherwise: the text lists what was tested and found working — the criterion
 //! the paper finds agents lack — plus the weak observations that do not break anything.
 
-use super::claims::{Claims, Symptom};
-use super::rules::paths::{Report, expected_reachable};
+use super::claims::{ClaimedSymptom, Claims};
+use super::rules::paths::{PathReport, expected_reachable};
 use super::rules::{Ctx, Finding};
 use super::topo::DeviceKind;
 use faultbench_core::Diagnosis;
 use std::net::Ipv4Addr;
 
 /// Builds the diagnosis.
-pub fn verdict(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
+pub fn verdict(cx: &Ctx, findings: &[Finding], report: &PathReport) -> Diagnosis {
     let dead_failures = report.failing.len() > report.by_policy.len()
         && !(report.failing.len() == report.unexplained.len() && only_partial_loss(cx));
     let top = findings.iter().map(|f| f.weight).max().unwrap_or(0);
@@ -107,7 +107,7 @@ fn cleared(cx: &Ctx, findings: &[Finding], blamed: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn healthy(cx: &Ctx, findings: &[Finding], report: &Report) -> Diagnosis {
+fn healthy(cx: &Ctx, findings: &[Finding], report: &PathReport) -> Diagnosis {
     let mut ok: Vec<String> = Vec::new();
     let expected: Vec<bool> = cx
         .obs
@@ -251,13 +251,13 @@ fn claims_text(claims: &Claims) -> String {
         .symptoms
         .iter()
         .map(|s| match s {
-            Symptom::Connectivity => "a connectivity problem",
-            Symptom::Performance => "slowness or loss",
-            Symptom::Dns => "a name-resolution problem",
-            Symptom::Web => "a web problem",
-            Symptom::Dhcp => "an addressing problem",
-            Symptom::Routing => "a routing problem",
-            Symptom::Internet => "an Internet access problem",
+            ClaimedSymptom::Connectivity => "a connectivity problem",
+            ClaimedSymptom::Performance => "slowness or loss",
+            ClaimedSymptom::Dns => "a name-resolution problem",
+            ClaimedSymptom::Web => "a web problem",
+            ClaimedSymptom::Dhcp => "an addressing problem",
+            ClaimedSymptom::Routing => "a routing problem",
+            ClaimedSymptom::Internet => "an Internet access problem",
         })
         .collect();
     let what = if words.is_empty() {

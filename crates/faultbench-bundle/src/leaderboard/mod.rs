@@ -16,7 +16,7 @@
 mod page;
 
 use crate::read::{BundleError, for_each_member};
-use crate::verify::{Rule, VerifyOptions};
+use crate::verify::{VerifyOptions, VerifyRule};
 use faultbench_core::output::{OutputDir, OutputError};
 use faultbench_report::analyses::{Analyses, ReportOptions};
 use faultbench_report::metrics::ALL;
@@ -41,7 +41,7 @@ pub enum Status {
     /// Every rule holds, on the mock emulator (allowed for development): never ranked.
     VerifiedMock,
     /// A rule fails: never ranked.
-    Unverified(Rule),
+    Unverified(VerifyRule),
     /// The bundle cannot be read.
     Unreadable,
     /// A bare registry: nothing to verify.
@@ -450,7 +450,11 @@ mod tests {
     #[test]
     fn only_verified_rows_are_ranked_by_pass_hat_at_the_common_k() {
         let mut rows = vec![
-            row(Status::Unverified(Rule::Scores), &[1.0, 1.0, 1.0], 1.0),
+            row(
+                Status::Unverified(VerifyRule::Scores),
+                &[1.0, 1.0, 1.0],
+                1.0,
+            ),
             row(Status::Verified, &[0.9, 0.5, 0.4], 0.9),
             row(Status::RegistryOnly, &[0.99, 0.99], 0.99),
             row(Status::Verified, &[0.8, 0.7], 0.8),

@@ -2,7 +2,7 @@
 //!
 //! The bundle is streamed once ([`crate::read`]): the manifest comes first, then every member
 //! is hashed against it as it arrives; records are parsed and kept, traces only hashed. Then
-//! the rules run in a fixed order ([`Rule`]), each giving a [`RuleVerdict`] that names the
+//! the rules run in a fixed order ([`VerifyRule`]), each giving a [`RuleVerdict`] that names the
 //! first run or field that breaks it:
 //!
 //! | rule | passes when |
@@ -46,10 +46,18 @@ pub struct VerifyOptions {
     pub caps: Caps,
 }
 
+/// The former name of [`VerifyRule`] (one public name per concept across the crates, issue 28).
+#[deprecated(note = "renamed to `VerifyRule`; the old name goes in the next release")]
+pub type Rule = VerifyRule;
+
+/// The former name of [`BundleVerdict`] (one public name per concept across the crates, issue 28).
+#[deprecated(note = "renamed to `BundleVerdict`; the old name goes in the next release")]
+pub type Verdict = BundleVerdict;
+
 /// The rules, in the order they are checked (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Rule {
+pub enum VerifyRule {
     /// Signature over the manifest.
     Signature,
     /// Every member's hash.
@@ -82,25 +90,25 @@ pub enum Rule {
     Tables,
 }
 
-impl Rule {
+impl VerifyRule {
     /// The rule's name as printed.
     pub fn name(self) -> &'static str {
         match self {
-            Rule::Signature => "signature",
-            Rule::Hashes => "hashes",
-            Rule::Version => "version",
-            Rule::Identity => "identity",
-            Rule::FreshLabs => "fresh_labs",
-            Rule::TicketHint => "ticket_hint",
-            Rule::Budget => "budget",
-            Rule::Protocol => "protocol",
-            Rule::OneConfiguration => "one_configuration",
-            Rule::Dataset => "dataset",
-            Rule::Plan => "plan",
-            Rule::Registry => "registry",
-            Rule::JudgeVersion => "judge_version",
-            Rule::Scores => "scores",
-            Rule::Tables => "tables",
+            VerifyRule::Signature => "signature",
+            VerifyRule::Hashes => "hashes",
+            VerifyRule::Version => "version",
+            VerifyRule::Identity => "identity",
+            VerifyRule::FreshLabs => "fresh_labs",
+            VerifyRule::TicketHint => "ticket_hint",
+            VerifyRule::Budget => "budget",
+            VerifyRule::Protocol => "protocol",
+            VerifyRule::OneConfiguration => "one_configuration",
+            VerifyRule::Dataset => "dataset",
+            VerifyRule::Plan => "plan",
+            VerifyRule::Registry => "registry",
+            VerifyRule::JudgeVersion => "judge_version",
+            VerifyRule::Scores => "scores",
+            VerifyRule::Tables => "tables",
         }
     }
 }
@@ -109,7 +117,7 @@ impl Rule {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RuleVerdict {
     /// The rule.
-    pub rule: Rule,
+    pub rule: VerifyRule,
     /// Whether it holds.
     pub passed: bool,
     /// One line: what was checked, or the first thing that breaks it (naming the run or field).
@@ -128,7 +136,7 @@ pub(crate) struct BundledRun {
 
 /// What verification found.
 #[derive(Debug, Clone, Serialize)]
-pub struct Verdict {
+pub struct BundleVerdict {
     /// Every rule's verdict, in order.
     pub rules: Vec<RuleVerdict>,
     /// The manifest (None when it could not be read).
@@ -144,7 +152,7 @@ pub struct Verdict {
     pub identity: Option<faultbench_core::identity::RunIdentity>,
 }
 
-impl Verdict {
+impl BundleVerdict {
     /// Whether every rule holds.
     pub fn passed(&self) -> bool {
         self.rules.iter().all(|r| r.passed)
@@ -293,7 +301,7 @@ impl Contents {
 
 /// Verifies the bundle at `path`. An unreadable bundle (corrupt, truncated, a refused member)
 /// is an error naming the member; otherwise every rule gets a verdict.
-pub fn verify(path: &Path, opts: &VerifyOptions) -> Result<Verdict, BundleError> {
+pub fn verify(path: &Path, opts: &VerifyOptions) -> Result<BundleVerdict, BundleError> {
     let mut c = Contents::default();
     for_each_member(path, opts.caps, |m| c.take(m, path, opts.caps))??;
     if c.manifest.is_none() {

@@ -1,6 +1,6 @@
-//! The rules of [`verify`](super::verify), one function each, in the order of [`Rule`].
+//! The rules of [`verify`](super::verify), one function each, in the order of [`VerifyRule`].
 
-use super::{Contents, Rule, RuleVerdict, Verdict, VerifyOptions};
+use super::{BundleVerdict, Contents, RuleVerdict, VerifyOptions, VerifyRule};
 use crate::keys::PublicKey;
 use crate::manifest::signed_message;
 use faultbench_core::Diagnosis;
@@ -44,7 +44,7 @@ fn run_name(r: &RunRecord) -> String {
     )
 }
 
-fn verdict(rule: Rule, result: Result<String, String>) -> RuleVerdict {
+fn verdict(rule: VerifyRule, result: Result<String, String>) -> RuleVerdict {
     match result {
         Ok(detail) => RuleVerdict {
             rule,
@@ -60,9 +60,9 @@ fn verdict(rule: Rule, result: Result<String, String>) -> RuleVerdict {
 }
 
 /// Runs every rule over what was read.
-pub(crate) fn check(mut c: Contents, opts: &VerifyOptions) -> Verdict {
+pub(crate) fn check(mut c: Contents, opts: &VerifyOptions) -> BundleVerdict {
     c.runs.sort_by(|a, b| a.record.key.cmp(&b.record.key));
-    let mut out = Verdict {
+    let mut out = BundleVerdict {
         rules: Vec::new(),
         manifest: c.manifest.clone(),
         signer: None,
@@ -74,9 +74,9 @@ pub(crate) fn check(mut c: Contents, opts: &VerifyOptions) -> Verdict {
         identity: None,
     };
     let sig = signature(&c, opts, &mut out);
-    out.rules.push(verdict(Rule::Signature, sig));
-    out.rules.push(verdict(Rule::Hashes, hashes(&c)));
-    out.rules.push(verdict(Rule::Version, version(&c)));
+    out.rules.push(verdict(VerifyRule::Signature, sig));
+    out.rules.push(verdict(VerifyRule::Hashes, hashes(&c)));
+    out.rules.push(verdict(VerifyRule::Version, version(&c)));
     let identity = c.identity.as_deref().map(|b| {
         serde_json::from_slice::<RunIdentity>(b).map_err(|e| faultbench_core::text::json_error(&e))
     });
@@ -85,7 +85,7 @@ pub(crate) fn check(mut c: Contents, opts: &VerifyOptions) -> Verdict {
         _ => None,
     };
     out.rules.push(verdict(
-        Rule::Identity,
+        VerifyRule::Identity,
         match (&identity_problem(c.identity.as_deref()), &id) {
             (Some(p), _) => Err(p.clone()),
             (None, Some(id)) => identity_rule(id),
@@ -94,17 +94,17 @@ pub(crate) fn check(mut c: Contents, opts: &VerifyOptions) -> Verdict {
     ));
     let Some(id) = id else {
         for rule in [
-            Rule::FreshLabs,
-            Rule::TicketHint,
-            Rule::Budget,
-            Rule::Protocol,
-            Rule::OneConfiguration,
-            Rule::Dataset,
-            Rule::Plan,
-            Rule::Registry,
-            Rule::JudgeVersion,
-            Rule::Scores,
-            Rule::Tables,
+            VerifyRule::FreshLabs,
+            VerifyRule::TicketHint,
+            VerifyRule::Budget,
+            VerifyRule::Protocol,
+            VerifyRule::OneConfiguration,
+            VerifyRule::Dataset,
+            VerifyRule::Plan,
+            VerifyRule::Registry,
+            VerifyRule::JudgeVersion,
+            VerifyRule::Scores,
+            VerifyRule::Tables,
         ] {
             out.rules.push(verdict(
                 rule,
@@ -114,24 +114,32 @@ pub(crate) fn check(mut c: Contents, opts: &VerifyOptions) -> Verdict {
         return out;
     };
     out.rules
-        .push(verdict(Rule::FreshLabs, fresh_labs(&id, &c)));
-    out.rules.push(verdict(Rule::TicketHint, ticket_hint(&id)));
-    out.rules.push(verdict(Rule::Budget, budget(&id, &c)));
-    out.rules.push(verdict(Rule::Protocol, protocol(&id, opts)));
+        .push(verdict(VerifyRule::FreshLabs, fresh_labs(&id, &c)));
     out.rules
-        .push(verdict(Rule::OneConfiguration, one_configuration(&id, &c)));
-    out.rules.push(verdict(Rule::Dataset, dataset(&c)));
-    out.rules.push(verdict(Rule::Plan, plan(&id, &c)));
-    out.rules.push(verdict(Rule::Registry, registry(&c)));
+        .push(verdict(VerifyRule::TicketHint, ticket_hint(&id)));
+    out.rules.push(verdict(VerifyRule::Budget, budget(&id, &c)));
     out.rules
-        .push(verdict(Rule::JudgeVersion, judge_version(&id)));
-    out.rules.push(verdict(Rule::Scores, scores(&id, &c)));
-    out.rules.push(verdict(Rule::Tables, tables(&c, &id)));
+        .push(verdict(VerifyRule::Protocol, protocol(&id, opts)));
+    out.rules.push(verdict(
+        VerifyRule::OneConfiguration,
+        one_configuration(&id, &c),
+    ));
+    out.rules.push(verdict(VerifyRule::Dataset, dataset(&c)));
+    out.rules.push(verdict(VerifyRule::Plan, plan(&id, &c)));
+    out.rules.push(verdict(VerifyRule::Registry, registry(&c)));
+    out.rules
+        .push(verdict(VerifyRule::JudgeVersion, judge_version(&id)));
+    out.rules.push(verdict(VerifyRule::Scores, scores(&id, &c)));
+    out.rules.push(verdict(VerifyRule::Tables, tables(&c, &id)));
     out.identity = Some(id);
     out
 }
 
-fn signature(c: &Contents, opts: &VerifyOptions, out: &mut Verdict) -> Result<String, String> {
+fn signature(
+    c: &Contents,
+    opts: &VerifyOptions,
+    out: &mut BundleVerdict,
+) -> Result<String, String> {
     let sig = c
         .signature
         .as_ref()

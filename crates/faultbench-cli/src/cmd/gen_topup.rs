@@ -10,7 +10,7 @@ use faultbench_core::lab::{Baseline, Topology};
 use faultbench_core::phases::PhaseOptions;
 use faultbench_core::pipeline::TrackingEmulator;
 use faultbench_gen::family::Family;
-use faultbench_gen::generate::{GenOptions, Plan, next_in_order};
+use faultbench_gen::generate::{GenOptions, GenerationPlan, next_in_order};
 use faultbench_gen::journal;
 use faultbench_gen::model::LabModel;
 use faultbench_gen::ticket::PlainTickets;
@@ -37,11 +37,11 @@ pub struct Sample<'a> {
 /// Tops `plan` up to its quota; the drawn variants are added to `plan.variants`. Returns
 /// whether the run was interrupted. Sharded runs are not topped up (each shard would draw
 /// the same positions); that is said.
-pub async fn top_up(s: Sample<'_>, plan: &mut Plan) -> anyhow::Result<bool> {
+pub async fn top_up(s: Sample<'_>, plan: &mut GenerationPlan) -> anyhow::Result<bool> {
     let Some(quota) = s.opts.count else {
         return Ok(false);
     };
-    let verified = |plan: &Plan| {
+    let verified = |plan: &GenerationPlan| {
         let done = journal::read(s.journal_path);
         plan.variants
             .iter()

@@ -421,7 +421,7 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn print_plan(p: &faultbench_gen::generate::Plan, topology: &str) {
+fn print_plan(p: &faultbench_gen::generate::GenerationPlan, topology: &str) {
     outln!("{topology}: candidates per family");
     outln!(
         "  {:<28} {:<15} {:>10} {:>8} {:>9}",

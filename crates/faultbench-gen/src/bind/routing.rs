@@ -3,7 +3,7 @@
 use super::{Binding, actors, binding, ip_of, served_by, set, set_list};
 use crate::graph::{Cut, pick, reach, segment_of};
 use crate::model::{DeviceModel, IfaceModel, Ipv4Net, LabModel};
-use crate::template::shell_quote;
+use faultbench_core::text::for_shell;
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
@@ -273,7 +273,7 @@ pub(super) fn vtysh_command(statements: &[String]) -> String {
     let mut cmd = String::from("vtysh -c 'configure terminal'");
     for s in statements {
         cmd.push_str(" -c ");
-        cmd.push_str(&shell_quote(s));
+        cmd.push_str(&for_shell(s));
     }
     cmd.push_str(" -c 'end'");
     cmd

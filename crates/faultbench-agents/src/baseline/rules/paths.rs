@@ -13,7 +13,7 @@ use std::net::Ipv4Addr;
 
 /// What the failing traffic says.
 #[derive(Debug, Default)]
-pub struct Report {
+pub struct PathReport {
     /// Findings located by the walks.
     pub findings: Vec<Finding>,
     /// Devices taking part in failing traffic (sources, destinations, where walks stop).
@@ -103,8 +103,8 @@ fn working_pairs(cx: &Ctx) -> Vec<(String, Ipv4Addr)> {
 }
 
 /// Walks every failing pair and names where it breaks.
-pub fn explain(cx: &Ctx) -> Report {
-    let mut rep = Report::default();
+pub fn explain(cx: &Ctx) -> PathReport {
+    let mut rep = PathReport::default();
     let mut grouped: BTreeMap<(String, String), (Finding, Vec<String>)> = BTreeMap::new();
     let failing = failing_pairs(cx);
     for (src, dst, dead) in &failing {

@@ -3,7 +3,7 @@
 //! a web/DNS/DHCP server whose service port is closed, a failing web fetch.
 
 use super::{Ctx, Finding};
-use crate::baseline::filter::{self, Packet, Verdict};
+use crate::baseline::filter::{self, FilterVerdict, Packet};
 use crate::baseline::topo::DeviceKind;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -141,7 +141,7 @@ fn dns(cx: &Ctx) -> Vec<Finding> {
                             oif: None,
                             reply: false,
                         };
-                        if let Verdict::Drop(line) = rules.verdict("INPUT", &p) {
+                        if let FilterVerdict::Drop(line) = rules.verdict("INPUT", &p) {
                             rule = Some(line);
                         }
                     }

@@ -35,7 +35,7 @@ pub(super) fn drops_tcp179(cx: &Ctx, dev: &str, src: Ipv4Addr, dst: Ipv4Addr) ->
             oif: None,
             reply: false,
         };
-        if let Verdict::Drop(line) = rules.verdict(chain, &p) {
+        if let FilterVerdict::Drop(line) = rules.verdict(chain, &p) {
             return Some(line);
         }
     }

@@ -6,7 +6,7 @@
 //! filters inbound, and null routes swallowing a LAN.
 
 use super::{Ctx, Finding};
-use crate::baseline::filter::{self, Packet, Verdict};
+use crate::baseline::filter::{self, FilterVerdict, Packet};
 use crate::baseline::frr::Config;
 use crate::baseline::ip4::Net;
 use crate::baseline::lan::Attachment;
