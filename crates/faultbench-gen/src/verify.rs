@@ -52,6 +52,9 @@ pub struct Verification {
     pub reused: bool,
     /// What a user saw while the fault held (only when it took).
     pub observed: Option<Observed>,
+    /// For a multi-fault scenario: each fault's probes (injection order) measured with every
+    /// fault in place (empty otherwise).
+    pub observed_faults: Vec<Observed>,
 }
 
 impl Verification {
@@ -68,6 +71,7 @@ impl Verification {
             reason: self.reason.clone(),
             seconds: (self.seconds * 10.0).round() / 10.0,
             symptoms: self.observed.clone(),
+            fault_symptoms: self.observed_faults.clone(),
         }
     }
 }
@@ -116,6 +120,7 @@ pub async fn verify_variant(
         seconds: t.elapsed().as_secs_f64(),
         reused,
         observed: None,
+        observed_faults: Vec::new(),
     };
     let reused = slot.is_some();
     let kept = match slot.take() {
@@ -200,6 +205,7 @@ pub async fn verify_variant(
         seconds: 0.0,
         reused,
         observed: None,
+        observed_faults: Vec::new(),
     });
     if v.passed {
         v.observed = observed;
