@@ -7,9 +7,10 @@
 //! - a fault whose probes all still answer shows nothing and is left out (its symptom is not
 //!   there to be seen, whatever the ground truth says);
 //! - a host that is *cut off* — the faulted device of an observation is the very host whose
-//!   probe fails — explains every other failure that involves it: a later fault seen from (or
-//!   towards) that host is *masked* and shows nothing of its own, so its device and symptom
-//!   stay out of the ticket;
+//!   probe fails, and no measurement shows it still reaching anything (no probe from it
+//!   answered, no other trace from it got past what its own failing trace saw) — explains every other failure that
+//!   involves it: a fault seen from (or towards) that host is *masked* and shows nothing of
+//!   its own, so its device and symptom stay out of the ticket;
 //! - the same failing pair measured twice is reported once;
 //! - a quiet fault (`degraded`, nothing a user sees) is reported as a monitoring note, as for
 //!   a single variant.
@@ -40,10 +41,44 @@ fn cut_off_host(obs: &Observed) -> Option<&str> {
         .map(|p| p.from.as_str())
 }
 
+/// Whether some measurement shows `host` (cut off by the fault of `observed[k]`, by that
+/// observation) still on the network: a probe from it answered, or a trace from it in another
+/// observation got an answer from a hop its own failing trace did not (a host whose gateway is
+/// unreachable answers traces itself, `!H` from its own address, so that hop proves nothing).
+fn still_connected(observed: &[Observed], k: usize, host: &str) -> bool {
+    let own_hops: BTreeSet<&str> = observed[k]
+        .trace
+        .iter()
+        .filter(|t| t.from == host)
+        .flat_map(|t| t.hops.iter().map(String::as_str))
+        .collect();
+    observed.iter().enumerate().any(|(j, o)| {
+        o.working_pairs().any(|p| p.from == host)
+            || o.service
+                .as_ref()
+                .is_some_and(|s| s.client == host && s.answers)
+            || (j != k
+                && o.trace.as_ref().is_some_and(|t| {
+                    t.from == host
+                        && t.hops
+                            .iter()
+                            .any(|h| h != "*" && !own_hops.contains(h.as_str()))
+                }))
+    })
+}
+
 /// The indices of `observed` that show something of their own on the combined lab, in order
 /// (see the module documentation).
 pub fn shown(observed: &[Observed]) -> Vec<usize> {
-    let cut: BTreeSet<&str> = observed.iter().filter_map(cut_off_host).collect();
+    // A faulted host whose probe fails is cut off, unless another measurement shows it still
+    // reaching something (a fault on it that only blocks one destination hides nothing else).
+    let cut: BTreeSet<&str> = observed
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| cut_off_host(o).map(|h| (k, h)))
+        .filter(|&(k, h)| !still_connected(observed, k, h))
+        .map(|(_, h)| h)
+        .collect();
     let mut seen_pairs: BTreeSet<(String, String)> = BTreeSet::new();
     let mut out = Vec::new();
     for (k, obs) in observed.iter().enumerate() {
@@ -194,6 +229,31 @@ mod tests {
             );
             assert!(!t.contains("pc6") && !t.contains("router4"), "{t}");
         }
+    }
+
+    #[test]
+    fn a_host_that_still_reaches_something_is_not_cut_off() {
+        // A blackhole route on pc1 towards pc3 only: pc1's own probe fails, yet a trace from
+        // pc1 towards the web server gets past its gateway, so the web fault is its own.
+        let mut obs = masking_pair();
+        obs[1].trace = Some(crate::symptom::TraceObs {
+            from: "pc1".into(),
+            to_ip: "10.0.9.9".into(),
+            hops: vec!["10.0.1.1".into(), "*".into()],
+            reached: false,
+        });
+        assert_eq!(shown(&obs), vec![0, 1]);
+        let t = correct_multi(&obs, 5);
+        assert!(t.contains("pc3") && t.contains("web7"), "{t}");
+        // A hop the cut-off host's own failing trace saw (its own address answering `!H`)
+        // proves nothing: the web fault is masked again.
+        obs[0].trace = Some(crate::symptom::TraceObs {
+            from: "pc1".into(),
+            to_ip: "10.0.3.2".into(),
+            hops: vec!["10.0.1.1".into()],
+            reached: false,
+        });
+        assert_eq!(shown(&obs), vec![0]);
     }
 
     #[test]
