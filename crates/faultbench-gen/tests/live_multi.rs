@@ -159,15 +159,27 @@ fn observed_ticket_is_what_the_lab_showed(mv: &multi::MultiVariant, r: &Verifica
 
     let spec = multi::verify::observed_ticket(mv, &r.observed_faults).unwrap();
     let ticket = spec.ticket();
-    eprintln!("  ticket: {ticket}");
+    eprintln!("  masking {:?}, ticket: {ticket}", mv.masking);
     let ordered: Vec<Observed> = mv
         .fix_order
         .iter()
         .map(|&k| r.observed_faults[k].clone())
         .collect();
+    let shown = tickets::multi::shown(&ordered);
+    // A fault hidden by another shows nothing of its own with both in place.
+    for &(_, hidden) in &mv.masking {
+        let at = mv.fix_order.iter().position(|&k| k == hidden).unwrap();
+        assert!(
+            !shown.contains(&at),
+            "{}: the masked fault {} is reported: {:?}",
+            mv.variant.id,
+            mv.label(hidden),
+            ordered[at]
+        );
+    }
     let mut named = std::collections::BTreeSet::new();
     let mut reported = 0;
-    for k in tickets::multi::shown(&ordered) {
+    for k in shown {
         if let Some(p) = ordered[k].failing_pair() {
             assert!(
                 ticket.contains(&p.from) && ticket.contains(&p.to_ip),

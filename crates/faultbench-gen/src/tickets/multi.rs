@@ -67,21 +67,26 @@ fn still_connected(observed: &[Observed], k: usize, host: &str) -> bool {
     })
 }
 
-/// The indices of `observed` that show something of their own on the combined lab, in order
-/// (see the module documentation).
+/// The indices of `observed` that show something of their own on the combined lab, ascending
+/// (see the module documentation). Observations of cut-off hosts are taken first, in the
+/// given order; when two hosts cut off each other's probes the measurements cannot tell which
+/// one hides the other, and the earlier wins — callers list masking faults first.
 pub fn shown(observed: &[Observed]) -> Vec<usize> {
     // A faulted host whose probe fails is cut off, unless another measurement shows it still
     // reaching something (a fault on it that only blocks one destination hides nothing else).
-    let cut: BTreeSet<&str> = observed
+    let cut_off: Vec<Option<&str>> = observed
         .iter()
         .enumerate()
-        .filter_map(|(k, o)| cut_off_host(o).map(|h| (k, h)))
-        .filter(|&(k, h)| !still_connected(observed, k, h))
-        .map(|(_, h)| h)
+        .map(|(k, o)| cut_off_host(o).filter(|h| !still_connected(observed, k, h)))
         .collect();
-    let mut seen_pairs: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut reported_cut: BTreeSet<&str> = BTreeSet::new();
+    let mut seen_pairs: BTreeSet<(&str, &str)> = BTreeSet::new();
     let mut out = Vec::new();
-    for (k, obs) in observed.iter().enumerate() {
+    let cut_first = (0..observed.len())
+        .filter(|&k| cut_off[k].is_some())
+        .chain((0..observed.len()).filter(|&k| cut_off[k].is_none()));
+    for k in cut_first {
+        let obs = &observed[k];
         if obs.kind == "degraded" && !obs.is_visible() {
             out.push(k);
             continue;
@@ -91,15 +96,16 @@ pub fn shown(observed: &[Observed]) -> Vec<usize> {
             // Every probe answered: nothing to see.
             continue;
         }
-        let own_cut = cut_off_host(obs);
-        if own_cut.is_none() && involved.iter().any(|h| cut.contains(h)) {
+        if involved.iter().any(|h| reported_cut.contains(h)) {
             // Masked: a host this failure needs is cut off by another fault.
             continue;
         }
-        if seen_pairs.insert((involved[0].to_string(), involved[1].to_string())) {
+        if seen_pairs.insert((involved[0], involved[1])) {
             out.push(k);
+            reported_cut.extend(cut_off[k]);
         }
     }
+    out.sort_unstable();
     out
 }
 
@@ -254,6 +260,28 @@ mod tests {
             reached: false,
         });
         assert_eq!(shown(&obs), vec![0]);
+    }
+
+    #[test]
+    fn of_two_hosts_that_cannot_reach_each_other_the_mask_listed_first_is_reported() {
+        // pc2 lost its gateway (the mask, listed first); pc1 has a blackhole route to pc2 only.
+        // Both probes fail between the two hosts and nothing shows either host reaching more.
+        let mask = Observed {
+            kind: "unreachable".into(),
+            pairs: vec![pair("pc2", "pc1", "10.0.1.2", Reach::Timeout)],
+            device: "pc2".into(),
+            ..Observed::default()
+        };
+        let hidden = Observed {
+            kind: "unreachable".into(),
+            pairs: vec![pair("pc1", "pc2", "10.0.2.2", Reach::Timeout)],
+            device: "pc1".into(),
+            ..Observed::default()
+        };
+        let obs = vec![mask, hidden];
+        assert_eq!(shown(&obs), vec![0]);
+        let t = correct_multi(&obs, 9);
+        assert!(t.contains("10.0.1.2") && !t.contains("10.0.2.2"), "{t}");
     }
 
     #[test]
