@@ -69,6 +69,63 @@ pub struct Dataset {
     pub files: Vec<DatasetFile>,
     /// Files or folders that do not fit the layout (wrong folder names, stray files).
     pub misplaced: Vec<PathBuf>,
+    /// `faultbench generate`'s working folders (`<topo>_Q/gen/`): recognised, not scanned for
+    /// scenarios (see [`GeneratorDir`]).
+    pub generator: Vec<GeneratorDir>,
+}
+
+/// A `<topo>_Q/gen/` folder of `faultbench generate`: its journals (`.journal-K-of-N.jsonl`),
+/// an observed healthy baseline (`baseline.generated.toml`) and, after an interrupted run,
+/// planned variants (`<id>.txt`) not yet verified and written into the layout. None of it is a
+/// scenario of the dataset. A `gen/` folder holding anything else (or a link) is not
+/// recognised and stays misplaced, so the name cannot hide stray files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratorDir {
+    /// The folder.
+    pub path: PathBuf,
+    /// Journal files in it.
+    pub journals: usize,
+    /// It holds an observed healthy baseline (`baseline.generated.toml`).
+    pub baseline: bool,
+    /// Planned variant files (`*.txt`) in it.
+    pub planned: usize,
+}
+
+/// The folder name `faultbench generate` works in inside a topology folder.
+pub const GENERATOR_FOLDER: &str = "gen";
+
+/// Whether `dir` (a `<topo>_Q/gen` folder, not a link) holds only what the generator writes
+/// there (journals, an observed baseline, planned variants, or nothing).
+fn generator_dir(dir: &Path) -> Option<GeneratorDir> {
+    let meta = std::fs::symlink_metadata(dir).ok()?;
+    if !meta.is_dir() {
+        return None;
+    }
+    let (mut journals, mut planned, mut baseline) = (0, 0, false);
+    for e in std::fs::read_dir(dir).ok()? {
+        let e = e.ok()?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !e.file_type().ok()?.is_file() {
+            return None;
+        }
+        if name.starts_with(".journal-") && name.ends_with(".jsonl") {
+            journals += 1;
+        } else if name == "baseline.generated.toml" {
+            baseline = true;
+        } else if name.ends_with(".txt") {
+            planned += 1;
+        } else if !(name.starts_with('.') && name.contains(".tmp-")) {
+            // Anything but a write in progress (`fsutil::write_atomic`'s temporary file).
+            return None;
+        }
+    }
+    // Empty is what a run that verified nothing leaves (only false premises, or `--count 0`).
+    Some(GeneratorDir {
+        path: dir.to_path_buf(),
+        journals,
+        baseline,
+        planned,
+    })
 }
 
 /// The dataset folder of a topology (`Kath2` → `kath2_Q`, `simple_bgp` → `nika_bgp_Q`, …).
@@ -90,6 +147,7 @@ impl Dataset {
         let root = root.as_ref();
         let mut files = Vec::new();
         let mut misplaced = Vec::new();
+        let mut generator = Vec::new();
         let single = file_name(root).ends_with("_Q");
         let topos = if single {
             vec![root.to_path_buf()]
@@ -112,6 +170,12 @@ impl Dataset {
             }
             for layer_dir in sorted_entries(&topo)? {
                 let lname = file_name(&layer_dir);
+                if lname == GENERATOR_FOLDER
+                    && let Some(g) = generator_dir(&layer_dir)
+                {
+                    generator.push(g);
+                    continue;
+                }
                 let layer = match lname.parse::<Layer>() {
                     Ok(l) if l != Layer::Standard && layer_dir.is_dir() => l,
                     _ => {
@@ -138,6 +202,7 @@ impl Dataset {
             root: root.to_path_buf(),
             files,
             misplaced,
+            generator,
         })
     }
 
@@ -243,6 +308,9 @@ pub struct DatasetStats {
     /// Invariants that could not be checked because the dataset is partial (a sibling rewrite
     /// is missing). With `expect_full` they are violations instead.
     pub unchecked: Vec<Violation>,
+    /// Things recognised and left out that are not wrong (the generator's working folders).
+    #[serde(default)]
+    pub notes: Vec<Violation>,
 }
 
 fn sorted_entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {

@@ -27,6 +27,24 @@ pub(crate) fn compute(ds: &Dataset, opts: &StatsOptions) -> DatasetStats {
     for l in crate::category::Layer::FOLDERS {
         st.layers.insert(l.as_str().to_string(), 0);
     }
+    for g in &ds.generator {
+        st.notes.push(Violation {
+            path: g.path.clone(),
+            message: format!(
+                "faultbench generate's working folder ({} journal(s){}), not scenarios{}",
+                g.journals,
+                if g.baseline { ", an observed baseline" } else { "" },
+                if g.planned > 0 {
+                    format!(
+                        "; {} planned variant(s) in it were not written into the layout (the run was interrupted: run the same generate command again)",
+                        g.planned
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        });
+    }
     for p in &ds.misplaced {
         v(
             p,

@@ -54,11 +54,16 @@ pub struct ClaimType {
     pub id: String,
     /// What it applies to (a key of [`APPLIES`]).
     pub applies: String,
-    /// The one identifier vague wordings keep.
+    /// The identifier vague wordings keep first (a name).
     pub main: String,
+    /// A second identifier vague wordings may keep (an address or an interface), as the
+    /// release's novice and naive reporters keep about two of the standard ticket's three.
+    /// Every full wording names it too, so a rewrite never adds a fact.
+    #[serde(default)]
+    pub second: Option<String>,
     /// Full wordings.
     pub say: Vec<String>,
-    /// Wordings with only `{main}`.
+    /// Wordings with only `{main}` and `{second}`.
     pub say_vague: Vec<String>,
     /// Wordings with no identifier.
     pub say_blind: Vec<String>,
@@ -129,6 +134,26 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<ClaimType>, ClaimError> {
         let mut known: Vec<&str> = params.to_vec();
         known.push("main");
         let mut templates: Vec<(&str, &str)> = vec![("main", &c.main), ("fact", &c.fact)];
+        templates.extend(c.second.iter().map(|s| ("second", s.as_str())));
+        // What the vague wordings keep must be in every full wording: the standard ticket
+        // (the rewrites' parent) names every identifier a rewrite names.
+        let kept: BTreeSet<String> = [Some(&c.main), c.second.as_ref()]
+            .into_iter()
+            .flatten()
+            .flat_map(|t| template::names(t).unwrap_or_default())
+            .collect();
+        for w in &c.say {
+            let has: BTreeSet<String> =
+                template::names(w).unwrap_or_default().into_iter().collect();
+            if let Some(missing) = kept.iter().find(|n| !has.contains(*n)) {
+                return Err(err(
+                    &c.id,
+                    format!(
+                        "say: `{w}` does not name `{{{missing}}}`, which the vague wordings keep (main/second); a rewrite would add a fact its parent lacks"
+                    ),
+                ));
+            }
+        }
         templates.extend(c.say.iter().map(|s| ("say", s.as_str())));
         templates.extend(c.say_vague.iter().map(|s| ("say_vague", s.as_str())));
         templates.extend(c.say_blind.iter().map(|s| ("say_blind", s.as_str())));
@@ -140,15 +165,15 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<ClaimType>, ClaimError> {
             let names = template::names(t).map_err(|e| err(&c.id, format!("{field}: {e}")))?;
             for n in names {
                 let allowed = match field {
-                    "say_vague" => n == "main",
+                    "say_vague" => n == "main" || (n == "second" && c.second.is_some()),
                     "say_blind" => false,
-                    _ => known.contains(&n.as_str()) && n != "main",
+                    _ => known.contains(&n.as_str()) && n != "main" && n != "second",
                 };
                 if !allowed {
                     return Err(err(
                         &c.id,
                         format!(
-                            "{field}: `{{{n}}}` is not allowed here (say_vague may use only {{main}}, say_blind none; others: {})",
+                            "{field}: `{{{n}}}` is not allowed here (say_vague may use only {{main}} and, when the claim defines `second`, {{second}}; say_blind none; others: {})",
                             params.join(", ")
                         ),
                     ));
@@ -297,6 +322,12 @@ pub fn candidates(model: &LabModel, claims: &[ClaimType]) -> Vec<Candidate> {
                 continue;
             };
             p.insert("main".into(), main);
+            if let Some(t) = &c.second {
+                let Ok(second) = template::render(t, &p) else {
+                    continue;
+                };
+                p.insert("second".into(), second);
+            }
             let mut checks = Vec::new();
             let mut ok = true;
             for k in &c.check {
@@ -402,16 +433,32 @@ fact = "it works"
     }
 
     #[test]
-    fn blind_wordings_may_name_nothing_and_vague_only_main() {
-        let base = |blind: &str, vague: &str| {
+    fn blind_wordings_may_name_nothing_and_vague_only_main_and_second() {
+        let with = |second: &str, say: &str, blind: &str, vague: &str| {
             format!(
-                "[[claim]]\nid = \"x\"\napplies = \"host_pair\"\nmain = \"{{b}}\"\nsay = [\"{{a}}\"]\n\
+                "[[claim]]\nid = \"x\"\napplies = \"host_pair\"\nmain = \"{{b}}\"\n{second}say = [\"{say}\"]\n\
                  say_vague = [\"{vague}\"]\nsay_blind = [\"{blind}\"]\nfact = \"f\"\n\
                  [[claim.check]]\ndevice = \"{{a}}\"\ncmd = \"ping {{b_ip}}\"\nexpect = \"0% loss\"\n"
             )
         };
+        let base = |blind: &str, vague: &str| with("", "{a} {b}", blind, vague);
         assert!(parse(&base("ok", "{main} x"), "f").is_ok());
         assert!(parse(&base("{a} x", "{main}"), "f").is_err());
         assert!(parse(&base("ok", "{a}"), "f").is_err());
+        // `{second}` only when the claim defines it.
+        assert!(parse(&base("ok", "{main} at {second}"), "f").is_err());
+        let second = "second = \"{b_ip}\"\n";
+        assert!(
+            parse(
+                &with(second, "{a} {b} {b_ip}", "ok", "{main} at {second}"),
+                "f"
+            )
+            .is_ok()
+        );
+        // A full wording that lacks what the vague ones keep is refused: a rewrite would name
+        // a fact its parent does not.
+        let e = parse(&with(second, "{a} {b}", "ok", "{main} at {second}"), "f").unwrap_err();
+        assert!(e.what.contains("b_ip"), "{e}");
+        assert!(parse(&with("", "{a} {b_ip}", "ok", "{main}"), "f").is_err());
     }
 }

@@ -26,7 +26,7 @@
 //!
 //! [[check]]                             # [POST-INJECT-CHECK] lines; `when` skips a line
 //! device = "{victim}"                   #   whose parameters are absent
-//! cmd = "ping -c2 -W1 {far_ip}"
+//! cmd = "ping -c2 -i0.2 -W1 {far_ip}"
 //! expect = "loss>0"
 //!
 //! [symptom]                             # what the ticket says (the ticket module reads it)

@@ -184,13 +184,26 @@ fn candidates(
     (out, plan)
 }
 
-/// Plans a run: candidates of every family on `model`, deduplicated, sampled and sharded.
-pub fn plan(
+/// Every distinct candidate of the chosen families on a lab, before sampling: what a run
+/// selects from, whatever its seed, count or shard.
+#[derive(Debug, Clone)]
+pub struct Candidates {
+    /// Per family, in family-id order (nothing selected yet).
+    pub families: Vec<FamilyPlan>,
+    /// Each family's distinct variants, sorted by id (same order as `families`).
+    pub variants: Vec<Vec<Variant>>,
+}
+
+/// Renders every candidate of the families `opts.families` names (all when empty) on `model`
+/// and drops those whose normalised content an earlier family (in id order) already yields.
+/// Only `opts.families` and `opts.id_prefix` matter here: seed, count and shard are the
+/// sample's ([`select`]).
+pub fn enumerate(
     model: &LabModel,
     families: &[Family],
     opts: &GenOptions,
     tickets: &dyn TicketWriter,
-) -> Result<Plan, UnknownFamilies> {
+) -> Result<Candidates, UnknownFamilies> {
     let known: Vec<String> = families.iter().map(|f| f.family.id.clone()).collect();
     let unknown: Vec<String> = opts
         .families
@@ -207,21 +220,35 @@ pub fn plan(
         .collect();
     chosen.sort_by(|a, b| a.family.id.cmp(&b.family.id));
     let mut seen = BTreeSet::new();
-    let mut per_family = Vec::new();
-    let mut plans = Vec::new();
+    let mut out = Candidates {
+        families: Vec::new(),
+        variants: Vec::new(),
+    };
     for f in chosen {
         let (mut vs, mut p) = candidates(model, f, tickets, &model.topology, &opts.id_prefix);
         vs.retain(|v| seen.insert(v.hash.clone()));
         vs.sort_by(|a, b| a.id.cmp(&b.id));
         p.candidates = vs.len();
-        let mut rng = SplitMix64::new(opts.seed ^ stable_hash(&f.family.id));
+        out.variants.push(vs);
+        out.families.push(p);
+    }
+    Ok(out)
+}
+
+/// The seeded sample of `candidates` and this shard's part of it (`opts.families` and
+/// `opts.id_prefix` were applied by [`enumerate`]).
+pub fn select(candidates: &Candidates, opts: &GenOptions) -> Plan {
+    let mut plans = candidates.families.clone();
+    let mut per_family = Vec::with_capacity(candidates.variants.len());
+    for (p, vs) in plans.iter().zip(&candidates.variants) {
+        let mut vs: Vec<&Variant> = vs.iter().collect();
+        let mut rng = SplitMix64::new(opts.seed ^ stable_hash(&p.family));
         rng.shuffle(&mut vs);
         per_family.push(vs);
-        plans.push(p);
     }
     let total: usize = per_family.iter().map(Vec::len).sum();
     let want = opts.count.unwrap_or(total).min(total);
-    let mut selected = Vec::with_capacity(want);
+    let mut selected: Vec<Variant> = Vec::with_capacity(want);
     // The families' turn order is shuffled by the seed too: a sample smaller than the number
     // of families would otherwise always favour the first ids in alphabetical order.
     let mut order: Vec<usize> = (0..per_family.len()).collect();
@@ -229,11 +256,10 @@ pub fn plan(
     let mut round = 0;
     while selected.len() < want {
         for &k in &order {
-            let vs = &per_family[k];
             if selected.len() < want
-                && let Some(v) = vs.get(round)
+                && let Some(v) = per_family[k].get(round)
             {
-                selected.push(v.clone());
+                selected.push((*v).clone());
                 plans[k].selected += 1;
             }
         }
@@ -248,9 +274,55 @@ pub fn plan(
         .filter(|(i, _)| n <= 1 || i % n == k.saturating_sub(1))
         .map(|(_, v)| v)
         .collect();
-    Ok(Plan {
+    Plan {
         families: plans,
         variants,
         selected_total,
-    })
+    }
+}
+
+/// Plans a run: candidates of every family on `model`, deduplicated, sampled and sharded
+/// ([`enumerate`], then [`select`]).
+pub fn plan(
+    model: &LabModel,
+    families: &[Family],
+    opts: &GenOptions,
+    tickets: &dyn TicketWriter,
+) -> Result<Plan, UnknownFamilies> {
+    Ok(select(&enumerate(model, families, opts, tickets)?, opts))
+}
+
+/// The variants at positions `from..from + n` of the seed's selection order (the order in
+/// which [`plan`] picks: families round robin, each family's candidates shuffled by the seed),
+/// over all shards. A plan of `count = k` selects exactly the first `k` positions, so a
+/// top-up that takes the next positions draws candidates no earlier draw took, and the same
+/// seed always draws the same ones. Empty when the order has no position `from` or beyond.
+pub fn next_in_order(
+    model: &LabModel,
+    families: &[Family],
+    opts: &GenOptions,
+    tickets: &dyn TicketWriter,
+    from: usize,
+    n: usize,
+) -> Result<Vec<Variant>, UnknownFamilies> {
+    let all = |count: usize| {
+        plan(
+            model,
+            families,
+            &GenOptions {
+                count: Some(count),
+                shard: (1, 1),
+                ..opts.clone()
+            },
+            tickets,
+        )
+    };
+    let before: BTreeSet<String> = all(from)?.variants.into_iter().map(|v| v.id).collect();
+    let mut next: Vec<Variant> = all(from.saturating_add(n))?
+        .variants
+        .into_iter()
+        .filter(|v| !before.contains(&v.id))
+        .collect();
+    next.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(next)
 }

@@ -36,6 +36,41 @@ pub struct Entry {
     /// carrying every fault — what its ticket is written from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fault_symptoms: Vec<crate::symptom::Observed>,
+    /// Where the seconds went, per phase (absent in journals written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<PhaseTimes>,
+    /// 0 for the seed's sample; `k` for the k-th top-up draw, which took the next candidates
+    /// of the same seeded order because the sample verified fewer than the quota
+    /// ([`crate::generate::next_in_order`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub draw: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Seconds spent in each phase of one variant's verification (0 for a phase not run).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseTimes {
+    /// Deploying a fresh lab (0 when the lab was reused).
+    pub deploy: f64,
+    /// Waiting for a fresh lab's healthy baseline and taking its pristine snapshot.
+    pub fresh_baseline: f64,
+    /// Running the `[INJECTION]` steps.
+    pub inject: f64,
+    /// `[POST-INJECT-CHECK]` rounds until they held (or gave up).
+    pub checks: f64,
+    /// Measuring the symptom for the tickets while the fault held.
+    pub observe: f64,
+    /// Running the `[FIX]` commands.
+    pub fix: f64,
+    /// Waiting for the healthy baseline after the fix.
+    pub restored: f64,
+    /// The pristine check (snapshot compared with the fresh one).
+    pub pristine: f64,
+    /// Tearing the lab down when it was not pristine.
+    pub teardown: f64,
 }
 
 /// Reads a journal (a missing file is empty; unreadable lines — a line cut by a crash — are

@@ -231,12 +231,18 @@ async fn ping(lab: &dyn Lab, from: &str, to: &str, ip: &str) -> Option<PairObs> 
 const DAEMONS: [&str; 4] = ["zebra", "bgpd", "ospfd", "ripd"];
 
 /// Measures what a user sees on `lab` while the fault of a variant with symptom `view` holds.
+///
+/// The probes are independent reads of a lab that is not changing, so they run at the same
+/// time: the slowest (a ping that times out, a traceroute that stops) sets the duration, not
+/// their sum. Results are put in a fixed order, so the outcome does not depend on which
+/// probe answered first.
 pub async fn observe(lab: &dyn Lab, view: &SymptomView, device: &str) -> Observed {
     let mut obs = Observed {
         kind: view.kind.clone(),
         device: device.to_string(),
         ..Observed::default()
     };
+    let facts = device_facts(lab, device);
     if view.kind == "service-down" {
         if let (Some((client, _)), Some((server, ip))) = (&view.victim, &view.far)
             && safe_value(client)
@@ -248,10 +254,12 @@ pub async fn observe(lab: &dyn Lab, view: &SymptomView, device: &str) -> Observe
                 "dns" => format!("dig +time=2 +tries=1 @{ip} . NS >/dev/null && echo 200"),
                 _ => format!("ping -n -c1 -W1 {ip} >/dev/null && echo 200"),
             };
-            let answers = run(lab, client, script)
-                .await
-                .is_some_and(|(o, _)| o.trim().starts_with(['2', '3']));
-            let pinged = ping(lab, client, server, ip).await;
+            let (asked, pinged, f) = tokio::join!(
+                run(lab, client, script),
+                ping(lab, client, server, ip),
+                facts
+            );
+            let answers = asked.is_some_and(|(o, _)| o.trim().starts_with(['2', '3']));
             obs.service = Some(ServiceObs {
                 client: client.clone(),
                 server: server.clone(),
@@ -261,51 +269,86 @@ pub async fn observe(lab: &dyn Lab, view: &SymptomView, device: &str) -> Observe
                 server_pings: pinged.as_ref().is_some_and(|p| p.reach.works()),
             });
             obs.pairs.extend(pinged);
+            obs.facts = f;
+            return obs;
         }
     } else if let (Some((victim, _)), Some((far, far_ip))) = (&view.victim, &view.far) {
-        obs.pairs.extend(ping(lab, victim, far, far_ip).await);
-        if let Some(c) = &view.control {
-            obs.pairs.extend(ping(lab, c, far, far_ip).await);
-        }
-        if safe_value(victim) && safe_value(far_ip) {
+        let control = async {
+            match &view.control {
+                Some(c) => ping(lab, c, far, far_ip).await,
+                None => None,
+            }
+        };
+        let trace = async {
+            if !(safe_value(victim) && safe_value(far_ip)) {
+                return None;
+            }
             let script = format!("traceroute -n -q2 -w1 -m8 {far_ip} 2>&1");
-            if let Some((o, _)) = run(lab, victim, script).await {
-                let (hops, reached) = parse_traceroute(&o, far_ip);
-                obs.trace = Some(TraceObs {
-                    from: victim.clone(),
-                    to_ip: far_ip.clone(),
-                    hops,
-                    reached,
-                });
-            }
-        }
+            let (o, _) = run(lab, victim, script).await?;
+            let (hops, reached) = parse_traceroute(&o, far_ip);
+            Some(TraceObs {
+                from: victim.clone(),
+                to_ip: far_ip.clone(),
+                hops,
+                reached,
+            })
+        };
+        let (v, c, t, f) = tokio::join!(ping(lab, victim, far, far_ip), control, trace, facts);
+        obs.pairs.extend(v);
+        obs.pairs.extend(c);
+        obs.trace = t;
+        obs.facts = f;
+        return obs;
     }
-    if safe_value(device) {
-        let listed = run(lab, device, "ls /sys/class/net".into()).await;
-        let ifaces: Vec<String> = listed
-            .map(|(o, _)| o.split_whitespace().map(str::to_string).collect())
-            .unwrap_or_default();
-        for i in ifaces.iter().filter(|i| *i != "lo" && safe_value(i)) {
-            let script = format!("cat /sys/class/net/{i}/carrier 2>/dev/null");
-            if run(lab, device, script)
-                .await
-                .is_some_and(|(o, _)| o.trim() == "1")
-            {
-                obs.facts.push(DeviceFact::CarrierUp { iface: i.clone() });
-            }
-        }
-        for d in DAEMONS {
-            let script = format!("pgrep -x {d} >/dev/null && echo running");
-            if run(lab, device, script)
-                .await
-                .is_some_and(|(o, _)| o.trim() == "running")
-            {
-                obs.facts
-                    .push(DeviceFact::DaemonRunning { daemon: d.into() });
-            }
-        }
-    }
+    obs.facts = facts.await;
     obs
+}
+
+/// Which interfaces of `device` have carrier and which routing daemons run on it, read in one
+/// command (interface names are listed by the device's shell and validated here before they
+/// are kept).
+async fn device_facts(lab: &dyn Lab, device: &str) -> Vec<DeviceFact> {
+    if !safe_value(device) {
+        return Vec::new();
+    }
+    let script = format!(
+        "cd /sys/class/net && for i in *; do printf 'if %s %s\\n' \"$i\" \"$(cat \"$i/carrier\" 2>/dev/null)\"; done; \
+         for d in {}; do pgrep -x $d >/dev/null && echo \"daemon $d\"; done",
+        DAEMONS.join(" ")
+    );
+    let Some((out, _)) = run(lab, device, script).await else {
+        return Vec::new();
+    };
+    parse_facts(&out)
+}
+
+/// Reads the output of [`device_facts`]' script: `if <name> <carrier>` and `daemon <name>`
+/// lines. Interfaces come in name order, then daemons in [`DAEMONS`] order.
+fn parse_facts(out: &str) -> Vec<DeviceFact> {
+    let mut carrier: Vec<String> = Vec::new();
+    let mut running: Vec<&str> = Vec::new();
+    for line in out.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["if", name, "1"] if *name != "lo" && safe_value(name) => {
+                carrier.push(name.to_string());
+            }
+            ["daemon", d] => running.extend(DAEMONS.iter().copied().filter(|x| x == d)),
+            _ => {}
+        }
+    }
+    carrier.sort();
+    carrier.dedup();
+    let mut facts: Vec<DeviceFact> = carrier
+        .into_iter()
+        .map(|iface| DeviceFact::CarrierUp { iface })
+        .collect();
+    facts.extend(DAEMONS.iter().filter(|d| running.contains(d)).map(|d| {
+        DeviceFact::DaemonRunning {
+            daemon: d.to_string(),
+        }
+    }));
+    facts
 }
 
 #[cfg(test)]
@@ -333,6 +376,30 @@ mod tests {
             Reach::NoRoute
         );
         assert_eq!(parse_ping("garbage", ""), Reach::Unknown);
+    }
+
+    #[test]
+    fn device_facts_keep_carrier_interfaces_and_known_daemons_in_order() {
+        let out = "if lo 1\nif eth1 1\nif eth0 1\nif eth2 0\nif bad;name 1\nif eth3 \n\
+                   daemon ospfd\ndaemon zebra\ndaemon evil\n";
+        assert_eq!(
+            parse_facts(out),
+            vec![
+                DeviceFact::CarrierUp {
+                    iface: "eth0".into()
+                },
+                DeviceFact::CarrierUp {
+                    iface: "eth1".into()
+                },
+                DeviceFact::DaemonRunning {
+                    daemon: "zebra".into()
+                },
+                DeviceFact::DaemonRunning {
+                    daemon: "ospfd".into()
+                },
+            ]
+        );
+        assert!(parse_facts("").is_empty());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! families that match nothing, and hostile values from lab files.
 
 use faultbench_gen::family::{self, Family};
-use faultbench_gen::generate::{GenOptions, plan};
+use faultbench_gen::generate::{Candidates, GenOptions, Plan, enumerate, plan, select};
 use faultbench_gen::model::LabModel;
 use faultbench_gen::ticket::PlainTickets;
 use std::path::{Path, PathBuf};
@@ -34,30 +34,79 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
+/// Every candidate's id and text, in order.
+fn texts(c: &Candidates) -> Vec<(String, String)> {
+    c.variants
+        .iter()
+        .flatten()
+        .map(|v| (v.id.clone(), v.text.clone()))
+        .collect()
+}
+
+fn ids(p: &Plan) -> Vec<String> {
+    p.variants.iter().map(|v| v.id.clone()).collect()
+}
+
 #[test]
-fn same_seed_gives_byte_identical_variants_and_another_seed_differs() {
+fn same_inputs_give_byte_identical_candidates_from_fresh_reads() {
+    // Two enumerations, each from its own read of the lab directory, on labs that together
+    // bind every target kind: simple_bgp (hosts, routers, BGP sessions) whole, and the OSPF
+    // links, network statements and services of ospf_enterprise_static.
+    let families = family::builtin().unwrap();
+    let ospf_and_services: Vec<String> = [
+        "ospf-area-mismatch",
+        "ospf-timer-mismatch",
+        "ospf-network-removed",
+        "service-stopped",
+        "service-port-blocked",
+        "routing-daemon-killed",
+    ]
+    .map(String::from)
+    .to_vec();
+    for (topo, only) in [
+        ("simple_bgp", vec![]),
+        ("ospf_enterprise_static", ospf_and_services),
+    ] {
+        let dir = topology(topo);
+        let mut o = opts(1, None);
+        o.families = only;
+        let read = || LabModel::load(&dir, topo).unwrap();
+        let a = enumerate(&read(), &families, &o, &PlainTickets).unwrap();
+        let b = enumerate(&read(), &families, &o, &PlainTickets).unwrap();
+        assert!(texts(&a).len() >= 20, "{topo}: {}", texts(&a).len());
+        assert_eq!(texts(&a), texts(&b), "{topo}");
+        // The sample of a seed is the same from either enumeration.
+        let mut s = opts(1, Some(12));
+        s.families = o.families.clone();
+        let (pa, pb) = (select(&a, &s), select(&b, &s));
+        assert_eq!(pa.variants.len(), 12);
+        assert_eq!(
+            pa.variants.iter().map(|v| &v.text).collect::<Vec<_>>(),
+            pb.variants.iter().map(|v| &v.text).collect::<Vec<_>>()
+        );
+        // `plan` is `enumerate` then `select`.
+        assert_eq!(
+            ids(&plan(&read(), &families, &s, &PlainTickets).unwrap()),
+            ids(&pa)
+        );
+    }
+}
+
+#[test]
+fn same_seed_gives_the_same_sample_and_another_seed_differs() {
     let dir = topology("Kath2");
     let before = tree(&dir);
     let families = family::builtin().unwrap();
     let model = LabModel::load(&dir, "Kath2").unwrap();
-    let a = plan(&model, &families, &opts(1, Some(40)), &PlainTickets).unwrap();
-    // A fresh model read from disk again, not the same value.
-    let model2 = LabModel::load(&dir, "Kath2").unwrap();
-    let b = plan(&model2, &families, &opts(1, Some(40)), &PlainTickets).unwrap();
+    // What enumeration reads is the model: a second read of the lab is the same model.
+    assert_eq!(LabModel::load(&dir, "Kath2").unwrap(), model);
+    // Kath2's 4,681 candidates are rendered once; every sample below is drawn from them.
+    let cands = enumerate(&model, &families, &opts(1, None), &PlainTickets).unwrap();
+    let a = select(&cands, &opts(1, Some(40)));
     assert_eq!(a.variants.len(), 40);
-    let texts = |p: &faultbench_gen::generate::Plan| {
-        p.variants
-            .iter()
-            .map(|v| (v.id.clone(), v.text.clone()))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(texts(&a), texts(&b));
-    let c = plan(&model, &families, &opts(2, Some(40)), &PlainTickets).unwrap();
-    assert_ne!(
-        a.variants.iter().map(|v| &v.id).collect::<Vec<_>>(),
-        c.variants.iter().map(|v| &v.id).collect::<Vec<_>>(),
-        "another seed picks another sample"
-    );
+    assert_eq!(ids(&select(&cands, &opts(1, Some(40)))), ids(&a));
+    let c = select(&cands, &opts(2, Some(40)));
+    assert_ne!(ids(&a), ids(&c), "another seed picks another sample");
     // Ids come from content: a variant selected under both seeds has the same id and text.
     let common = a
         .variants
@@ -66,18 +115,23 @@ fn same_seed_gives_byte_identical_variants_and_another_seed_differs() {
         .expect("two samples of 40 out of ~200 share a variant");
     let twin = c.variants.iter().find(|w| w.id == common.id).unwrap();
     assert_eq!(common.text, twin.text);
-    // No two variants share normalised content; every file parses and is canonical.
-    let all = plan(&model, &families, &opts(1, None), &PlainTickets).unwrap();
+    // No two variants share normalised content; every candidate's id is its content's.
+    let all = select(&cands, &opts(1, None));
+    assert_eq!(all.variants.len(), texts(&cands).len());
     let mut hashes: Vec<&str> = all.variants.iter().map(|v| v.hash.as_str()).collect();
     hashes.sort_unstable();
     let n = hashes.len();
     hashes.dedup();
     assert_eq!(hashes.len(), n);
     for v in &all.variants {
+        assert!(v.id.starts_with("kath2-gen-"), "{}", v.id);
+        assert!(v.id.ends_with(&v.hash[..10]), "{} {}", v.id, v.hash);
+    }
+    // Every sampled file parses back to itself, with its id.
+    for v in a.variants.iter().chain(&c.variants) {
         let spec = faultbench_core::scenario::ScenarioSpec::parse(&v.text).unwrap();
         assert_eq!(spec.to_text(), v.text);
         assert_eq!(spec.id(), v.id);
-        assert!(v.id.starts_with("kath2-gen-"), "{}", v.id);
     }
     // The sample spans families: 40 variants over more than 10 families.
     let fams: std::collections::BTreeSet<&str> =
@@ -88,18 +142,12 @@ fn same_seed_gives_byte_identical_variants_and_another_seed_differs() {
     for k in 1..=3 {
         let mut o = opts(1, Some(40));
         o.shard = (k, 3);
-        shards.extend(
-            plan(&model, &families, &o, &PlainTickets)
-                .unwrap()
-                .variants
-                .into_iter()
-                .map(|v| v.id),
-        );
+        shards.extend(ids(&select(&cands, &o)));
     }
     shards.sort();
-    let mut ids: Vec<String> = a.variants.iter().map(|v| v.id.clone()).collect();
-    ids.sort();
-    assert_eq!(shards, ids);
+    let mut sorted = ids(&a);
+    sorted.sort();
+    assert_eq!(shards, sorted);
     assert_eq!(tree(&dir), before, "the lab directory is only read");
 }
 
@@ -391,4 +439,44 @@ fn pairs_the_healthy_lab_does_not_connect_are_never_promised() {
             .contains("host_interface"),
         "{f:?}"
     );
+}
+
+#[test]
+fn kath1_vrrp_gateways_give_host_families_but_not_acls_on_the_return_path() {
+    let model = LabModel::load(&topology("Kath1"), "Kath1").unwrap();
+    let pc1 = model.devices.iter().find(|d| d.name == "pc1").unwrap();
+    // pc1's gateway 10.1.0.1 is the VRRP address dswa1 is the master of (keepalived.conf).
+    let (gw, iface) = model.gateway_of(pc1).expect("pc1's gateway is on its LAN");
+    assert_eq!((gw.name.as_str(), iface.name.as_str()), ("dswa1", "br0.10"));
+    assert!(gw.virtual_gateways.contains(&"10.1.0.1".parse().unwrap()));
+    // Its backup answers for nothing while the master is up.
+    let backup = model.devices.iter().find(|d| d.name == "dswa2").unwrap();
+    assert!(
+        !backup
+            .virtual_gateways
+            .contains(&"10.1.0.1".parse().unwrap())
+    );
+    let families = family::builtin().unwrap();
+    let mut o = opts(1, None);
+    o.id_prefix = "kath1".into();
+    o.families = [
+        "host-link-down",
+        "gateway-acl-host-pair",
+        "gateway-acl-return-path",
+        "far-gateway-acl",
+    ]
+    .map(String::from)
+    .to_vec();
+    let c = enumerate(&model, &families, &o, &PlainTickets).unwrap();
+    let count = |f: &str| {
+        c.families
+            .iter()
+            .find(|p| p.family == f)
+            .map_or(0, |p| p.candidates)
+    };
+    assert!(count("host-link-down") >= 5, "{}", count("host-link-down"));
+    assert!(count("gateway-acl-host-pair") > 0);
+    // Traffic back to a VRRP LAN may come through the backup router: no ACL on that direction.
+    assert_eq!(count("gateway-acl-return-path"), 0);
+    assert_eq!(count("far-gateway-acl"), 0);
 }

@@ -356,6 +356,8 @@ fn the_ticket_of_a_masking_pair_names_only_what_the_combined_lab_showed() {
         seconds: 1.0,
         symptoms: None,
         fault_symptoms: obs.clone(),
+        phases: None,
+        draw: 0,
     };
     let line = serde_json::to_string(&entry).unwrap();
     let back: faultbench_gen::journal::Entry = serde_json::from_str(&line).unwrap();

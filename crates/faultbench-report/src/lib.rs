@@ -27,6 +27,7 @@ pub mod compare;
 mod csv_export;
 pub mod details;
 pub mod effort_groups;
+pub mod gap;
 mod html;
 pub mod intervals;
 pub mod labels;

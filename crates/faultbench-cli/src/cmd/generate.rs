@@ -237,15 +237,10 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
     }
 
     let emulator = Arc::new(TrackingEmulator::new(emulator()?));
-    let phases = PhaseOptions {
-        baseline_wait: Duration::from_secs(args.baseline_timeout),
-        revert_wait: Duration::from_secs(args.baseline_timeout),
-        verify: faultbench_core::inject::VerifyRetry {
-            deadline: Duration::from_secs(args.verify_timeout),
-            ..PhaseOptions::default().verify
-        },
-        ..PhaseOptions::default()
-    };
+    let phases = verify::phase_options(
+        Duration::from_secs(args.baseline_timeout),
+        Duration::from_secs(args.verify_timeout),
+    );
     let gen_dir = args.out.join(&folder).join("gen");
     std::fs::create_dir_all(&gen_dir)
         .with_context(|| format!("cannot create {}", gen_dir.display()))?;
@@ -332,7 +327,7 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
         rebuild_index(&args.out)?;
         return Ok(code);
     }
-    let p = plan(&model, &families, &opts, &PlainTickets)?;
+    let mut p = plan(&model, &families, &opts, &PlainTickets)?;
     print_plan(&p, &topology.id);
 
     let (k, n) = args.shard;
@@ -359,8 +354,26 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
         &args,
         &gen_dir,
         &journal_path,
+        0,
     )
     .await?;
+    let interrupted = interrupted
+        || super::gen_topup::top_up(
+            super::gen_topup::Sample {
+                model: &model,
+                families: &families,
+                opts: &opts,
+                emulator: emulator.clone(),
+                topology: &topology,
+                baseline: &baseline,
+                phases: &phases,
+                args: &args,
+                gen_dir: &gen_dir,
+                journal_path: &journal_path,
+            },
+            &mut p,
+        )
+        .await?;
     let entries = rebuild_index(&args.out)?;
     let mine: Vec<&Entry> = {
         let ids: std::collections::BTreeSet<&str> =
@@ -512,7 +525,7 @@ async fn complete_model(
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn verify_all(
+pub(super) async fn verify_all(
     emulator: Arc<TrackingEmulator>,
     topology: &Topology,
     baseline: &Baseline,
@@ -521,6 +534,7 @@ async fn verify_all(
     args: &Args,
     gen_dir: &Path,
     journal_path: &Path,
+    draw: u32,
 ) -> anyhow::Result<bool> {
     let total = todo.len();
     let queue = Arc::new(std::sync::Mutex::new(
@@ -577,7 +591,8 @@ async fn verify_all(
                         .with_context(|| format!("cannot write {}", path.display()))?;
                 }
                 let seed = faultbench_gen::split::seed_in(args.split.as_deref(), args.seed).unwrap_or(args.seed);
-                let e = r.entry(&v, seed, &topology.id);
+                let mut e = r.entry(&v, seed, &topology.id);
+                e.draw = draw;
                 journal::append(journal_path, &e)
                     .with_context(|| format!("cannot append to {}", journal_path.display()))?;
                 outln!(

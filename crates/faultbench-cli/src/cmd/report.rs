@@ -14,13 +14,19 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// A runs root written by `faultbench bench`, or a `MANIFEST.csv` (ours or the release's).
-    #[arg(required_unless_present = "compare")]
+    #[arg(required_unless_present_any = ["compare", "gap"])]
     source: Option<PathBuf>,
     /// Compare two or more runs roots or MANIFEST.csv files side by side: each statistic per
     /// source, and each later source's difference to the first with a paired bootstrap
     /// interval over the scenarios both ran.
     #[arg(long, num_args = 2.., value_name = "SOURCE", conflicts_with = "source")]
     compare: Vec<PathBuf>,
+    /// The memorisation gap: Outcome of a hand-written set (first) minus a generated set of
+    /// the same fault families (second), per category and per shared fault family, with
+    /// unpaired bootstrap intervals (the sets hold different scenarios). Writes
+    /// gap.{md,csv,json} (default: `gap/` beside the first source).
+    #[arg(long, num_args = 2, value_names = ["HAND", "GENERATED"], conflicts_with_all = ["source", "compare"])]
+    gap: Vec<PathBuf>,
     /// Dataset folder: adds Table 2 (dataset composition) and gives weight sensitivity each
     /// scenario's exact axis totals.
     #[arg(long)]
@@ -54,7 +60,7 @@ fn parse_resamples(s: &str) -> Result<usize, String> {
 /// The output folder: `--out` as the user named it, or `name/` inside the runs root (beside a
 /// MANIFEST.csv), derived from a root that may come from someone else — opened without following
 /// a link there, so a planted `RUNS/report` link is refused.
-fn out_dir(out: Option<&Path>, source: &Path, name: &str) -> anyhow::Result<OutputDir> {
+pub(super) fn out_dir(out: Option<&Path>, source: &Path, name: &str) -> anyhow::Result<OutputDir> {
     let dir = match out {
         Some(o) => OutputDir::open(o, ""),
         None if source.is_dir() => OutputDir::open(source, name),
@@ -73,6 +79,9 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     if !args.compare.is_empty() {
         return run_compare(&args, boot);
+    }
+    if !args.gap.is_empty() {
+        return super::report_gap::run(&args.gap, args.out.as_deref(), args.print, boot);
     }
     let source = args
         .source

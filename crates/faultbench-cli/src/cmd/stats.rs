@@ -124,6 +124,9 @@ fn print_tables(st: &DatasetStats, devices: &HashMap<String, Vec<String>>) {
         outln!("\n(no topology folders found: device-name counts skipped)");
     }
     outln!();
+    for n in &st.notes {
+        outln!("note: {}: {}", n.path.display(), n.message);
+    }
     for u in &st.unchecked {
         outln!("note: {}: {}", u.path.display(), u.message);
     }

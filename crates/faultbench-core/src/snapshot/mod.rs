@@ -58,8 +58,8 @@ mod parse;
 
 pub use diff::{ChangeKind, StateChange};
 pub use parse::{
-    FRR_DAEMONS, SNAPSHOT_SCRIPT, SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG, frr_config_from_daemons,
-    parse_device,
+    FRR_DAEMONS, SNAPSHOT_SCRIPT, SNAPSHOT_SCRIPT_IP_ONLY, SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG,
+    frr_config_from_daemons, parse_device,
 };
 
 use crate::emulator::{Command, Lab};

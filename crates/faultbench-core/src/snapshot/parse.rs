@@ -11,16 +11,31 @@ use super::{Aspect, AspectState, DeviceState};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Every part of the snapshot script but FRR's configuration (shared by both scripts below).
-macro_rules! script_without_frr_config {
+/// The `ip` part of the snapshot script: links, addresses and routes.
+macro_rules! ip_part {
     () => {
         r#"printf 'addr show\nroute show table all\n' | ip -j -batch - 2>&1; echo "@@ip $?"
-for f in /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv4/icmp_echo_ignore_all /proc/sys/net/ipv4/conf/*/forwarding /proc/sys/net/ipv4/conf/*/rp_filter /proc/sys/net/ipv4/conf/*/proxy_arp /proc/sys/net/ipv6/conf/all/forwarding; do v=; read -r v < "$f" 2>/dev/null; [ -n "$v" ] && echo "${f#/proc/sys/}=$v"; done; echo "@@sysctls 0"
-frr=0; for f in /proc/[0-9]*/comm; do c=; read -r c < "$f" 2>/dev/null; [ -n "$c" ] || continue; echo "$c"; [ "$c" = zebra ] && frr=1; done; echo "@@services 0"
-if command -v nft >/dev/null 2>&1; then nft list ruleset 2>&1; else iptables-save 2>&1; fi; echo "@@packet_filter $?"
 "#
     };
 }
+
+/// Every part of the snapshot script but FRR's configuration (shared by both scripts below).
+macro_rules! script_without_frr_config {
+    () => {
+        concat!(
+            ip_part!(),
+            r#"for f in /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv4/icmp_echo_ignore_all /proc/sys/net/ipv4/conf/*/forwarding /proc/sys/net/ipv4/conf/*/rp_filter /proc/sys/net/ipv4/conf/*/proxy_arp /proc/sys/net/ipv6/conf/all/forwarding; do v=; read -r v < "$f" 2>/dev/null; [ -n "$v" ] && echo "${f#/proc/sys/}=$v"; done; echo "@@sysctls 0"
+frr=0; for f in /proc/[0-9]*/comm; do c=; read -r c < "$f" 2>/dev/null; [ -n "$c" ] || continue; echo "$c"; [ "$c" = zebra ] && frr=1; done; echo "@@services 0"
+if command -v nft >/dev/null 2>&1; then nft list ruleset 2>&1; else iptables-save 2>&1; fi; echo "@@packet_filter $?"
+"#
+        )
+    };
+}
+
+/// Only the `ip` part of [`SNAPSHOT_SCRIPT`]: a device's links, addresses and routes, the
+/// state other devices' routing protocols and links can change. Read with
+/// [`super::read_device_with`], its other aspects are recorded as not read (never compared).
+pub const SNAPSHOT_SCRIPT_IP_ONLY: &str = ip_part!();
 
 /// The script run (with `sh -c`, inside the device) for a snapshot: one `ip` in batch mode
 /// for links, addresses and routes, builtins for sysctls and process names, `nft` (else
@@ -491,6 +506,30 @@ fn parse_frr(text: &str) -> Items {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ip_only_script_is_the_ip_part_of_the_full_scripts_and_parses_alone() {
+        assert!(SNAPSHOT_SCRIPT.starts_with(SNAPSHOT_SCRIPT_IP_ONLY));
+        assert!(SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG.starts_with(SNAPSHOT_SCRIPT_IP_ONLY));
+        assert!(
+            SNAPSHOT_SCRIPT_IP_ONLY
+                .trim_end()
+                .ends_with(r#"echo "@@ip $?""#)
+        );
+        assert_eq!(SNAPSHOT_SCRIPT_IP_ONLY.lines().count(), 1);
+        // Its output gives links, addresses and routes; the parts it does not run are not
+        // read (never compared), not empty.
+        let st = parse_device("[]\n[]\n@@ip 0\n");
+        assert_eq!(st.items(Aspect::Routes).map(BTreeMap::len), Some(0));
+        assert!(matches!(
+            st.aspects[&Aspect::PacketFilter],
+            AspectState::Failed(_)
+        ));
+        assert!(matches!(
+            st.aspects[&Aspect::Services],
+            AspectState::Failed(_)
+        ));
+    }
 
     #[test]
     fn links_and_addresses_drop_what_is_volatile() {

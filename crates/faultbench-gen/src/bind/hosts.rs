@@ -6,6 +6,13 @@ use crate::model::{DeviceModel, IfaceModel, Ipv4Net, LabModel};
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
+/// A VRRP gateway is "yes": the router is the master, and traffic back toward its LAN may
+/// take the backup router (equal-cost routes), so a family acting on that direction at the
+/// master alone does not always show.
+fn yes_no(virtual_gateway: bool) -> &'static str {
+    if virtual_gateway { "yes" } else { "no" }
+}
+
 pub(super) fn host_interface(m: &LabModel) -> Vec<Binding> {
     let mut out = Vec::new();
     for h in m.end_hosts() {
@@ -23,6 +30,11 @@ pub(super) fn host_interface(m: &LabModel) -> Vec<Binding> {
             set(&mut b, "gw", gw);
             if let Some((r, _)) = m.gateway_of(h) {
                 set(&mut b, "gw_router", &r.name);
+                set(
+                    &mut b,
+                    "gw_virtual",
+                    yes_no(r.virtual_gateways.contains(&gw)),
+                );
             }
             // The shortest longer prefix that leaves the gateway off-link.
             if let Some(l) = (net.len + 1..=30)
@@ -102,8 +114,21 @@ pub(super) fn host_pair(m: &LabModel) -> Vec<Binding> {
             set(&mut b, "gw", gw);
             set(&mut b, "gw_router", &gr.name);
             set(&mut b, "gw_iface", gi.l3_name());
+            set(
+                &mut b,
+                "gw_virtual",
+                yes_no(gr.virtual_gateways.contains(&gw)),
+            );
             if let Some((fr, _)) = m.gateway_of(f) {
                 set(&mut b, "far_gw_router", &fr.name);
+                set(
+                    &mut b,
+                    "far_gw_virtual",
+                    yes_no(
+                        f.default_gw
+                            .is_some_and(|g| fr.virtual_gateways.contains(&g)),
+                    ),
+                );
                 set(
                     &mut b,
                     "far_gw_same",

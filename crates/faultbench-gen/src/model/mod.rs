@@ -18,6 +18,7 @@ pub mod live;
 pub mod net;
 mod read;
 pub mod shell;
+pub mod vrrp;
 
 pub use frr::{Bgp, BgpNeighbor, Ospf, OspfIface, Rip, RoutingConfig, StaticRoute};
 pub use net::Ipv4Net;
@@ -111,6 +112,9 @@ pub struct DeviceModel {
     /// text (letters, digits, spaces and `._/:-`); `None` when one is not (it could not be
     /// re-applied safely) or there are none.
     pub startup_vtysh: Option<Vec<String>>,
+    /// Virtual gateway addresses this device answers for as the VRRP master (keepalived):
+    /// traffic toward the LAN behind them may come back through the backup router too.
+    pub virtual_gateways: BTreeSet<Ipv4Addr>,
 }
 
 impl DeviceModel {
@@ -266,6 +270,7 @@ impl LabModel {
                 has_frr_conf: facts.has_frr_conf,
                 services: facts.services,
                 startup_vtysh: facts.startup_vtysh,
+                virtual_gateways: facts.virtual_gateways,
                 privileged: d
                     .option("privileged")
                     .is_some_and(|v| v.eq_ignore_ascii_case("true")),

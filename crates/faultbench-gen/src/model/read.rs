@@ -26,6 +26,8 @@ pub(super) struct Facts {
     pub bridge_of: BTreeMap<String, String>,
     /// VLAN sub-interfaces: name → parent (`ip link add link br0 name vlan10 type vlan id 10`).
     pub vlan_parent: BTreeMap<String, String>,
+    /// VRRP virtual addresses this device is the master of.
+    pub virtual_gateways: BTreeSet<Ipv4Addr>,
     /// The files read, for gap messages.
     pub read: String,
 }
@@ -100,6 +102,21 @@ pub(super) fn device_facts(lab: &LabDir, name: &str) -> Result<Facts, ModelError
     }
     if let Some(text) = &startup {
         read_startup(text, &startup_rel, &mut f);
+    }
+    let keepalived = format!("{name}/etc/keepalived/keepalived.conf");
+    if let Some(text) = read_opt(root, &keepalived)? {
+        read.push(keepalived);
+        for inst in super::vrrp::parse_keepalived(&text) {
+            if !valid_iface(&inst.iface) {
+                continue;
+            }
+            let own = f.addrs.get(&inst.iface).cloned().unwrap_or_default();
+            let vips = super::vrrp::master_addresses(&inst, &own);
+            if !vips.is_empty() {
+                f.virtual_gateways.extend(vips.iter().map(|n| n.addr));
+                f.addrs.entry(inst.iface.clone()).or_default().extend(vips);
+            }
+        }
     }
     for r in ["ospfd", "bgpd", "ripd"] {
         let configured = match r {

@@ -85,6 +85,8 @@ fn outcome(t: Instant, r: Result<Passed, (&str, String)>) -> Verification {
         reused: false,
         observed: None,
         observed_faults,
+        // Multi-fault verification is not split into the single-fault phases.
+        phases: Default::default(),
     }
 }
 

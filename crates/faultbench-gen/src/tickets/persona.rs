@@ -3,7 +3,8 @@
 //!
 //! Every style is composed from the same claim binding, so a rewrite cannot add a fact:
 //! `standard` uses a full wording (every identifier), `novice` and `novice_confident` the same
-//! vague wording (one identifier, `{main}`) in an apologetic or a demanding tone, `naive` and
+//! vague wording (`{main}` and `{second}`: about two identifiers, as in the release) in an
+//! apologetic or a demanding tone, `naive` and
 //! `naive_unsure` the same vague wording plus a non-technical guess at the cause (certain, or
 //! hedged), and `naive_no_detail` a blind wording (no identifier) with the hedged guess.
 
