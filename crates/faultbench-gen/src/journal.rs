@@ -32,6 +32,10 @@ pub struct Entry {
     /// What a user saw on the faulted lab (measured while the fault held).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symptoms: Option<crate::symptom::Observed>,
+    /// For a multi-fault scenario: each fault's probes (injection order), measured on the lab
+    /// carrying every fault — what its ticket is written from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault_symptoms: Vec<crate::symptom::Observed>,
     /// Where the seconds went, per phase (absent in journals written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<PhaseTimes>,

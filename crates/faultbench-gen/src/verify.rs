@@ -76,6 +76,9 @@ pub struct Verification {
     pub reused: bool,
     /// What a user saw while the fault held (only when it took).
     pub observed: Option<Observed>,
+    /// For a multi-fault scenario: each fault's probes (injection order) measured with every
+    /// fault in place (empty otherwise).
+    pub observed_faults: Vec<Observed>,
     /// Where the seconds went.
     pub phases: PhaseTimes,
 }
@@ -94,6 +97,7 @@ impl Verification {
             reason: self.reason.clone(),
             seconds: (self.seconds * 10.0).round() / 10.0,
             symptoms: self.observed.clone(),
+            fault_symptoms: self.observed_faults.clone(),
             phases: Some(round_phases(&self.phases)),
             draw: 0,
         }
@@ -252,6 +256,7 @@ pub async fn verify_variant(
         seconds: t.elapsed().as_secs_f64(),
         reused,
         observed: None,
+        observed_faults: Vec::new(),
         phases: PhaseTimes::default(),
     };
     let reused = slot.is_some();
@@ -356,6 +361,7 @@ pub async fn verify_variant(
         seconds: 0.0,
         reused,
         observed: None,
+        observed_faults: Vec::new(),
         phases: PhaseTimes::default(),
     });
     if v.passed {

@@ -1,7 +1,9 @@
 //! Multi-fault scenarios on real netns labs of simple_bgp (needs root, FRR and iproute2):
 //! seeded combinations verify live (each injection takes, the faults hold together, each fix
 //! leaves the others, the fixes restore the baseline), and the repair task calls a scenario
-//! of two faults repaired only once both are fixed.
+//! of two faults repaired only once both are fixed. Each verified scenario's journal carries
+//! what every fault's probes showed with all faults in place, and its ticket, written from
+//! that, names the failing pairs measured and nothing of a masked fault.
 
 use faultbench_core::emulator::Lab;
 use faultbench_core::lab::Topology;
@@ -12,10 +14,14 @@ use faultbench_core::snapshot::{Snapshot, SnapshotOptions};
 use faultbench_emu::netns::NetnsEmulator;
 use faultbench_gen::family;
 use faultbench_gen::generate::{GenOptions, plan};
+use faultbench_gen::journal;
 use faultbench_gen::model::LabModel;
 use faultbench_gen::multi::{self, MultiOptions};
 use faultbench_gen::render::Variant;
+use faultbench_gen::symptom::Observed;
 use faultbench_gen::ticket::PlainTickets;
+use faultbench_gen::tickets;
+use faultbench_gen::verify::Verification;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,6 +92,7 @@ async fn seeded_multi_fault_scenarios_verify_live() {
     let topology = topology();
     let baseline = topology.baseline().unwrap();
     let mut failures = Vec::new();
+    let mut pairs_reported = 0;
     for mv in &chosen {
         let r = multi::verify::verify_multi(
             &emulator,
@@ -104,9 +111,15 @@ async fn seeded_multi_fault_scenarios_verify_live() {
                 "{} ({}): {} {}",
                 mv.variant.id, mv.variant.family, r.stage, r.reason
             ));
+            continue;
         }
+        pairs_reported += observed_ticket_is_what_the_lab_showed(mv, &r);
     }
     assert!(failures.is_empty(), "{failures:#?}");
+    assert!(
+        pairs_reported > 0,
+        "some scenario shows a failing pair with every fault in place"
+    );
 
     // A composition whose second fault cannot hold its check fails where it should, and is
     // never counted as verified.
@@ -123,6 +136,77 @@ async fn seeded_multi_fault_scenarios_verify_live() {
     assert!(!r.passed);
     assert_eq!(r.stage, "verification", "{}", r.reason);
     assert!(r.reason.contains("fault 2"), "{}", r.reason);
+}
+
+/// The journal of a verified `mv` carries each fault's observation on the combined lab, and the
+/// ticket written from them names every failing pair they show, and no device of a fault
+/// masked by another. Returns how many failing pairs the ticket reports.
+fn observed_ticket_is_what_the_lab_showed(mv: &multi::MultiVariant, r: &Verification) -> usize {
+    assert_eq!(
+        r.observed_faults.len(),
+        mv.components.len(),
+        "{}",
+        mv.variant.id
+    );
+    for (k, o) in r.observed_faults.iter().enumerate() {
+        assert_eq!(o.device, mv.components[k].faulted_device());
+    }
+    let entry = r.entry(&mv.variant, 11, "simple_bgp");
+    assert_eq!(entry.fault_symptoms, r.observed_faults);
+    let line = serde_json::to_string(&entry).unwrap();
+    let back: journal::Entry = serde_json::from_str(&line).unwrap();
+    assert_eq!(back.fault_symptoms, r.observed_faults);
+
+    let spec = multi::verify::observed_ticket(mv, &r.observed_faults).unwrap();
+    let ticket = spec.ticket();
+    eprintln!("  masking {:?}, ticket: {ticket}", mv.masking);
+    let ordered: Vec<Observed> = mv
+        .fix_order
+        .iter()
+        .map(|&k| r.observed_faults[k].clone())
+        .collect();
+    let shown = tickets::multi::shown(&ordered);
+    // A fault hidden by another shows nothing of its own with both in place.
+    for &(_, hidden) in &mv.masking {
+        let at = mv.fix_order.iter().position(|&k| k == hidden).unwrap();
+        assert!(
+            !shown.contains(&at),
+            "{}: the masked fault {} is reported: {:?}",
+            mv.variant.id,
+            mv.label(hidden),
+            ordered[at]
+        );
+    }
+    let mut named = std::collections::BTreeSet::new();
+    let mut reported = 0;
+    for k in shown {
+        if let Some(p) = ordered[k].failing_pair() {
+            assert!(
+                ticket.contains(&p.from) && ticket.contains(&p.to_ip),
+                "{}: the ticket misses {} -> {} ({}): {ticket}",
+                mv.variant.id,
+                p.from,
+                p.to,
+                p.to_ip
+            );
+            named.extend([p.from.clone(), p.to.clone()]);
+            reported += 1;
+        }
+        if let Some(s) = &ordered[k].service {
+            named.extend([s.client.clone(), s.server.clone()]);
+        }
+    }
+    for &(_, hidden) in &mv.masking {
+        let device = mv.components[hidden].faulted_device();
+        if !named.contains(&device) {
+            assert!(
+                !ticket.contains(&format!("{device} ")) && !ticket.contains(&format!("{device}.")),
+                "{}: the masked fault's device {device} is in the ticket: {ticket}",
+                mv.variant.id
+            );
+        }
+    }
+    reported
 }
 
 async fn fix_one(lab: &dyn Lab, v: &Variant, baseline: &faultbench_core::lab::Baseline) {

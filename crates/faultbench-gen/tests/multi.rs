@@ -9,6 +9,7 @@ use faultbench_gen::generate::{GenOptions, plan};
 use faultbench_gen::model::LabModel;
 use faultbench_gen::multi::{self, ComposeError, Conflict, MultiOptions};
 use faultbench_gen::render::Variant;
+use faultbench_gen::symptom::{Observed, PairObs, Reach};
 use faultbench_gen::ticket::PlainTickets;
 use faultbench_judge::RubricJudge;
 use std::path::Path;
@@ -289,4 +290,76 @@ fn the_llm_judge_is_asked_about_every_fault() {
         assert!(user.contains(&format!("{} on {}", c.family, c.faulted_device())));
     }
     assert!(user.contains("names every one of them"), "{user}");
+}
+
+/// The probe of `v`'s symptom view, answered with `reach`, as measured on a lab.
+fn observed(v: &Variant, reach: Reach) -> Observed {
+    let (victim, _) = v.symptom.victim.clone().unwrap();
+    let (far, far_ip) = v.symptom.far.clone().unwrap();
+    Observed {
+        kind: v.symptom.kind.clone(),
+        pairs: vec![PairObs {
+            from: victim,
+            to: far,
+            to_ip: far_ip,
+            reach,
+        }],
+        device: v.faulted_device(),
+        ..Observed::default()
+    }
+}
+
+#[test]
+fn the_ticket_of_a_masking_pair_names_only_what_the_combined_lab_showed() {
+    let (vs, devices) = singles();
+    let link = find(&vs, "host-link-down", "pc1");
+    let bgp = find(&vs, "bgp-neighbor-shutdown", "router1");
+    let mv = pair(bgp, link, &devices).unwrap();
+    // Injection order: the BGP fault, then pc1's link. With both in place pc1 has no route at
+    // all, and the BGP fault's probe (from pc1) fails for the same reason.
+    let obs = vec![
+        observed(bgp, Reach::NoRoute),
+        observed(link, Reach::NoRoute),
+    ];
+    assert_eq!(
+        obs[0].pairs[0].from, "pc1",
+        "the BGP fault is seen from pc1"
+    );
+    let spec = multi::verify::observed_ticket(&mv, &obs).unwrap();
+    let ticket = spec.ticket();
+    let far = &obs[1].pairs[0].to;
+    assert!(
+        ticket.contains("pc1") && ticket.contains(far.as_str()),
+        "{ticket}"
+    );
+    assert!(
+        !ticket.contains("router1"),
+        "the masked fault shows nothing: {ticket}"
+    );
+    // Only the ticket changed.
+    assert_eq!(spec.id(), mv.variant.spec.id());
+    assert_eq!(spec.fault_groups(), mv.variant.spec.fault_groups());
+    assert_eq!(
+        spec.section("GROUND-TRUTH"),
+        mv.variant.spec.section("GROUND-TRUTH")
+    );
+    // The journal keeps the observations.
+    let entry = faultbench_gen::journal::Entry {
+        seed: 1,
+        id: mv.variant.id.clone(),
+        family: mv.variant.family.clone(),
+        topology: "simple_bgp".into(),
+        hash: mv.variant.hash.clone(),
+        verdict: "verified".into(),
+        stage: String::new(),
+        reason: String::new(),
+        seconds: 1.0,
+        symptoms: None,
+        fault_symptoms: obs.clone(),
+        phases: None,
+        draw: 0,
+    };
+    let line = serde_json::to_string(&entry).unwrap();
+    let back: faultbench_gen::journal::Entry = serde_json::from_str(&line).unwrap();
+    assert_eq!(back.fault_symptoms, obs);
 }

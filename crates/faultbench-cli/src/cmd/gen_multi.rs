@@ -1,7 +1,8 @@
 //! `faultbench generate --multi-fault N`: scenarios of N faults injected together (see the
 //! `faultbench_gen::multi` module and docs/multi-fault.md).
 //!
-//! Output: `<out>/<folder>/multi/<id>.txt` for every verified scenario and the journal
+//! Output: `<out>/<folder>/multi/<id>.txt` for every verified scenario (its ticket written
+//! from the symptoms measured with every fault in place) and the journal
 //! `<out>/<folder>/multi/.journal-multi<N>.jsonl` (rebuilt into `<out>/GENERATED.csv` with the
 //! single variants' journals).
 
@@ -145,8 +146,10 @@ pub async fn verify_and_write(
                 let Some((m, r)) = next else { break false };
                 n += 1;
                 if r.passed {
+                    // The ticket says what the lab carrying every fault showed.
+                    let spec = multi::verify::observed_ticket(&m, &r.observed_faults)?;
                     let path = out_dir.join(format!("{}.txt", m.variant.id));
-                    write_atomic(&path, m.variant.text.as_bytes())
+                    write_atomic(&path, spec.to_text().as_bytes())
                         .with_context(|| format!("cannot write {}", path.display()))?;
                 } else {
                     failed += 1;

@@ -20,8 +20,10 @@
 //! - `[SCORING-AXES]`: the union of the components' axes (an `assert-identifies` and a
 //!   `must-identify-component` per fault, so a judge gives full marks only to a diagnosis that
 //!   names them all), plus `bonus-explains-masking` per masking pair;
-//! - `Fault family: multi-fault (N): A + B [(masking)]`; the ticket says what a user sees: the
-//!   symptoms of the faults not hidden by another.
+//! - `Fault family: multi-fault (N): A + B [(masking)]`; the composed ticket (the symptoms of
+//!   the faults not hidden by another, from their single tickets) is a placeholder: once
+//!   verified, the ticket is rewritten from what the lab carrying every fault showed
+//!   ([`verify::observed_ticket`], [`crate::tickets::correct_multi`]).
 //!
 //! Which faults may go together is decided by rule before any lab runs ([`rules`]); a masking
 //! pair is a fault that cuts a host off plus a fault seen from that host. [`verify`] proves a

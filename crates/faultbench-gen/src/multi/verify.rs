@@ -4,7 +4,11 @@
 //! 2. **Each injection takes**: the faults are injected one after the other, and after each,
 //!    the checks the file keeps for it hold.
 //! 3. **Together**: the file's whole `[POST-INJECT-CHECK]` holds in one round — what the
-//!    benchmark checks before an agent starts.
+//!    benchmark checks before an agent starts. Then **what a user sees** is measured on this
+//!    lab: each fault's probes ([`crate::symptom::observe`], the single variants' reader) with
+//!    every fault in place, so a masked fault's probes show the mask's symptom, not their
+//!    own. The observations go to the journal and the ticket is written from them
+//!    ([`observed_ticket`]).
 //! 4. **One fix at a time**, in the `[FIX]`'s order (masking faults first): after each fix the
 //!    faults not yet fixed still hold their checks (no fix undid another fault), and the last
 //!    fault left holds *all* of its own single-fault checks, its connectivity controls
@@ -16,13 +20,16 @@
 //! for single variants) and torn down: a multi-fault scenario never shares a lab.
 
 use super::compose::MultiVariant;
+use crate::graph::stable_hash;
+use crate::symptom::{self, Observed};
+use crate::tickets::{self, TicketError};
 use crate::verify::Verification;
 use faultbench_core::emulator::{Emulator, Lab};
 use faultbench_core::inject::{InjectionStatus, apply_injection, verify_injection};
 use faultbench_core::lab::{Baseline, Topology};
 use faultbench_core::phases::{self, PhaseOptions};
 use faultbench_core::repair::faults_gone;
-use faultbench_core::scenario::{PostInjectCheck, Scenario};
+use faultbench_core::scenario::{PostInjectCheck, Scenario, ScenarioSpec};
 use faultbench_core::snapshot::{Snapshot, SnapshotOptions};
 use std::time::{Duration, Instant};
 
@@ -45,10 +52,30 @@ pub async fn verify_multi(
     outcome(t, r)
 }
 
-fn outcome(t: Instant, r: Result<String, (&str, String)>) -> Verification {
-    let (passed, stage, reason) = match r {
-        Ok(note) => (true, String::new(), note),
-        Err((stage, why)) => (false, stage.to_string(), why),
+/// The scenario of `mv` with its ticket written from `observed` (each fault's probes on the
+/// lab carrying every fault, as [`run_stages`] measures them): the composed file's ticket is
+/// only a placeholder until the combined lab has been looked at.
+pub fn observed_ticket(
+    mv: &MultiVariant,
+    observed: &[Observed],
+) -> Result<ScenarioSpec, TicketError> {
+    // Masking faults first: what a user notices first leads the ticket.
+    let ordered: Vec<Observed> = mv
+        .fix_order
+        .iter()
+        .filter_map(|&k| observed.get(k).cloned())
+        .collect();
+    let ticket = tickets::correct_multi(&ordered, stable_hash(&mv.variant.id));
+    tickets::with_ticket(&mv.variant.spec, &ticket)
+}
+
+/// A verified stage run: notes, and each fault's probes with every fault in place.
+type Passed = (String, Vec<Observed>);
+
+fn outcome(t: Instant, r: Result<Passed, (&str, String)>) -> Verification {
+    let (passed, stage, reason, observed_faults) = match r {
+        Ok((note, obs)) => (true, String::new(), note, obs),
+        Err((stage, why)) => (false, stage.to_string(), why, Vec::new()),
     };
     Verification {
         passed,
@@ -57,6 +84,7 @@ fn outcome(t: Instant, r: Result<String, (&str, String)>) -> Verification {
         seconds: t.elapsed().as_secs_f64(),
         reused: false,
         observed: None,
+        observed_faults,
         // Multi-fault verification is not split into the single-fault phases.
         phases: Default::default(),
     }
@@ -75,13 +103,14 @@ async fn holds(
     }
 }
 
-/// Stages 1–5 on `lab`; `Ok` carries a note (differences left behind), `Err` the stage and why.
+/// Stages 1–5 on `lab`; `Ok` carries a note (differences left behind) and each fault's
+/// probes measured with every fault in place (injection order), `Err` the stage and why.
 pub async fn run_stages(
     lab: &dyn Lab,
     baseline: &Baseline,
     mv: &MultiVariant,
     opts: &PhaseOptions,
-) -> Result<String, (&'static str, String)> {
+) -> Result<Passed, (&'static str, String)> {
     let base = phases::wait_for_healthy(lab, baseline, opts).await;
     if !base.passed() {
         return Err((
@@ -121,6 +150,11 @@ pub async fn run_stages(
                 format!("the faults do not hold together: {w}"),
             )
         })?;
+    // What a user sees with every fault in place: each fault's own probes, on this lab.
+    let mut observed = Vec::with_capacity(mv.components.len());
+    for c in &mv.components {
+        observed.push(symptom::observe(lab, &c.symptom, &c.faulted_device()).await);
+    }
     let n = mv.fix_order.len();
     let quick = PhaseOptions {
         revert_wait: Duration::ZERO,
@@ -200,7 +234,7 @@ pub async fn run_stages(
             !(s.contains(" packet_filter: added ") && s.trim_end().ends_with("policy accept;"))
         })
         .collect();
-    Ok(if residue.is_empty() {
+    let note = if residue.is_empty() {
         String::new()
     } else {
         format!(
@@ -213,5 +247,6 @@ pub async fn run_stages(
                 .collect::<Vec<_>>()
                 .join("; ")
         )
-    })
+    };
+    Ok((note, observed))
 }

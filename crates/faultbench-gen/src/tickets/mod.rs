@@ -11,12 +11,15 @@
 //!   false while the fault held (carrier up on the interface said to be unplugged, the daemon
 //!   said to have crashed running);
 //! - **false premise** ([`false_premise`]): a claim about the healthy network that
-//!   [`crate::claims::refute`] showed false, in the six styles ([`persona()`]).
+//!   [`crate::claims::refute`] showed false, in the six styles ([`persona()`]);
+//! - **multi-fault** ([`correct_multi`]): what the lab carrying every fault showed, a masked
+//!   fault contributing nothing of its own.
 //!
 //! Files follow the release: wrong-device ids end `-misdirected`, wrong-cause ids
 //! `-misdescribed`, false-premise ids contain `false-premise`, persona files carry
 //! `Ticket style:`, `Variant-of:` and (novice-confident) `Confidence-flip-of:`.
 
+pub mod multi;
 pub mod persona;
 pub mod variety;
 pub mod words;
@@ -26,6 +29,7 @@ use crate::content::{normalise, sha256_hex};
 use crate::model::LabModel;
 use crate::symptom::{DeviceFact, Observed};
 use faultbench_core::scenario::{Headers, ScenarioSpec, Section};
+pub use multi::correct_multi;
 pub use persona::Style;
 use std::collections::BTreeSet;
 use words::Pick;
