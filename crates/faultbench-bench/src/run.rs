@@ -96,10 +96,14 @@ impl Shared {
         let baseline = r.phases.baseline.as_ref().map_or(0, |b| b.duration_ms);
         let bring_up = std::time::Duration::from_millis(d.duration_ms.saturating_add(baseline));
         let run = std::time::Duration::from_secs_f64(r.wall_seconds.max(0.0));
-        self.tuner
+        let mut tuner = self
+            .tuner
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .observe(bring_up, run);
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        tuner.observe(bring_up, run);
+        if let Some(cpu) = d.cpu_ms {
+            tuner.observe_cpu(std::time::Duration::from_millis(cpu));
+        }
     }
 
     fn stop(&self) {
@@ -130,7 +134,8 @@ pub(crate) async fn run_all(setup: Setup) -> Result<BenchOutcome, BenchError> {
         tally: std::sync::Mutex::default(),
         events: setup.events.clone(),
         tuner: std::sync::Mutex::new(if setup.config.prestart_auto {
-            PrestartTuner::auto(setup.config.prestart)
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            PrestartTuner::auto(setup.config.prestart).with_cpu_budget(cores, jobs)
         } else {
             PrestartTuner::fixed(setup.config.prestart)
         }),

@@ -272,7 +272,9 @@ pub trait Lab: Send + Sync + fmt::Debug {
         timeout: Duration,
     ) -> Result<ExecOutput, EmuError>;
 
-    /// Stops everything the lab started and removes every trace of it. Idempotent.
+    /// Stops everything the lab started and removes every trace of it. Idempotent. Runs on
+    /// the runtime beside other runs' agents: a backend whose teardown has to block (wait for
+    /// processes to end) does that part on a blocking thread itself.
     async fn teardown(&self) -> Result<(), EmuError>;
 
     /// The lab directory the lab was deployed from, when there is one: its files are the
@@ -287,6 +289,13 @@ pub trait Lab: Send + Sync + fmt::Debug {
     /// wrote over the user's). The default: nothing.
     fn deploy_notes(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// CPU time (user + system) the lab's processes have used so far, those that ended
+    /// included, where the backend can tell (`--prestart auto` caps its depth by it). The
+    /// default: `None`.
+    fn cpu_used(&self) -> Option<std::time::Duration> {
+        None
     }
 
     /// The state of one device for a [`crate::snapshot::Snapshot`]. The default runs

@@ -139,6 +139,43 @@ fn bridge_vlan_changes_take_effect_at_once() {
     assert!(!reach(&net, "h1", "10.0.0.254"));
 }
 
+/// The filtering programs belong to the devices, not to the daemon's descriptors (so that a
+/// killed lab's devices take them along in one batch): a daemon killed outright leaves them
+/// filtering as configured, and the daemon started next replaces them rather than adding its
+/// own beside the stale ones.
+#[test]
+fn a_killed_vlan_daemon_leaves_filtering_and_is_replaced_cleanly() {
+    let net = lab();
+    net.ok("sw1", "pkill -9 -f '^faultbench-netshim brvland '");
+    // SIGKILL is delivered at once, the exit and reaping follow.
+    let gone = (0..100).any(|_| {
+        let left = net.processes("sw1").contains("brvland");
+        if left {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        !left
+    });
+    assert!(gone, "the VLAN daemon outlived SIGKILL");
+    assert!(
+        !reach(&net, "h1", "10.0.0.2"),
+        "VLANs leaked with the daemon gone"
+    );
+    assert!(
+        reach(&net, "h1", "10.0.0.3"),
+        "VLAN 10 stopped with the daemon gone"
+    );
+    // Turning filtering on starts a new daemon. eth1 moves to VLAN 20: a stale program left
+    // on eth1 would still tag its frames with VID 10 and the new one would drop them.
+    net.ok("sw1", "ip link set dev br0 type bridge vlan_filtering 1");
+    assert!(net.processes("sw1").contains("brvland"));
+    net.ok(
+        "sw1",
+        "bridge vlan del dev eth1 vid 10 && bridge vlan add dev eth1 vid 20 pvid untagged",
+    );
+    assert!(reach(&net, "h1", "10.0.0.4"), "eth1 is in VLAN 20 now");
+    assert!(!reach(&net, "h1", "10.0.0.3"));
+}
+
 /// The project's Kath1 distribution pair: an 802.3ad bond as a trunk port of a VLAN-aware
 /// bridge with spanning tree, SVIs on both switches, an access host on each.
 #[test]

@@ -8,6 +8,14 @@
 //! ([`super::prestart_limit`]), from the medians of the last [`WINDOW`] runs of the bench
 //! (every job's, since they share the machine). Until a run has been measured the depth is 1.
 //!
+//! A deeper queue only helps while bring-ups wait (on protocol timers); once the cores are
+//! busy it only starts more bring-ups at once, each slower, and the measured bring-up grows
+//! with the depth that caused it (on 2 cores Kath1 went to depth 3, 8 labs in flight, load
+//! 23–32). So where the backend tells the CPU a bring-up used, the depth is also capped by
+//! what the cores can prepare in one run's time: `⌊cores × run / (jobs × bring-up CPU)⌋`, at
+//! least 1 — the bring-ups of all jobs together get at most the whole machine, never more
+//! labs at once than that would finish.
+//!
 //! The decision in effect when a run took its lab is recorded in its `phases.deploy.prestart`
 //! and shown in the progress line, so a slow bench can be read back: how deep, and why.
 //!
@@ -53,6 +61,19 @@ pub fn adaptive_depth(bring_up: Duration, run: Duration, max: usize) -> usize {
     (need as usize).clamp(1, max)
 }
 
+/// How many labs per job the cores can prepare at once: `⌊cores × run / (jobs × cpu)⌋`, at
+/// least 1, where `cpu` is the CPU one bring-up uses (see the module docs). `None` when
+/// nothing was measured.
+pub fn cpu_cap(cores: usize, jobs: usize, cpu: Duration, run: Duration) -> Option<usize> {
+    let need = jobs.max(1) as f64 * cpu.as_secs_f64();
+    if need <= 0.0 {
+        return None;
+    }
+    let can = (cores.max(1) as f64 * run.as_secs_f64() / need).floor();
+    // Finite and non-negative here; the cast saturates for absurd ratios.
+    Some((can as usize).max(1))
+}
+
 /// The depth in effect for a run, as recorded (`phases.deploy.prestart`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrestartDecision {
@@ -66,6 +87,16 @@ pub struct PrestartDecision {
     /// The median run it was based on, in ms (0 before any).
     #[serde(default)]
     pub run_ms: u64,
+    /// The median CPU of a bring-up, in ms (0 when the backend does not tell).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bring_up_cpu_ms: u64,
+    /// The CPU cap in effect when it was lower than the depth the times asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capped_by_cpu: Option<u32>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl std::fmt::Display for PrestartDecision {
@@ -78,11 +109,22 @@ impl std::fmt::Display for PrestartDecision {
         }
         write!(
             f,
-            "prestart {} (auto: bring-up {:.1} s, run {:.1} s)",
+            "prestart {} (auto: bring-up {:.1} s",
             self.depth,
-            self.bring_up_ms as f64 / 1000.0,
-            self.run_ms as f64 / 1000.0
-        )
+            self.bring_up_ms as f64 / 1000.0
+        )?;
+        if self.bring_up_cpu_ms > 0 {
+            write!(
+                f,
+                " using {:.1} s CPU",
+                self.bring_up_cpu_ms as f64 / 1000.0
+            )?;
+        }
+        write!(f, ", run {:.1} s", self.run_ms as f64 / 1000.0)?;
+        if self.capped_by_cpu.is_some() {
+            write!(f, "; capped by CPU")?;
+        }
+        write!(f, ")")
     }
 }
 
@@ -91,8 +133,11 @@ impl std::fmt::Display for PrestartDecision {
 pub struct PrestartTuner {
     auto: bool,
     max: usize,
+    /// `(cores, jobs)` for the CPU cap; `None`: no cap.
+    cpu_budget: Option<(usize, usize)>,
     bring_ups: VecDeque<Duration>,
     runs: VecDeque<Duration>,
+    cpus: VecDeque<Duration>,
 }
 
 impl PrestartTuner {
@@ -101,9 +146,18 @@ impl PrestartTuner {
         PrestartTuner {
             auto: false,
             max: depth,
+            cpu_budget: None,
             bring_ups: VecDeque::new(),
             runs: VecDeque::new(),
+            cpus: VecDeque::new(),
         }
+    }
+
+    /// Caps the adaptive depth by what `cores` can prepare for `jobs` (see the module docs),
+    /// once bring-ups' CPU is known.
+    pub fn with_cpu_budget(mut self, cores: usize, jobs: usize) -> Self {
+        self.cpu_budget = Some((cores, jobs));
+        self
     }
 
     /// An adaptive depth of at most `max` (the memory bound).
@@ -118,20 +172,37 @@ impl PrestartTuner {
     /// wait for its lab).
     pub fn observe(&mut self, bring_up: Duration, run: Duration) {
         for (q, v) in [(&mut self.bring_ups, bring_up), (&mut self.runs, run)] {
-            if q.len() == WINDOW {
-                q.pop_front();
-            }
-            q.push_back(v);
+            push(q, v);
         }
+    }
+
+    /// Notes the CPU one fresh lab's bring-up used (where the backend tells it).
+    pub fn observe_cpu(&mut self, cpu: Duration) {
+        push(&mut self.cpus, cpu);
     }
 
     /// The depth to use now, and what it rests on.
     pub fn decision(&self) -> PrestartDecision {
         let bring_up = median(&self.bring_ups);
         let run = median(&self.runs);
+        let cpu = median(&self.cpus);
+        let mut capped_by_cpu = None;
         let depth = match (self.auto, bring_up, run) {
             (false, ..) => self.max,
-            (true, Some(b), Some(r)) => adaptive_depth(b, r, self.max),
+            (true, Some(b), Some(r)) => {
+                let want = adaptive_depth(b, r, self.max);
+                let cap = match (self.cpu_budget, cpu) {
+                    (Some((cores, jobs)), Some(c)) => cpu_cap(cores, jobs, c, r),
+                    _ => None,
+                };
+                match cap {
+                    Some(c) if c < want => {
+                        capped_by_cpu = Some(c.try_into().unwrap_or(u32::MAX));
+                        c
+                    }
+                    _ => want,
+                }
+            }
             (true, ..) => self.max.min(1),
         };
         PrestartDecision {
@@ -139,8 +210,17 @@ impl PrestartTuner {
             auto: self.auto,
             bring_up_ms: bring_up.map_or(0, |d| d.as_millis() as u64),
             run_ms: run.map_or(0, |d| d.as_millis() as u64),
+            bring_up_cpu_ms: cpu.map_or(0, |d| d.as_millis() as u64),
+            capped_by_cpu,
         }
     }
+}
+
+fn push(q: &mut VecDeque<Duration>, v: Duration) {
+    if q.len() == WINDOW {
+        q.pop_front();
+    }
+    q.push_back(v);
 }
 
 fn median(xs: &VecDeque<Duration>) -> Option<Duration> {
@@ -230,12 +310,55 @@ mod tests {
     }
 
     #[test]
+    fn cpu_cap_is_what_the_cores_prepare_in_one_run() {
+        // Kath1-like on 2 cores, 2 jobs: 8.3 s of CPU per bring-up, 16 s runs → 1.
+        assert_eq!(cpu_cap(2, 2, s(8.3), s(16.0)), Some(1));
+        // A light lab: 0.5 s of CPU, 4.5 s runs → 9.
+        assert_eq!(cpu_cap(2, 2, s(0.5), s(4.5)), Some(9));
+        // Never below 1, and nothing measured is no cap.
+        assert_eq!(cpu_cap(2, 8, s(30.0), s(1.0)), Some(1));
+        assert_eq!(cpu_cap(2, 2, Duration::ZERO, s(10.0)), None);
+    }
+
+    #[test]
+    fn tuner_caps_the_depth_by_cpu_and_says_so() {
+        // Bring-ups twice as long as runs ask for 3 …
+        let mut t = PrestartTuner::auto(4).with_cpu_budget(2, 2);
+        t.observe(s(30.0), s(16.0));
+        assert_eq!(t.decision().depth, 3);
+        // … but each uses 8.3 s of CPU: two cores prepare one lab per job per run.
+        t.observe_cpu(s(8.3));
+        let d = t.decision();
+        assert_eq!(
+            (d.depth, d.capped_by_cpu, d.bring_up_cpu_ms),
+            (1, Some(1), 8300)
+        );
+        assert_eq!(
+            d.to_string(),
+            "prestart 1 (auto: bring-up 30.0 s using 8.3 s CPU, run 16.0 s; capped by CPU)"
+        );
+        // A cap above what the times ask for changes nothing and is not recorded.
+        let mut t = PrestartTuner::auto(4).with_cpu_budget(8, 1);
+        t.observe(s(30.0), s(16.0));
+        t.observe_cpu(s(2.0));
+        let d = t.decision();
+        assert_eq!((d.depth, d.capped_by_cpu), (3, None));
+        // Without a budget the CPU is noted but caps nothing.
+        let mut t = PrestartTuner::auto(4);
+        t.observe(s(30.0), s(16.0));
+        t.observe_cpu(s(8.3));
+        assert_eq!(t.decision().depth, 3);
+    }
+
+    #[test]
     fn decision_round_trips_through_json() {
         let d = PrestartDecision {
             depth: 3,
             auto: true,
             bring_up_ms: 12_000,
             run_ms: 5_000,
+            bring_up_cpu_ms: 4_000,
+            capped_by_cpu: Some(3),
         };
         let back: PrestartDecision =
             serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();

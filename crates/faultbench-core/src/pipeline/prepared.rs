@@ -274,6 +274,7 @@ impl LabPreparer {
             duration_ms: bt.elapsed().as_millis() as u64,
         });
         out.deploy.waited_ms = t.elapsed().as_millis() as u64;
+        out.deploy.cpu_ms = lab.cpu_used().map(|c| c.as_millis() as u64);
         if ok {
             let healthy = match &self.healthy_snapshot {
                 Some(o) => Some(crate::snapshot::Snapshot::take(lab.as_ref(), o).await),

@@ -331,7 +331,7 @@ async fn run_agent(
 
 async fn teardown(ready: &ReadyLab, why: &str) -> CleanupPhase {
     let t = Instant::now();
-    let r = teardown_off_workers(ready.lab.clone()).await;
+    let r = ready.lab.teardown().await;
     CleanupPhase {
         action: "teardown".into(),
         ok: r.is_ok(),
@@ -340,22 +340,6 @@ async fn teardown(ready: &ReadyLab, why: &str) -> CleanupPhase {
             Err(e) => format!("{why}; teardown error: {e}"),
         }),
         duration_ms: ms(t.elapsed()),
-    }
-}
-
-/// Tears `lab` down on a blocking thread. A backend's teardown may block while it works (the
-/// netns one kills the devices and waits for them to go, then removes the lab's files): on a
-/// runtime worker that would stall every other task on it — with `--jobs 2` on two cores, the
-/// other job's agent and snapshots — for as long.
-pub(super) async fn teardown_off_workers(
-    lab: Arc<dyn crate::emulator::Lab>,
-) -> Result<(), crate::emulator::EmuError> {
-    let handle = tokio::runtime::Handle::current();
-    let fallback = lab.clone();
-    match tokio::task::spawn_blocking(move || handle.block_on(lab.teardown())).await {
-        Ok(r) => r,
-        // The blocking pool is shutting down (the runtime ends): tear down here instead.
-        Err(_) => fallback.teardown().await,
     }
 }
 

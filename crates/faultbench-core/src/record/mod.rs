@@ -286,6 +286,11 @@ pub struct DeployPhase {
     pub started_unix_ms: u64,
     /// Duration of the deploy in milliseconds (0 when reused).
     pub duration_ms: u64,
+    /// CPU the lab's own processes had used when its baseline held, in milliseconds (what its
+    /// bring-up cost the machine, for `--prestart auto`); absent where the backend does not
+    /// tell ([`crate::emulator::Lab::cpu_used`]) and for reused labs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<u64>,
     /// How long the run waited for its lab to be deployed and verified, in milliseconds (less
     /// than deploy + baseline when the lab was prestarted).
     #[serde(default)]
@@ -332,6 +337,8 @@ struct DeployPhaseFields {
     notes: Vec<String>,
     #[serde(default)]
     prestart: Option<crate::pipeline::PrestartDecision>,
+    #[serde(default)]
+    cpu_ms: Option<u64>,
 }
 
 impl From<DeployPhaseFields> for DeployPhase {
@@ -349,6 +356,7 @@ impl From<DeployPhaseFields> for DeployPhase {
             ok: f.ok,
             started_unix_ms: f.started_unix_ms,
             duration_ms: f.duration_ms,
+            cpu_ms: f.cpu_ms,
             waited_ms: f.waited_ms,
             error: f.error,
             notes: f.notes,
@@ -850,6 +858,7 @@ pub(crate) mod tests {
                 auto: true,
                 bring_up_ms: 9_000,
                 run_ms: 6_000,
+                ..Default::default()
             }),
             ..Default::default()
         });

@@ -181,17 +181,22 @@ impl NetnsLab {
 
     /// Stops everything synchronously (also used from `Drop` and signal handlers).
     pub fn teardown_blocking(&self) -> Result<(), EmuError> {
-        if self.down.swap(true, Ordering::SeqCst) {
-            return Ok(());
+        if let Some(st) = self.mark_down() {
+            destroy(&st);
         }
-        let st = {
-            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            st.phase = Phase::TearingDown;
-            let _ = st.save();
-            st.clone()
-        };
-        destroy(&st);
         Ok(())
+    }
+
+    /// Marks the lab as being torn down (once: `None` when it already was) and returns what
+    /// [`destroy`] needs.
+    fn mark_down(&self) -> Option<LabState> {
+        if self.down.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.phase = Phase::TearingDown;
+        let _ = st.save();
+        Some(st.clone())
     }
 }
 
@@ -275,6 +280,10 @@ impl Lab for NetnsLab {
         super::device_state::read(self, device, timeout).await
     }
 
+    fn cpu_used(&self) -> Option<Duration> {
+        super::renice::cpu_of_namespaces(self.snapshot().inits()).ok()
+    }
+
     fn renice(&self, nice: i32) -> Result<usize, EmuError> {
         let st = self.snapshot();
         super::renice::renice_namespaces(st.inits(), nice)
@@ -286,7 +295,24 @@ impl Lab for NetnsLab {
         if !self.down.load(Ordering::SeqCst) {
             run_shutdowns(self).await;
         }
-        self.teardown_blocking()
+        let Some(st) = self.mark_down() else {
+            return Ok(());
+        };
+        // Killing the devices and waiting until they are gone blocks, for as long as the
+        // kernel takes to end their processes: on a runtime worker that would stall every other
+        // task on it (with `--jobs 2` on two cores, the other run's agent and snapshots).
+        let handle = tokio::runtime::Handle::try_current().ok();
+        match handle {
+            Some(h) => {
+                let st2 = st.clone();
+                if h.spawn_blocking(move || destroy(&st2)).await.is_err() {
+                    // The blocking pool is shutting down with the runtime: destroy here.
+                    destroy(&st);
+                }
+            }
+            None => destroy(&st),
+        }
+        Ok(())
     }
 }
 

@@ -1,5 +1,5 @@
-//! Changing the CPU niceness of a running lab: every thread of every process in its devices'
-//! PID namespaces.
+//! Changing the CPU niceness of a running lab, and reading the CPU it has used: every
+//! (thread of every) process in its devices' PID namespaces.
 //!
 //! A lab prepared in the background starts niced (its devices inherit the niceness of the
 //! harness thread that started them, see `faultbench_core::pipeline::LabQueue`); the run that
@@ -19,30 +19,8 @@ pub(crate) fn renice_namespaces(
     inits: impl Iterator<Item = ProcId>,
     nice: i32,
 ) -> std::io::Result<usize> {
-    // Never the harness's own namespace: a device always has one of its own, and renicing
-    // the host's would touch every process on it.
-    let own = pid_namespace(Path::new("/proc/self"));
-    let namespaces: HashSet<String> = inits
-        .filter(ProcId::alive)
-        .filter_map(|p| pid_namespace(&Path::new("/proc").join(p.pid.to_string())))
-        .filter(|ns| Some(ns) != own.as_ref())
-        .collect();
-    if namespaces.is_empty() {
-        return Ok(0);
-    }
     let mut set = 0;
-    for entry in std::fs::read_dir("/proc")?.flatten() {
-        if !entry
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        {
-            continue;
-        }
-        let dir = entry.path();
-        if !pid_namespace(&dir).is_some_and(|ns| namespaces.contains(&ns)) {
-            continue;
-        }
+    for dir in processes_in(inits)? {
         let Ok(tasks) = std::fs::read_dir(dir.join("task")) else {
             continue;
         };
@@ -59,6 +37,69 @@ pub(crate) fn renice_namespaces(
         }
     }
     Ok(set)
+}
+
+/// The CPU time (user + system) the processes in the PID namespaces of `inits` have used,
+/// with what their ended children used (`cutime`/`cstime`: every process that ended in a
+/// device was reaped by a process of the device, so nothing is counted twice or missed).
+pub(crate) fn cpu_of_namespaces(
+    inits: impl Iterator<Item = ProcId>,
+) -> std::io::Result<std::time::Duration> {
+    // SAFETY: sysconf(3) with a valid name has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = if hz > 0 { hz as u64 } else { 100 };
+    let mut ticks: u64 = 0;
+    for dir in processes_in(inits)? {
+        // Ended meanwhile: its CPU went to its parent's cutime, which may or may not be read
+        // yet; either way the sum is an estimate within one process's worth.
+        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+            continue;
+        };
+        // The command name may hold spaces and parentheses: fields start after the last `)`.
+        let Some(rest) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else {
+            continue;
+        };
+        // After the name: state (3), …, utime (14), stime (15), cutime (16), cstime (17).
+        ticks += rest
+            .split_whitespace()
+            .skip(11)
+            .take(4)
+            .filter_map(|f| f.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    Ok(std::time::Duration::from_millis(
+        ticks.saturating_mul(1000) / hz,
+    ))
+}
+
+/// The `/proc/<pid>` folders of every process in the PID namespaces of `inits` — never the
+/// harness's own namespace: a device always has one of its own, and the host's would be
+/// every process on it.
+fn processes_in(inits: impl Iterator<Item = ProcId>) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let own = pid_namespace(Path::new("/proc/self"));
+    let namespaces: HashSet<String> = inits
+        .filter(ProcId::alive)
+        .filter_map(|p| pid_namespace(&Path::new("/proc").join(p.pid.to_string())))
+        .filter(|ns| Some(ns) != own.as_ref())
+        .collect();
+    if namespaces.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc")?.flatten() {
+        if !entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
+        }
+        let dir = entry.path();
+        if pid_namespace(&dir).is_some_and(|ns| namespaces.contains(&ns)) {
+            found.push(dir);
+        }
+    }
+    Ok(found)
 }
 
 /// The PID namespace of the process at `/proc/<pid>` (`pid:[inode]`), read without following
@@ -101,6 +142,16 @@ mod tests {
             renice_namespaces([ProcId::current()].into_iter(), 5).unwrap(),
             0
         );
+    }
+
+    #[test]
+    fn the_cpu_of_the_harness_namespace_is_never_counted() {
+        let gone = ProcId {
+            pid: i32::MAX,
+            start: 1,
+        };
+        let none = [ProcId::current(), gone].into_iter();
+        assert_eq!(cpu_of_namespaces(none).unwrap(), std::time::Duration::ZERO);
     }
 
     #[test]

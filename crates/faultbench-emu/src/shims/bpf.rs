@@ -1,6 +1,15 @@
 //! Just enough eBPF to filter VLANs on a bridge in the kernel: an array map per port, two small
-//! `SCHED_CLS` programs assembled here, and TCX attachment (`BPF_LINK_CREATE`), all through the
-//! raw `bpf(2)` system call. No compiler, no object files, no bpffs.
+//! `SCHED_CLS` programs assembled here, and TCX attachment, all through the raw `bpf(2)` system
+//! call. No compiler, no object files, no bpffs.
+//!
+//! Programs are attached to the device (`BPF_PROG_ATTACH`), not through a link
+//! (`BPF_LINK_CREATE`): a link is released when the last descriptor of it closes, which for a
+//! killed lab is while its daemon exits — and every link release waits for an RCU grace period
+//! while holding the RTNL lock, one link after the other across the whole host (a Kath1 lab
+//! holds about 60, so its teardown took ~2 s and stalled every `ip` call of the labs beside
+//! it). A device-owned program instead goes with its device, all of a namespace's devices in
+//! one batch; [`Attached`] detaches explicitly when dropped, so a daemon that stops normally
+//! (filtering turned off) still leaves no program behind.
 //!
 //! The programs implement what a VLAN-filtering bridge does at a port, on a bridge that itself
 //! forwards VLAN-transparently (every data frame inside it carries its VLAN tag):
@@ -22,7 +31,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const BPF_MAP_CREATE: i64 = 0;
 const BPF_MAP_UPDATE_ELEM: i64 = 2;
 const BPF_PROG_LOAD: i64 = 5;
-const BPF_LINK_CREATE: i64 = 28;
+const BPF_PROG_ATTACH: i64 = 8;
+const BPF_PROG_DETACH: i64 = 9;
+const BPF_PROG_GET_FD_BY_ID: i64 = 13;
+const BPF_PROG_QUERY: i64 = 16;
 const MAP_TYPE_ARRAY: u32 = 2;
 const PROG_TYPE_SCHED_CLS: u32 = 3;
 /// `BPF_TCX_INGRESS`.
@@ -96,10 +108,56 @@ pub enum Direction {
     Out,
 }
 
-/// A loaded program attached to an interface; detached when dropped.
+/// A loaded program attached to an interface; detached when dropped. (Killed, the holder
+/// detaches nothing: the program then stays with its device until the device goes.)
 pub struct Attached {
-    _prog: OwnedFd,
-    _link: OwnedFd,
+    prog: OwnedFd,
+    ifindex: u32,
+    attach: u32,
+}
+
+/// The `BPF_PROG_ATTACH` / `BPF_PROG_DETACH` argument for a TCX hook: target ifindex, program,
+/// attach type (flags, replace and relative fields stay zero: append, no revision check).
+fn tcx_attr(prog: &OwnedFd, ifindex: u32, attach: u32) -> [u8; 128] {
+    let mut a = [0u8; 128];
+    put_u32(&mut a, 0, ifindex);
+    put_u32(&mut a, 4, prog.as_raw_fd() as u32);
+    put_u32(&mut a, 8, attach);
+    a
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        // Fails harmlessly (ENODEV/ENOENT) when the device, and the program with it, is gone.
+        let mut a = tcx_attr(&self.prog, self.ifindex, self.attach);
+        let _ = sys_bpf(BPF_PROG_DETACH, &mut a);
+    }
+}
+
+/// Detaches every program attached to `ifindex` at `attach` (TCX hook): what a daemon killed
+/// before it could detach left there, so that a new daemon's programs are the only ones run.
+/// Programs held by a link cannot be detached this way and are left alone.
+pub fn detach_all(ifindex: u32, attach: u32) -> io::Result<()> {
+    // A port holds at most the two programs of one daemon per hook; more is never ours.
+    let mut ids = [0u32; 16];
+    let mut q = [0u8; 128];
+    put_u32(&mut q, 0, ifindex);
+    put_u32(&mut q, 4, attach);
+    put_u64(&mut q, 16, ids.as_mut_ptr() as u64);
+    put_u32(&mut q, 24, ids.len() as u32);
+    sys_bpf(BPF_PROG_QUERY, &mut q)?;
+    let count = u32::from_ne_bytes([q[24], q[25], q[26], q[27]]).min(ids.len() as u32);
+    for id in &ids[..count as usize] {
+        let mut g = [0u8; 128];
+        put_u32(&mut g, 0, *id);
+        let Ok(fd) = sys_bpf(BPF_PROG_GET_FD_BY_ID, &mut g) else {
+            continue;
+        };
+        let prog = owned(fd);
+        let mut d = tcx_attr(&prog, ifindex, attach);
+        let _ = sys_bpf(BPF_PROG_DETACH, &mut d);
+    }
+    Ok(())
 }
 
 /// Load the program for `dir` over `map` and attach it to `ifindex` at `attach` (TCX hook).
@@ -128,14 +186,12 @@ pub fn attach(map: &VlanMap, dir: Direction, ifindex: u32, attach: u32) -> io::R
             ));
         }
     };
-    let mut l = [0u8; 128];
-    put_u32(&mut l, 0, prog.as_raw_fd() as u32);
-    put_u32(&mut l, 4, ifindex);
-    put_u32(&mut l, 8, attach);
-    let link = owned(sys_bpf(BPF_LINK_CREATE, &mut l)?);
+    let mut a = tcx_attr(&prog, ifindex, attach);
+    sys_bpf(BPF_PROG_ATTACH, &mut a)?;
     Ok(Attached {
-        _prog: prog,
-        _link: link,
+        prog,
+        ifindex,
+        attach,
     })
 }
 

@@ -270,6 +270,10 @@ impl Filtered {
         } else {
             (bpf::TCX_INGRESS, bpf::TCX_EGRESS)
         };
+        // A daemon killed before it could detach left its programs (see `bpf::Attached`).
+        for hook in [in_hook, out_hook] {
+            let _ = bpf::detach_all(ifindex, hook);
+        }
         let hooks = [
             bpf::attach(&map, Direction::In, ifindex, in_hook)?,
             bpf::attach(&map, Direction::Out, ifindex, out_hook)?,
@@ -363,8 +367,10 @@ pub fn daemon_main(bridge: &str) -> i32 {
             let _ = d.sync();
         }
     }
-    // Programs detach when their links close on exit; record that filtering stopped.
-    if let Some(mut s) = load(&d.bridge)
+    // Detach the programs (see `bpf::Attached`), then record that filtering stopped.
+    let bridge = std::mem::take(&mut d.bridge);
+    drop(d);
+    if let Some(mut s) = load(&bridge)
         && s.pid == std::process::id() as i32
     {
         s.pid = 0;
