@@ -3,8 +3,8 @@
 //! | name | agent | default model |
 //! |---|---|---|
 //! | `baseline` | [`BaselineAgent`] | none |
-//! | `react` | [`ReactAgent`] | `gpt-5` (the paper's) |
-//! | `sade` | [`SadeAgent`] | `claude-sonnet-4-6` (the paper's) |
+//! | `react` | [`ReactAgent`](crate::ReactAgent) | `gpt-5` (the paper's) |
+//! | `sade` | [`SadeAgent`](crate::SadeAgent) | `claude-sonnet-4-6` (the paper's) |
 //! | `external:NAME` | [`ExternalAgent`] with template `NAME` | the CLI's own |
 //!
 //! [`builtin_agents`] registers them in an [`AgentRegistry`]; a program adds its own agents
