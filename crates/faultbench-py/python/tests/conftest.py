@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -68,6 +69,12 @@ class Hang:
 """
 
 
+def _sigint_as_at_a_terminal() -> None:
+    # A suite started in the background by a non-interactive shell inherits SIGINT ignored, and
+    # Python then never installs its Ctrl-C handler: the Ctrl-C tests need what a terminal gives.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_python(script: str, *args) -> subprocess.Popen:
     """Runs `script` in a new interpreter (the installed faultbench) with `args` as argv[1:]."""
     return subprocess.Popen(
@@ -76,6 +83,7 @@ def start_python(script: str, *args) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         cwd=REPO,
+        preexec_fn=_sigint_as_at_a_terminal,
     )
 
 
