@@ -169,15 +169,7 @@ pub async fn verify_and_write(
             () = &mut stop => break true,
         }
     };
-    if interrupted {
-        let (k, errors) = emulator.teardown_all().await;
-        tasks.abort_all();
-        errln!("interrupted: tore down {k} running lab(s)");
-        for e in errors {
-            errln!("teardown: {e}");
-        }
-    }
-    while tasks.join_next().await.is_some() {}
+    super::generate::stop_tasks(&emulator, &mut tasks, interrupted).await;
     outln!("\n{} verified, {failed} failed of {n}", n - failed);
     Ok(if interrupted {
         ExitCode::from(130)

@@ -200,23 +200,7 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
     );
     if args.dry_run {
         if let Some(n) = args.multi_fault {
-            let singles = plan(
-                &model,
-                &families,
-                &GenOptions {
-                    count: None,
-                    ..opts.clone()
-                },
-                &PlainTickets,
-            )?;
-            let m = super::gen_multi::plan(
-                &singles.variants,
-                &model,
-                n.into(),
-                args.count.unwrap_or(10),
-                seed,
-                &opts.id_prefix,
-            );
+            let m = multi_plan(&model, &families, &opts, n.into(), args.count)?;
             super::gen_multi::print_plan(&m, n.into());
             return Ok(ExitCode::SUCCESS);
         }
@@ -294,23 +278,7 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(n) = args.multi_fault {
-        let singles = plan(
-            &model,
-            &families,
-            &GenOptions {
-                count: None,
-                ..opts.clone()
-            },
-            &PlainTickets,
-        )?;
-        let m = super::gen_multi::plan(
-            &singles.variants,
-            &model,
-            n.into(),
-            args.count.unwrap_or(10),
-            seed,
-            &opts.id_prefix,
-        );
+        let m = multi_plan(&model, &families, &opts, n.into(), args.count)?;
         super::gen_multi::print_plan(&m, n.into());
         let code = super::gen_multi::verify_and_write(
             emulator,
@@ -524,6 +492,52 @@ async fn complete_model(
     Ok(())
 }
 
+/// The seeded multi-fault combinations drawn from every single candidate of the lab (the
+/// sample size is the number of combinations, 10 by default).
+fn multi_plan(
+    model: &LabModel,
+    families: &[family::Family],
+    opts: &GenOptions,
+    faults: usize,
+    count: Option<usize>,
+) -> anyhow::Result<faultbench_gen::multi::MultiPlan> {
+    let singles = plan(
+        model,
+        families,
+        &GenOptions {
+            count: None,
+            ..opts.clone()
+        },
+        &PlainTickets,
+    )?;
+    Ok(super::gen_multi::plan(
+        &singles.variants,
+        model,
+        faults,
+        count.unwrap_or(10),
+        opts.seed,
+        &opts.id_prefix,
+    ))
+}
+
+/// Waits for verification tasks to end; on an interrupt it first tears down every lab while
+/// the tasks still hold them, then stops the tasks.
+pub(super) async fn stop_tasks<T: 'static>(
+    emulator: &TrackingEmulator,
+    tasks: &mut tokio::task::JoinSet<T>,
+    interrupted: bool,
+) {
+    if interrupted {
+        let (n, errors) = emulator.teardown_all().await;
+        tasks.abort_all();
+        errln!("interrupted: tore down {n} running lab(s)");
+        for e in errors {
+            errln!("teardown: {e}");
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn verify_all(
     emulator: Arc<TrackingEmulator>,
@@ -607,16 +621,7 @@ pub(super) async fn verify_all(
             () = &mut stop => break true,
         }
     };
-    if interrupted {
-        // Tear down while the tasks still hold their labs, then stop the tasks.
-        let (n, errors) = emulator.teardown_all().await;
-        tasks.abort_all();
-        errln!("interrupted: tore down {n} running lab(s)");
-        for e in errors {
-            errln!("teardown: {e}");
-        }
-    }
-    while tasks.join_next().await.is_some() {}
+    stop_tasks(&emulator, &mut tasks, interrupted).await;
     errln!(
         "verification wall time {:.1} s",
         started.elapsed().as_secs_f64()
