@@ -142,6 +142,7 @@ live_tests=(
     live_simple_bgp    # 31
     repair_netns       # 31
     bench_netns        # 31
+    generate_paraphrase # 43 (alone, warm)
     live_tickets       # 29
     netns_conventions  # 25
     netns_services     # 20

@@ -451,3 +451,82 @@ async fn a_long_answer_from_the_real_server_is_cut_at_the_deadline_and_kept() {
     );
     assert_eq!(client.max_output_tokens(), Some(4096));
 }
+
+/// `generate --paraphrase-model` with the real local model: every ticket written is put to
+/// the model once through the real wire format, every attempt is recorded with its tokens and
+/// a verdict of the fact check (a 270M model mostly fails it; whatever it says, nothing that
+/// fails the check reaches a file), and the dataset stays valid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a local model server: scripts/real-llm.sh sets FAULTBENCH_REAL_LLM_URL"]
+async fn generated_tickets_are_paraphrased_by_the_real_model_only_when_the_facts_hold() {
+    let model = model();
+    let tmp = tempfile::tempdir().unwrap();
+    let proxy = Proxy::start(&server_url()).await;
+    let cfg = config(tmp.path(), &proxy);
+    let out = tmp.path().join("g");
+    let (cfg_s, out_s) = (cfg.display().to_string(), out.display().to_string());
+    let (code, log) = faultbench(&[
+        "generate",
+        "--topology",
+        "simple_bgp",
+        "--seed",
+        "5",
+        "--count",
+        "1",
+        "--false-premise",
+        "1",
+        "--paraphrase-model",
+        &model,
+        "--llm-config",
+        &cfg_s,
+        "--out",
+        &out_s,
+    ])
+    .await;
+    assert_eq!(code, 0, "{log}");
+    let folder = out.join("nika_bgp_Q");
+    let records: Vec<Value> = std::fs::read_to_string(folder.join("gen/paraphrases.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        records.len(),
+        7,
+        "one correct-fault ticket, a false premise, five personas"
+    );
+    assert_eq!(chat_bodies(&proxy.bodies()).len(), records.len());
+    let devices = ["router1", "router2", "pc1", "pc2"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for r in &records {
+        let verdict = r["verdict"].as_str().unwrap();
+        assert!(verdict == "applied" || verdict == "rejected", "{r}");
+        assert!(r["tokens"][0].as_u64().unwrap() > 0, "{r}");
+        let path = std::fs::read_dir(&folder)
+            .unwrap()
+            .flatten()
+            .map(|d| d.path().join(format!("{}.txt", r["id"].as_str().unwrap())))
+            .find(|p| p.is_file())
+            .unwrap();
+        let spec = faultbench_core::scenario::ScenarioSpec::parse(
+            &std::fs::read_to_string(&path).unwrap(),
+        )
+        .unwrap();
+        let (original, said) = (
+            r["original"].as_str().unwrap(),
+            r["paraphrase"].as_str().unwrap(),
+        );
+        if verdict == "applied" {
+            assert_eq!(spec.ticket(), said);
+            assert!(
+                faultbench_gen::tickets::paraphrase::check(original, said, &devices).is_empty()
+            );
+        } else {
+            assert_eq!(spec.ticket(), original);
+        }
+    }
+    let (code, v) = faultbench(&["validate", &out_s]).await;
+    assert_eq!(code, 0, "{v}");
+}

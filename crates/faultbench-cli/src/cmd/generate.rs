@@ -91,6 +91,15 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(2..=3),
           conflicts_with_all = ["misleading", "false_premise", "paper_shape"])]
     pub multi_fault: Option<u8>,
+    /// Reword every written ticket with this chat model (e.g. `gpt-5`, or a model of
+    /// --llm-config), keeping a paraphrase only when its identifiers and problem words match the
+    /// original; every attempt is recorded in `<folder>/gen/paraphrases.jsonl`. Off by default:
+    /// generation stays deterministic and model-free. See docs/tickets.md.
+    #[arg(long, value_name = "MODEL")]
+    pub paraphrase_model: Option<String>,
+    /// LLM configuration file (providers, models) for --paraphrase-model.
+    #[arg(long, requires = "paraphrase_model")]
+    pub llm_config: Option<PathBuf>,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -225,6 +234,28 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
         Duration::from_secs(args.baseline_timeout),
         Duration::from_secs(args.verify_timeout),
     );
+    // Connect before any lab is deployed: a wrong model name fails here, not after verifying.
+    let chat = args
+        .paraphrase_model
+        .as_deref()
+        .map(|m| super::gen_paraphrase::connect(m, args.llm_config.as_deref()))
+        .transpose()?;
+    let devices: std::collections::BTreeSet<String> = model
+        .devices
+        .iter()
+        .map(|d| d.name.to_lowercase())
+        .collect();
+    let paraphrase = |chat: Option<Arc<dyn faultbench_llm::ChatModel>>| {
+        let folder = args.out.join(&folder);
+        let label = args.paraphrase_model.clone().unwrap_or_default();
+        let devices = devices.clone();
+        async move {
+            if let Some(chat) = chat {
+                super::gen_paraphrase::run(&folder, chat, &label, &devices).await?;
+            }
+            anyhow::Ok(())
+        }
+    };
     let gen_dir = args.out.join(&folder).join("gen");
     std::fs::create_dir_all(&gen_dir)
         .with_context(|| format!("cannot create {}", gen_dir.display()))?;
@@ -293,6 +324,9 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
         )
         .await?;
         rebuild_index(&args.out)?;
+        if code == ExitCode::SUCCESS {
+            paraphrase(chat).await?;
+        }
         return Ok(code);
     }
     let mut p = plan(&model, &families, &opts, &PlainTickets)?;
@@ -377,6 +411,9 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     super::gen_tickets::print_variety(&written, &model);
+    if !interrupted {
+        paraphrase(chat).await?;
+    }
     if interrupted {
         errln!("run the same command again to resume (the journal keeps what is done)");
         return Ok(ExitCode::from(130));

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bundle;
 pub mod doctor;
 pub mod gen_multi;
+pub mod gen_paraphrase;
 pub mod gen_tickets;
 pub mod gen_topup;
 pub mod generate;

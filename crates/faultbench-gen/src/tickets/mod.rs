@@ -20,6 +20,7 @@
 //! `Ticket style:`, `Variant-of:` and (novice-confident) `Confidence-flip-of:`.
 
 pub mod multi;
+pub mod paraphrase;
 pub mod persona;
 pub mod variety;
 pub mod words;
