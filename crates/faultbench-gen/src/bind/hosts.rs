@@ -136,6 +136,10 @@ pub(super) fn host_pair(m: &LabModel) -> Vec<Binding> {
                 );
             }
             set(&mut b, "far_subnet", fnet.network());
+            // An address of the far LAN nobody holds: what answers to it reach is nothing.
+            if let Some(a) = unused_in(m, fnet) {
+                set(&mut b, "far_spare", a);
+            }
             set_list(&mut b, "spare_gw", near_unused(m, net, gw, SPARE_GW));
             set(&mut b, "victim", &v.name);
             set(&mut b, "victim_ip", net.addr);

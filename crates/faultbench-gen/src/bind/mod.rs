@@ -11,6 +11,7 @@
 //! not (a name or address from a hostile lab file) is rejected with the reason. Parameters
 //! listed in [`Binding::commands`] are whole commands the generator built from quoted parts.
 
+mod asym;
 mod hosts;
 mod routing;
 
@@ -78,7 +79,8 @@ pub const TARGETS: &[TargetSpec] = &[
             "far_gw_router",
             "far_gw_same",
             "far_gw_virtual",
-            "spare_gw"
+            "spare_gw",
+            "far_spare"
         ),
     },
     TargetSpec {
@@ -168,6 +170,21 @@ pub const TARGETS: &[TargetSpec] = &[
             "client_ip",
         ],
     },
+    TargetSpec {
+        name: "lan_second_router",
+        about: "an end host whose LAN has a second router that also shares a segment with the host's gateway",
+        params: with_actors!(
+            "device",
+            "iface",
+            "gw",
+            "gw_virtual",
+            "privileged",
+            "peer",
+            "peer_ip",
+            "peer_lan_ip",
+            "via_iface"
+        ),
+    },
 ];
 
 /// The target kind called `name`.
@@ -206,6 +223,7 @@ pub fn bind(model: &LabModel, kind: &str) -> (Vec<Binding>, Vec<String>) {
         "bgp_neighbor" => routing::bgp_neighbor(model),
         "routing_daemon" => routing::routing_daemon(model),
         "service" => hosts::service(model),
+        "lan_second_router" => asym::lan_second_router(model),
         _ => Vec::new(),
     };
     let mut ok = Vec::new();
