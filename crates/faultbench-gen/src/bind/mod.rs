@@ -172,7 +172,7 @@ pub const TARGETS: &[TargetSpec] = &[
     },
     TargetSpec {
         name: "lan_second_router",
-        about: "an end host whose LAN has a second router that also shares a segment with the host's gateway",
+        about: "an end host whose LAN has a second router that shares a subnet with the host's gateway on another of its interfaces",
         params: with_actors!(
             "device",
             "iface",
