@@ -288,3 +288,60 @@ fn source_nat_translates_to_an_unused_address_of_the_far_lan() {
         "{to_pc3}"
     );
 }
+
+#[test]
+fn destination_nat_needs_a_lone_gateway_and_a_client_beyond_it() {
+    let families = family::builtin().unwrap();
+    let o = GenOptions {
+        families: vec!["gateway-dnat-wrong-target".into()],
+        ..all("t")
+    };
+    let model = LabModel::load(
+        &topology("ospf_enterprise_static"),
+        "ospf_enterprise_static",
+    )
+    .unwrap();
+    let p = plan(&model, &families, &o, &PlainTickets).unwrap();
+    assert!(!p.variants.is_empty());
+    for v in &p.variants {
+        let (ip, spare) = v
+            .text
+            .split_once("--to-destination ")
+            .and_then(|(before, after)| {
+                let spare = after.split_whitespace().next()?;
+                let ip = before.rsplit_once(" -d ")?.1.split_whitespace().next()?;
+                Some((ip, spare))
+            })
+            .unwrap();
+        let (ip, spare): (std::net::Ipv4Addr, std::net::Ipv4Addr) = (
+            ip.parse().unwrap(),
+            spare
+                .trim_end_matches('$')
+                .trim_end_matches('\'')
+                .parse()
+                .unwrap(),
+        );
+        // The translated address is on the server's own LAN, and nobody holds it.
+        let (server, _) = model.owner_of(ip).unwrap();
+        assert!(server.primary().unwrap().1.contains(spare), "{}", v.text);
+        assert!(model.owner_of(spare).is_none(), "{}", v.text);
+        // The client that loses the port is on another LAN (it must pass the gateway).
+        let client = v
+            .text
+            .lines()
+            .find(|l| l.contains("/dev/tcp/"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| model.device(n))
+            .unwrap();
+        assert!(
+            !faultbench_gen::graph::same_lan(client, server),
+            "{}",
+            v.text
+        );
+    }
+    // Kath1's one service is DNS over UDP (the family rewrites TCP), on a LAN with two
+    // routers (VRRP), where traffic from beyond may enter by either.
+    let kath1 = LabModel::load(&topology("Kath1"), "Kath1").unwrap();
+    let p = plan(&kath1, &families, &o, &PlainTickets).unwrap();
+    assert!(p.variants.is_empty());
+}

@@ -168,6 +168,11 @@ pub const TARGETS: &[TargetSpec] = &[
             "server_ip",
             "client",
             "client_ip",
+            "gw_router",
+            "gw_only",
+            "server_spare",
+            "far_client",
+            "far_client_ip",
         ],
     },
     TargetSpec {
