@@ -5,7 +5,9 @@
 //!
 //! Families that need a device allowed to change kernel settings (`privileged == yes`) match
 //! no shipped topology; they run on a copy of simple_bgp whose routers are privileged, as a
-//! user's lab may declare them.
+//! user's lab may declare them. The reverse-path families need a LAN with a second router
+//! beside the gateway (only Kath1's VRRP pairs have one, and Kath1 is the largest lab); they
+//! run on a five-device lab of that shape written by the test, its gateway privileged.
 
 use faultbench_core::lab::Topology;
 use faultbench_core::phases::PhaseOptions;
@@ -49,6 +51,57 @@ fn privileged_simple_bgp(tmp: &Path) -> PathBuf {
     let mut text = std::fs::read_to_string(&conf).unwrap();
     text.push_str("\nrouter1[privileged]=\"true\"\nrouter2[privileged]=\"true\"\n");
     std::fs::write(&conf, text).unwrap();
+    dst
+}
+
+/// A LAN (pc1, pc2) with two routers: r1, the hosts' gateway, which also serves pc3's LAN,
+/// and r2, joined to r1 by a link of their own. r1 is privileged. Written into `tmp`.
+fn two_router_lan(tmp: &Path) -> PathBuf {
+    let dst = tmp.join("two_router_lan");
+    std::fs::create_dir_all(&dst).unwrap();
+    let files: [(&str, &str); 7] = [
+        (
+            "lab.conf",
+            "r1[0]=lana\nr1[1]=lanb\nr1[2]=link12\nr1[image]=\"kathara/base\"\n\
+             r1[privileged]=\"true\"\nr2[0]=lana\nr2[1]=link12\nr2[image]=\"kathara/base\"\n\
+             pc1[0]=lana\npc1[image]=\"kathara/base\"\npc2[0]=lana\npc2[image]=\"kathara/base\"\n\
+             pc3[0]=lanb\npc3[image]=\"kathara/base\"\n",
+        ),
+        (
+            "r1.startup",
+            "ip addr add 10.0.1.1/24 dev eth0\nip addr add 10.0.2.1/24 dev eth1\n\
+             ip addr add 10.0.12.1/30 dev eth2\n",
+        ),
+        (
+            "r2.startup",
+            "ip addr add 10.0.1.2/24 dev eth0\nip addr add 10.0.12.2/30 dev eth1\n\
+             ip route add 10.0.2.0/24 via 10.0.12.1\n",
+        ),
+        (
+            "pc1.startup",
+            "ip addr add 10.0.1.11/24 dev eth0\nip route add default via 10.0.1.1\n",
+        ),
+        (
+            "pc2.startup",
+            "ip addr add 10.0.1.12/24 dev eth0\nip route add default via 10.0.1.1\n",
+        ),
+        (
+            "pc3.startup",
+            "ip addr add 10.0.2.13/24 dev eth0\nip route add default via 10.0.2.1\n",
+        ),
+        (
+            "baseline.toml",
+            "[[probe]]\nname = \"pc1 reaches pc3 through r1\"\nkind = \"reach\"\ndevice = \"pc1\"\n\
+             command = \"ping -c2 -i0.2 -W1 10.0.2.13\"\nexpect = \"0% loss\"\n\n\
+             [[probe]]\nname = \"pc2 reaches pc3 through r1\"\nkind = \"reach\"\ndevice = \"pc2\"\n\
+             command = \"ping -c2 -i0.2 -W1 10.0.2.13\"\nexpect = \"0% loss\"\n\n\
+             [[probe]]\nname = \"pc1 reaches the second router of its LAN\"\nkind = \"reach\"\n\
+             device = \"pc1\"\ncommand = \"ping -c2 -i0.2 -W1 10.0.1.2\"\nexpect = \"0% loss\"\n",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(dst.join(name), text).unwrap();
+    }
     dst
 }
 
@@ -131,6 +184,7 @@ async fn every_family_verifies_live_on_the_smallest_topology_it_applies_to() {
         .map(|n| (shipped(n), (*n).to_string()))
         .collect();
     labs.push((privileged, "simple_bgp_privileged".into()));
+    labs.push((two_router_lan(tmp.path()), "two_router_lan".into()));
     for (dir, name) in &labs {
         if left.is_empty() {
             break;

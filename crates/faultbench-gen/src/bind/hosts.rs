@@ -136,6 +136,10 @@ pub(super) fn host_pair(m: &LabModel) -> Vec<Binding> {
                 );
             }
             set(&mut b, "far_subnet", fnet.network());
+            // An address of the far LAN nobody holds: what answers to it reach is nothing.
+            if let Some(a) = unused_in(m, fnet) {
+                set(&mut b, "far_spare", a);
+            }
             set_list(&mut b, "spare_gw", near_unused(m, net, gw, SPARE_GW));
             set(&mut b, "victim", &v.name);
             set(&mut b, "victim_ip", net.addr);
@@ -349,8 +353,47 @@ pub(super) fn service(m: &LabModel) -> Vec<Binding> {
                 set(&mut b, "client", &c.name);
                 set(&mut b, "client_ip", ip_of(c).unwrap_or(server_ip));
             }
+            gateway_params(m, &mut b, s, &clients);
             out.push(b);
         }
     }
     out
+}
+
+/// The server's side of its gateway, for a rule there that only traffic from beyond the LAN
+/// meets: `gw_router` (the router holding the server's default gateway), `gw_only` (`yes` when
+/// no other router is on the server's LAN, so everything from beyond it enters through that
+/// router), `server_spare` (an address of the server's subnet nobody holds) and `far_client`
+/// (a client on another LAN).
+fn gateway_params(m: &LabModel, b: &mut Binding, s: &DeviceModel, clients: &[&DeviceModel]) {
+    let Some((seg, net)) = s.primary().map(|(i, n)| (i.segment, n)) else {
+        return;
+    };
+    if let Some((g, _)) = m.gateway_of(s) {
+        set(b, "gw_router", &g.name);
+        let others = m
+            .devices
+            .iter()
+            .filter(|d| d.is_router() && d.name != g.name)
+            .any(|d| {
+                d.interfaces
+                    .iter()
+                    .any(|i| i.segment == seg && !i.addrs.is_empty())
+            });
+        set(b, "gw_only", if others { "no" } else { "yes" });
+    }
+    if let Some(a) = unused_in(m, net) {
+        set(b, "server_spare", a);
+    }
+    let far: Vec<&DeviceModel> = clients
+        .iter()
+        .copied()
+        .filter(|c| !same_lan(c, s))
+        .collect();
+    if let Some(c) = pick(&far, &format!("{}/far", b.target))
+        && let Some(ip) = ip_of(c)
+    {
+        set(b, "far_client", &c.name);
+        set(b, "far_client_ip", ip);
+    }
 }

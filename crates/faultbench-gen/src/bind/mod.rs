@@ -11,6 +11,7 @@
 //! not (a name or address from a hostile lab file) is rejected with the reason. Parameters
 //! listed in [`Binding::commands`] are whole commands the generator built from quoted parts.
 
+mod asym;
 mod hosts;
 mod routing;
 
@@ -78,7 +79,8 @@ pub const TARGETS: &[TargetSpec] = &[
             "far_gw_router",
             "far_gw_same",
             "far_gw_virtual",
-            "spare_gw"
+            "spare_gw",
+            "far_spare"
         ),
     },
     TargetSpec {
@@ -166,7 +168,27 @@ pub const TARGETS: &[TargetSpec] = &[
             "server_ip",
             "client",
             "client_ip",
+            "gw_router",
+            "gw_only",
+            "server_spare",
+            "far_client",
+            "far_client_ip",
         ],
+    },
+    TargetSpec {
+        name: "lan_second_router",
+        about: "an end host whose LAN has a second router that shares a subnet with the host's gateway on another of its interfaces",
+        params: with_actors!(
+            "device",
+            "iface",
+            "gw",
+            "gw_virtual",
+            "privileged",
+            "peer",
+            "peer_ip",
+            "peer_lan_ip",
+            "via_iface"
+        ),
     },
 ];
 
@@ -206,6 +228,7 @@ pub fn bind(model: &LabModel, kind: &str) -> (Vec<Binding>, Vec<String>) {
         "bgp_neighbor" => routing::bgp_neighbor(model),
         "routing_daemon" => routing::routing_daemon(model),
         "service" => hosts::service(model),
+        "lan_second_router" => asym::lan_second_router(model),
         _ => Vec::new(),
     };
     let mut ok = Vec::new();
