@@ -196,3 +196,51 @@ fn list_scopes_and_manifest() {
     assert_eq!(code, 2);
     assert!(err.contains("novice_confident"), "{err}");
 }
+
+/// The variety table: two tickets that differ only in an identifier share a skeleton, so
+/// their category shows one skeleton holding 100%; a third, different ticket halves nothing of
+/// it but counts in `all`.
+#[test]
+fn stats_reports_ticket_variety_per_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("nika_bgp_Q/base");
+    std::fs::create_dir_all(&base).unwrap();
+    let src = repo().join("dataset/nika_bgp_Q/base");
+    let one = std::fs::read_to_string(src.join("simple-bgp-pc1-address-typo.txt")).unwrap();
+    let set_ticket = |text: &str, ticket: &str| {
+        let start = text.find("[PROMPT-TO-AGENT]\n").unwrap() + "[PROMPT-TO-AGENT]\n".len();
+        let end = start + text[start..].find("\n[").unwrap();
+        format!("{}{ticket}\n{}", &text[..start], &text[end..])
+    };
+    let t = "Since lunch pc1 cannot reach 200.1.1.2 at all and the team waits on it.";
+    std::fs::write(
+        base.join("simple-bgp-pc1-address-typo.txt"),
+        set_ticket(&one, t),
+    )
+    .unwrap();
+    let two = std::fs::read_to_string(src.join("simple-bgp-pc2-eth0-down.txt")).unwrap();
+    let t2 = t.replace("200.1.1.2", "195.11.14.2");
+    std::fs::write(
+        base.join("simple-bgp-pc2-eth0-down.txt"),
+        set_ticket(&two, &t2),
+    )
+    .unwrap();
+    let (code, out, err) = run(bin()
+        .arg("stats")
+        .arg(dir.path())
+        .arg("--topologies")
+        .arg(repo().join("topologies")));
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(out.contains("Ticket variety"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| Correct-Fault |"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.starts_with("| Correct-Fault | 2 |"), "{row}");
+    assert!(row.ends_with("| 100.0% |"), "one skeleton for both: {row}");
+    // 14 words, 11 four-grams each; the replaced address changes 4 of them.
+    assert!(
+        row.contains("| 7.5 |"),
+        "(11 + 4) / 2 distinct 4-grams per ticket: {row}"
+    );
+}

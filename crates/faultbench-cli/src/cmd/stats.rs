@@ -53,6 +53,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&st)?);
     } else {
         print_tables(&st, &opts.devices);
+        print_variety(&ds, &opts.devices);
     }
     let clean = st.violations.is_empty() && st.parse_errors == 0;
     Ok(if clean {
@@ -143,6 +144,48 @@ fn print_tables(st: &DatasetStats, devices: &HashMap<String, Vec<String>>) {
             st.violations.len()
         );
     }
+}
+
+/// Ticket variety per category (persona layers apart): distinct word 4-grams per ticket and
+/// the most repeated skeleton's share (`faultbench_gen::tickets::variety`).
+fn print_variety(ds: &Dataset, devices: &HashMap<String, Vec<String>>) {
+    use faultbench_core::Scenario;
+    let names: std::collections::BTreeSet<String> = devices
+        .values()
+        .flatten()
+        .map(|d| d.to_lowercase())
+        .collect();
+    let mut groups: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (_, s) in ds.scenarios() {
+        let key = if s.layer().is_persona() {
+            s.layer().as_str().to_string()
+        } else {
+            s.category().label().to_string()
+        };
+        groups.entry(key).or_default().push(s.ticket().to_string());
+    }
+    if groups.is_empty() {
+        return;
+    }
+    outln!(
+        "\nTicket variety (distinct word 4-grams per ticket; share of the most repeated skeleton)\n"
+    );
+    outln!("| Tickets of | n | 4-grams per ticket | Top skeleton |");
+    outln!("|---|---:|---:|---:|");
+    let row = |name: &str, t: &[String]| {
+        let v = faultbench_gen::tickets::variety::measure(t, &names);
+        outln!(
+            "| {name} | {} | {:.1} | {:.1}% |",
+            v.tickets,
+            v.distinct_4grams_per_ticket,
+            v.top_skeleton_share * 100.0
+        );
+    };
+    for (k, t) in &groups {
+        row(k, t);
+    }
+    let all: Vec<String> = groups.into_values().flatten().collect();
+    row("all", &all);
 }
 
 fn fmt_map(m: &std::collections::BTreeMap<String, usize>) -> String {
