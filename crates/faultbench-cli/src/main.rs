@@ -51,12 +51,16 @@ enum Cmd {
     /// Browse every run of a runs root: a static site (or --serve it locally).
     View(cmd::view::Args),
     /// Make an Ed25519 key pair for signing result bundles.
+    #[cfg(feature = "bundle")]
     Keygen(cmd::bundle::KeygenArgs),
     /// Pack a runs root into one signed, verifiable result bundle.
+    #[cfg(feature = "bundle")]
     Pack(cmd::bundle::PackArgs),
     /// Check a result bundle: signature, hashes, leaderboard rules, scores and tables.
+    #[cfg(feature = "bundle")]
     Verify(cmd::bundle::VerifyArgs),
     /// A static leaderboard site of result bundles (verified ones ranked).
+    #[cfg(feature = "bundle")]
     Leaderboard(cmd::bundle::LeaderboardArgs),
 }
 
@@ -93,9 +97,13 @@ fn main() -> ExitCode {
             Cmd::Merge(a) => cmd::merge::run(a).await,
             Cmd::Report(a) => cmd::report::run(a).await,
             Cmd::View(a) => cmd::view::run(a).await,
+            #[cfg(feature = "bundle")]
             Cmd::Keygen(a) => cmd::bundle::keygen(a).await,
+            #[cfg(feature = "bundle")]
             Cmd::Pack(a) => cmd::bundle::pack(a).await,
+            #[cfg(feature = "bundle")]
             Cmd::Verify(a) => cmd::bundle::verify(a).await,
+            #[cfg(feature = "bundle")]
             Cmd::Leaderboard(a) => cmd::bundle::leaderboard(a).await,
         }
     });

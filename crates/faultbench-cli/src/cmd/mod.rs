@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod bench;
+#[cfg(feature = "bundle")]
 pub mod bundle;
 pub mod doctor;
 pub mod gen_multi;
