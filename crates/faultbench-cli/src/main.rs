@@ -38,6 +38,7 @@ enum Cmd {
     /// Generate fault scenarios from families and verify each one on a live lab.
     Generate(Box<cmd::generate::Args>),
     /// Serve the 22 network tools of a running lab over MCP (stdio).
+    #[cfg(feature = "mcp")]
     Mcp(cmd::mcp::Args),
     /// Score diagnoses and compare judges.
     #[command(subcommand)]
@@ -91,6 +92,7 @@ fn main() -> ExitCode {
             Cmd::Doctor(a) => cmd::doctor::run(a).await,
             Cmd::Scenario(c) => cmd::scenario::run(c).await,
             Cmd::Generate(a) => cmd::generate::run(*a).await,
+            #[cfg(feature = "mcp")]
             Cmd::Mcp(a) => cmd::mcp::run(a).await,
             Cmd::Judge(c) => cmd::judge::run(c).await,
             Cmd::Bench(a) => cmd::bench::run(*a).await,

@@ -11,6 +11,7 @@ pub mod generate;
 pub mod judge;
 pub mod lab;
 pub mod list;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod merge;
 pub mod report;
