@@ -36,6 +36,7 @@ enum Cmd {
     #[command(subcommand)]
     Scenario(cmd::scenario::ScenarioCmd),
     /// Generate fault scenarios from families and verify each one on a live lab.
+    #[cfg(feature = "generate")]
     Generate(Box<cmd::generate::Args>),
     /// Serve the 22 network tools of a running lab over MCP (stdio).
     #[cfg(feature = "mcp")]
@@ -91,6 +92,7 @@ fn main() -> ExitCode {
             Cmd::Lab(c) => cmd::lab::run(c).await,
             Cmd::Doctor(a) => cmd::doctor::run(a).await,
             Cmd::Scenario(c) => cmd::scenario::run(c).await,
+            #[cfg(feature = "generate")]
             Cmd::Generate(a) => cmd::generate::run(*a).await,
             #[cfg(feature = "mcp")]
             Cmd::Mcp(a) => cmd::mcp::run(a).await,

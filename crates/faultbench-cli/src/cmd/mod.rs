@@ -4,9 +4,13 @@ pub mod bench;
 #[cfg(feature = "bundle")]
 pub mod bundle;
 pub mod doctor;
+#[cfg(feature = "generate")]
 pub mod gen_multi;
+#[cfg(feature = "generate")]
 pub mod gen_tickets;
+#[cfg(feature = "generate")]
 pub mod gen_topup;
+#[cfg(feature = "generate")]
 pub mod generate;
 pub mod judge;
 pub mod lab;
