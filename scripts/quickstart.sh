@@ -18,8 +18,8 @@ RUNS="runs/quickstart-${TOPOLOGY}-$(date -u +%Y%m%d-%H%M%S)"
 # Only what running labs needs; the test-only packages (browser, venvs, compilers) are
 # scripts/test.sh's (`scripts/install-deps.sh` without `--run`).
 ./scripts/install-deps.sh --run
-# Without the CLI's default features: no Kathará backend (Docker's API client) and no result
-# bundles (zstd, Ed25519), which this run never calls; measured in docs/development.md.
+# Without the CLI's default features (Kathará backend, result bundles, MCP, generate), which
+# this run never calls: a third less to compile, measured in docs/development.md.
 echo "== building the faultbench CLI (profile ${PROFILE}, netns backend only)"
 cargo build --profile "${PROFILE}" -q -p faultbench-cli --no-default-features
 echo "== faultbench doctor"
