@@ -117,6 +117,12 @@ if want lint; then
     # Also builds faultbench-core without its `pipeline` feature; clippy, so that code unused in
     # this configuration is caught too.
     cargo clippy -q -p faultbench-emu --no-default-features --features mock,tools -- -D warnings
+    echo "== the quickstart's CLI (no default features: no Kathará, bundles, MCP or generate)"
+    # What scripts/quickstart.sh builds; also builds faultbench-agents and faultbench-bench
+    # without their default features.
+    cargo clippy -q -p faultbench-cli --no-default-features -- -D warnings
+    echo "== public type names declared in more than one crate"
+    python3 scripts/public-names.py
 fi
 if want doc; then
     echo "== cargo doc"

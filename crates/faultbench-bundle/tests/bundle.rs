@@ -487,7 +487,9 @@ fn dot_dot_absolute_and_link_members_are_refused_and_nothing_is_written() {
         // The leaderboard shows it as unreadable and writes nothing outside its folder.
         let site = tmp.path().join(format!("site{i}"));
         let s = faultbench_bundle::leaderboard::build(
-            &[faultbench_bundle::leaderboard::Entry::Bundle(p.clone())],
+            &[faultbench_bundle::leaderboard::LeaderboardEntry::Bundle(
+                p.clone(),
+            )],
             &site,
             &unpinned(),
         )
@@ -537,8 +539,8 @@ fn the_leaderboard_lists_bundles_with_viewers_and_never_ranks_unverified_ones() 
     let site = f.dir.join("site");
     let s = faultbench_bundle::leaderboard::build(
         &[
-            faultbench_bundle::leaderboard::Entry::Bundle(f.bundle.clone()),
-            faultbench_bundle::leaderboard::Entry::Bundle(forged),
+            faultbench_bundle::leaderboard::LeaderboardEntry::Bundle(f.bundle.clone()),
+            faultbench_bundle::leaderboard::LeaderboardEntry::Bundle(forged),
         ],
         &site,
         &pinned(&f),

@@ -36,8 +36,10 @@ enum Cmd {
     #[command(subcommand)]
     Scenario(cmd::scenario::ScenarioCmd),
     /// Generate fault scenarios from families and verify each one on a live lab.
+    #[cfg(feature = "generate")]
     Generate(Box<cmd::generate::Args>),
     /// Serve the 22 network tools of a running lab over MCP (stdio).
+    #[cfg(feature = "mcp")]
     Mcp(cmd::mcp::Args),
     /// Score diagnoses and compare judges.
     #[command(subcommand)]
@@ -51,12 +53,16 @@ enum Cmd {
     /// Browse every run of a runs root: a static site (or --serve it locally).
     View(cmd::view::Args),
     /// Make an Ed25519 key pair for signing result bundles.
+    #[cfg(feature = "bundle")]
     Keygen(cmd::bundle::KeygenArgs),
     /// Pack a runs root into one signed, verifiable result bundle.
+    #[cfg(feature = "bundle")]
     Pack(cmd::bundle::PackArgs),
     /// Check a result bundle: signature, hashes, leaderboard rules, scores and tables.
+    #[cfg(feature = "bundle")]
     Verify(cmd::bundle::VerifyArgs),
     /// A static leaderboard site of result bundles (verified ones ranked).
+    #[cfg(feature = "bundle")]
     Leaderboard(cmd::bundle::LeaderboardArgs),
 }
 
@@ -86,16 +92,22 @@ fn main() -> ExitCode {
             Cmd::Lab(c) => cmd::lab::run(c).await,
             Cmd::Doctor(a) => cmd::doctor::run(a).await,
             Cmd::Scenario(c) => cmd::scenario::run(c).await,
+            #[cfg(feature = "generate")]
             Cmd::Generate(a) => cmd::generate::run(*a).await,
+            #[cfg(feature = "mcp")]
             Cmd::Mcp(a) => cmd::mcp::run(a).await,
             Cmd::Judge(c) => cmd::judge::run(c).await,
             Cmd::Bench(a) => cmd::bench::run(*a).await,
             Cmd::Merge(a) => cmd::merge::run(a).await,
             Cmd::Report(a) => cmd::report::run(a).await,
             Cmd::View(a) => cmd::view::run(a).await,
+            #[cfg(feature = "bundle")]
             Cmd::Keygen(a) => cmd::bundle::keygen(a).await,
+            #[cfg(feature = "bundle")]
             Cmd::Pack(a) => cmd::bundle::pack(a).await,
+            #[cfg(feature = "bundle")]
             Cmd::Verify(a) => cmd::bundle::verify(a).await,
+            #[cfg(feature = "bundle")]
             Cmd::Leaderboard(a) => cmd::bundle::leaderboard(a).await,
         }
     });

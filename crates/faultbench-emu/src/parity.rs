@@ -53,10 +53,15 @@ const EPHEMERAL_FROM: u32 = 32768;
 /// Items of one aspect: key → value (a count such as `×2` for repeated process names).
 pub type Items = BTreeMap<String, String>;
 
-/// What could be read of one aspect.
+/// The former name of [`ParityObservation`] (one public name per concept across the crates:
+/// faultbench-gen has `ObservedSymptoms`; issue 28).
+#[deprecated(note = "renamed to `ParityObservation`; the old name goes in the next release")]
+pub type Observed = ParityObservation;
+
+/// What could be read of one aspect of a device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Observed {
+pub enum ParityObservation {
     /// The normalised items.
     Items(Items),
     /// Not there (e.g. FRR does not run), and why: compared as a state of its own.
@@ -71,7 +76,7 @@ pub enum Observed {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParityState {
     /// Aspect name → what was read.
-    pub aspects: BTreeMap<String, Observed>,
+    pub aspects: BTreeMap<String, ParityObservation>,
 }
 
 impl ParityState {
@@ -92,34 +97,36 @@ impl ParityState {
         ] {
             let o = match snap.aspects.get(&aspect) {
                 Some(AspectState::Items(i)) if aspect == Aspect::Links => {
-                    Observed::Items(without_macs(i))
+                    ParityObservation::Items(without_macs(i))
                 }
                 Some(AspectState::Items(i)) if aspect == Aspect::PacketFilter => {
-                    Observed::Items(resolver_ports_normalised(i))
+                    ParityObservation::Items(resolver_ports_normalised(i))
                 }
-                Some(AspectState::Items(i)) => Observed::Items(i.clone()),
-                Some(AspectState::Absent(w)) => Observed::Absent(w.clone()),
-                Some(AspectState::Failed(w)) => Observed::Failed(w.clone()),
-                None => Observed::Failed("not read by this backend".into()),
+                Some(AspectState::Items(i)) => ParityObservation::Items(i.clone()),
+                Some(AspectState::Absent(w)) => ParityObservation::Absent(w.clone()),
+                Some(AspectState::Failed(w)) => ParityObservation::Failed(w.clone()),
+                None => ParityObservation::Failed("not read by this backend".into()),
             };
             out.aspects.insert(name.into(), o);
         }
         let daemons = match snap.aspects.get(&Aspect::Services) {
-            Some(AspectState::Items(i)) => Observed::Items(
+            Some(AspectState::Items(i)) => ParityObservation::Items(
                 i.iter()
                     .filter(|(k, _)| is_frr_daemon(k))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
             ),
-            Some(AspectState::Failed(w)) => Observed::Failed(w.clone()),
-            _ => Observed::Items(Items::new()),
+            Some(AspectState::Failed(w)) => ParityObservation::Failed(w.clone()),
+            _ => ParityObservation::Items(Items::new()),
         };
         out.aspects.insert("frr_daemons".into(), daemons);
         match extra {
             Err(e) => {
                 for name in ["processes", "listening", "frr_routes"] {
-                    out.aspects
-                        .insert(name.into(), Observed::Failed(format!("could not run: {e}")));
+                    out.aspects.insert(
+                        name.into(),
+                        ParityObservation::Failed(format!("could not run: {e}")),
+                    );
                 }
             }
             Ok(o) => {
@@ -171,7 +178,7 @@ fn resolver_ports_normalised(rules: &Items) -> Items {
 }
 
 /// Splits [`PARITY_SCRIPT`]'s output into its parts and normalises each.
-pub fn parse_extra(output: &str, timed_out: bool) -> BTreeMap<String, Observed> {
+pub fn parse_extra(output: &str, timed_out: bool) -> BTreeMap<String, ParityObservation> {
     let mut parts: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut text = String::new();
     for line in output.lines() {
@@ -189,16 +196,18 @@ pub fn parse_extra(output: &str, timed_out: bool) -> BTreeMap<String, Observed> 
     let mut out = BTreeMap::new();
     for name in ["processes", "listening", "frr_routes"] {
         let o = match parts.get(name) {
-            None if timed_out => Observed::Failed("timed out".into()),
-            None => Observed::Failed("no output (the command was cut short)".into()),
-            Some((_, rc)) if rc == "absent" => Observed::Absent("FRR is not running".into()),
+            None if timed_out => ParityObservation::Failed("timed out".into()),
+            None => ParityObservation::Failed("no output (the command was cut short)".into()),
+            Some((_, rc)) if rc == "absent" => {
+                ParityObservation::Absent("FRR is not running".into())
+            }
             Some((t, rc)) if rc != "0" => {
                 let said = t.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                Observed::Failed(format!("exit {rc}: {}", said.trim()))
+                ParityObservation::Failed(format!("exit {rc}: {}", said.trim()))
             }
             Some((t, _)) => match name {
-                "processes" => Observed::Items(processes(t)),
-                "listening" => Observed::Items(listening(t)),
+                "processes" => ParityObservation::Items(processes(t)),
+                "listening" => ParityObservation::Items(listening(t)),
                 _ => frr_routes(t),
             },
         };
@@ -280,13 +289,13 @@ fn listening(text: &str) -> Items {
 
 /// `show ip route json` → prefix → protocol, selected/installed flags and next hops (uptimes
 /// and internal ids dropped).
-fn frr_routes(text: &str) -> Observed {
+fn frr_routes(text: &str) -> ParityObservation {
     let v: Value = match serde_json::from_str(text.trim()) {
         Ok(v) => v,
-        Err(e) => return Observed::Failed(format!("unreadable JSON from vtysh: {e}")),
+        Err(e) => return ParityObservation::Failed(format!("unreadable JSON from vtysh: {e}")),
     };
     let Some(map) = v.as_object() else {
-        return Observed::Failed("vtysh did not answer a JSON object".into());
+        return ParityObservation::Failed("vtysh did not answer a JSON object".into());
     };
     let mut out = Items::new();
     for (prefix, entries) in map {
@@ -332,7 +341,7 @@ fn frr_routes(text: &str) -> Observed {
             out.insert(key, parts.join(" "));
         }
     }
-    Observed::Items(out)
+    ParityObservation::Items(out)
 }
 
 /// The former name of [`ParityDifference`] (one name per concept, issue 28).
@@ -391,11 +400,11 @@ pub async fn read_lab(lab: &dyn Lab, timeout: Duration, parallelism: usize) -> L
     read.into_iter().collect()
 }
 
-fn describe(o: &Observed) -> String {
+fn describe(o: &ParityObservation) -> String {
     match o {
-        Observed::Items(i) => format!("{} item(s)", i.len()),
-        Observed::Absent(w) => format!("absent: {w}"),
-        Observed::Failed(w) => format!("unreadable: {w}"),
+        ParityObservation::Items(i) => format!("{} item(s)", i.len()),
+        ParityObservation::Absent(w) => format!("absent: {w}"),
+        ParityObservation::Failed(w) => format!("unreadable: {w}"),
     }
 }
 
@@ -420,7 +429,7 @@ pub fn compare(a: &LabStates, b: &LabStates) -> Vec<ParityDifference> {
         for asp in aspects {
             let (oa, ob) = (sa.aspects.get(asp), sb.aspects.get(asp));
             match (oa, ob) {
-                (Some(Observed::Items(ia)), Some(Observed::Items(ib))) => {
+                (Some(ParityObservation::Items(ia)), Some(ParityObservation::Items(ib))) => {
                     let keys: std::collections::BTreeSet<&String> =
                         ia.keys().chain(ib.keys()).collect();
                     for k in keys {
@@ -436,7 +445,7 @@ pub fn compare(a: &LabStates, b: &LabStates) -> Vec<ParityDifference> {
                         }
                     }
                 }
-                (x, y) if x == y && !matches!(x, Some(Observed::Failed(_))) => {}
+                (x, y) if x == y && !matches!(x, Some(ParityObservation::Failed(_))) => {}
                 (x, y) => out.push(ParityDifference {
                     device: d.clone(),
                     aspect: asp.clone(),
@@ -568,7 +577,7 @@ mod tests {
                 .map(|(a, items)| {
                     (
                         a.to_string(),
-                        Observed::Items(
+                        ParityObservation::Items(
                             items
                                 .iter()
                                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -593,10 +602,10 @@ mod tests {
         assert!(compare(&a, &a.clone()).is_empty());
 
         let mut planted = base.clone();
-        if let Some(Observed::Items(i)) = planted.aspects.get_mut("addresses") {
+        if let Some(ParityObservation::Items(i)) = planted.aspects.get_mut("addresses") {
             i.insert("lo 10.9.9.9/32".into(), String::new());
         }
-        if let Some(Observed::Items(i)) = planted.aspects.get_mut("frr_daemons") {
+        if let Some(ParityObservation::Items(i)) = planted.aspects.get_mut("frr_daemons") {
             i.remove("bgpd");
         }
         let b: LabStates = [("r1".to_string(), planted)].into();
@@ -616,7 +625,7 @@ mod tests {
         let mut failed = ParityState::default();
         failed
             .aspects
-            .insert("routes".into(), Observed::Failed("exit 1".into()));
+            .insert("routes".into(), ParityObservation::Failed("exit 1".into()));
         let a: LabStates = [("r1".to_string(), failed.clone())].into();
         let b: LabStates = [
             ("r1".to_string(), failed),
@@ -642,12 +651,12 @@ udp   UNCONN 0 0 0.0.0.0:45123 0.0.0.0:* users:((\"dhclient\",pid=9,fd=7))\n\
 {\"10.0.0.0/24\":[{\"prefix\":\"10.0.0.0/24\",\"protocol\":\"connected\",\"selected\":true,\"installed\":true,\"distance\":0,\"metric\":0,\"uptime\":\"00:01:02\",\"nexthops\":[{\"interfaceName\":\"eth0\",\"active\":true,\"flags\":3}]}]}\n\
 @@frr_routes 0\n";
         let p = parse_extra(out, false);
-        let Some(Observed::Items(procs)) = p.get("processes") else {
+        let Some(ParityObservation::Items(procs)) = p.get("processes") else {
             panic!("{p:?}")
         };
         assert_eq!(procs.get("sleep").map(String::as_str), Some("×2"));
         assert_eq!(procs.get("bgpd").map(String::as_str), Some(""));
-        let Some(Observed::Items(l)) = p.get("listening") else {
+        let Some(ParityObservation::Items(l)) = p.get("listening") else {
             panic!("{p:?}")
         };
         assert_eq!(l.get("tcp 0.0.0.0:179").map(String::as_str), Some("bgpd"));
@@ -655,7 +664,7 @@ udp   UNCONN 0 0 0.0.0.0:45123 0.0.0.0:* users:((\"dhclient\",pid=9,fd=7))\n\
             l.get("udp 0.0.0.0:*eph").map(String::as_str),
             Some("dhclient")
         );
-        let Some(Observed::Items(r)) = p.get("frr_routes") else {
+        let Some(ParityObservation::Items(r)) = p.get("frr_routes") else {
             panic!("{p:?}")
         };
         assert_eq!(
@@ -665,10 +674,13 @@ udp   UNCONN 0 0 0.0.0.0:45123 0.0.0.0:* users:((\"dhclient\",pid=9,fd=7))\n\
         let absent = parse_extra("@@processes 0\n@@listening 0\n@@frr_routes absent\n", false);
         assert!(matches!(
             absent.get("frr_routes"),
-            Some(Observed::Absent(_))
+            Some(ParityObservation::Absent(_))
         ));
         let cut = parse_extra("bash\n", true);
-        assert!(matches!(cut.get("processes"), Some(Observed::Failed(_))));
+        assert!(matches!(
+            cut.get("processes"),
+            Some(ParityObservation::Failed(_))
+        ));
     }
 
     #[test]

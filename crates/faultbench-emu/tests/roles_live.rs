@@ -7,7 +7,7 @@
 //! The live probe, asked without the lab's files, must find the same roles.
 
 use faultbench_core::lab::Role;
-use faultbench_core::lab::roles::{Rule, classify, live};
+use faultbench_core::lab::roles::{RoleRule, classify, live};
 use faultbench_core::{Command, EmuError, Emulator, ExecOutput, Lab, LabRequest, Toolbox};
 use faultbench_emu::netns::NetnsEmulator;
 use faultbench_emu::tools::{HostSource, NikaTools, ToolOptions};
@@ -77,12 +77,12 @@ async fn reachability_and_live_roles_on_a_lab_with_uninformative_names() {
 
     // From the running devices alone: the same roles, by live evidence.
     let expected = [
-        ("as20r1", Role::Router, Rule::Routing),
-        ("x2", Role::Router, Rule::Routing),
-        ("h1", Role::Host, Rule::Address),
-        ("srv1", Role::Server("web".into()), Rule::Service),
-        ("s1", Role::Switch, Rule::Bridge),
-        ("ws1", Role::Host, Rule::Address),
+        ("as20r1", Role::Router, RoleRule::Routing),
+        ("x2", Role::Router, RoleRule::Routing),
+        ("h1", Role::Host, RoleRule::Address),
+        ("srv1", Role::Server("web".into()), RoleRule::Service),
+        ("s1", Role::Switch, RoleRule::Bridge),
+        ("ws1", Role::Host, RoleRule::Address),
     ];
     for (d, role, rule) in &expected {
         let out = lab

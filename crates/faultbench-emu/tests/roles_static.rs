@@ -2,7 +2,7 @@
 //! sets the release's name rule gave them, the evidence is right where that rule was not, and
 //! a lab with uninformative names gets every role right and real pings from `get_reachability`.
 
-use faultbench_core::lab::roles::{EndHosts, HostsFrom, LabRoles, Rule};
+use faultbench_core::lab::roles::{EndHosts, HostsFrom, LabRoles, RoleRule};
 use faultbench_core::lab::{LabDir, Role, TopologyMeta};
 use faultbench_core::{Command, EmuError, ExecOutput, Lab, Toolbox};
 use faultbench_emu::tools::{HostSource, NikaTools, ToolOptions, is_end_host};
@@ -124,14 +124,14 @@ fn shipped_topologies_keep_their_host_sets_and_the_evidence_is_reported() {
 }
 
 /// The roles of `tests/labs/anon_roles`, as its comment describes them.
-fn anon_expected() -> BTreeMap<&'static str, (Role, Rule)> {
+fn anon_expected() -> BTreeMap<&'static str, (Role, RoleRule)> {
     BTreeMap::from([
-        ("as20r1", (Role::Router, Rule::Routing)),
-        ("x2", (Role::Router, Rule::Routing)),
-        ("h1", (Role::Host, Rule::Address)),
-        ("srv1", (Role::Server("web".into()), Rule::Service)),
-        ("s1", (Role::Switch, Rule::Bridge)),
-        ("ws1", (Role::Host, Rule::Address)),
+        ("as20r1", (Role::Router, RoleRule::Routing)),
+        ("x2", (Role::Router, RoleRule::Routing)),
+        ("h1", (Role::Host, RoleRule::Address)),
+        ("srv1", (Role::Server("web".into()), RoleRule::Service)),
+        ("s1", (Role::Switch, RoleRule::Bridge)),
+        ("ws1", (Role::Host, RoleRule::Address)),
     ])
 }
 

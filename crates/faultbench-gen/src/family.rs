@@ -226,9 +226,14 @@ pub struct FamilyError {
     pub fix: String,
 }
 
-/// A condition of `where` / `when`.
+/// The former name of [`FamilyCondition`] (one public name per concept across the crates:
+/// faultbench-emu's mock networks have a state condition; issue 28).
+#[deprecated(note = "renamed to `FamilyCondition`; the old name goes in the next release")]
+pub type Condition = FamilyCondition;
+
+/// A condition of a family's `where` / `when`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Condition {
+pub enum FamilyCondition {
     /// `has P`: the parameter exists.
     Has(String),
     /// `P op V`.
@@ -252,12 +257,12 @@ pub enum Op {
     Ge,
 }
 
-impl Condition {
+impl FamilyCondition {
     /// Parses `has P` or `P op V`.
-    pub fn parse(s: &str) -> Result<Condition, String> {
+    pub fn parse(s: &str) -> Result<FamilyCondition, String> {
         let w: Vec<&str> = s.split_whitespace().collect();
         match w.as_slice() {
-            ["has", p] => Ok(Condition::Has((*p).to_string())),
+            ["has", p] => Ok(FamilyCondition::Has((*p).to_string())),
             [p, op, v] => {
                 let op = match *op {
                     "==" => Op::Eq,
@@ -268,7 +273,11 @@ impl Condition {
                     ">=" => Op::Ge,
                     other => return Err(format!("unknown operator `{other}`")),
                 };
-                Ok(Condition::Compare((*p).to_string(), op, (*v).to_string()))
+                Ok(FamilyCondition::Compare(
+                    (*p).to_string(),
+                    op,
+                    (*v).to_string(),
+                ))
             }
             _ => Err(format!(
                 "`{s}` is not a condition: write `has PARAM` or `PARAM OP VALUE` (OP: == != < <= > >=)"
@@ -279,7 +288,7 @@ impl Condition {
     /// The parameter it reads.
     pub fn param(&self) -> &str {
         match self {
-            Condition::Has(p) | Condition::Compare(p, _, _) => p,
+            FamilyCondition::Has(p) | FamilyCondition::Compare(p, _, _) => p,
         }
     }
 
@@ -287,8 +296,8 @@ impl Condition {
     /// an absent parameter fails every condition).
     pub fn holds(&self, params: &template::Params) -> bool {
         match self {
-            Condition::Has(p) => params.contains_key(p),
-            Condition::Compare(p, op, v) => {
+            FamilyCondition::Has(p) => params.contains_key(p),
+            FamilyCondition::Compare(p, op, v) => {
                 let Some(have) = params.get(p) else {
                     return false;
                 };
@@ -400,7 +409,7 @@ impl Family {
             .chain(fam.checks.iter().map(|c| c.when.as_ref()))
             .flatten();
         for c in conds {
-            let cond = Condition::parse(c)
+            let cond = FamilyCondition::parse(c)
                 .map_err(|e| err(line_of(text, c), e, "see `where` in docs/generate.md"))?;
             if !known.contains(&cond.param()) {
                 return Err(err(

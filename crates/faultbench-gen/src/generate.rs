@@ -10,7 +10,7 @@
 
 use crate::bind::{self, Binding};
 use crate::content::SplitMix64;
-use crate::family::{Condition, Family};
+use crate::family::{Family, FamilyCondition};
 use crate::graph::stable_hash;
 use crate::model::LabModel;
 use crate::render::{Variant, render_variant};
@@ -105,11 +105,11 @@ fn candidates(
     prefix: &str,
 ) -> (Vec<Variant>, FamilyPlan) {
     let (bindings, mut rejected) = bind::bind(model, &family.applies.target);
-    let conds: Vec<Condition> = family
+    let conds: Vec<FamilyCondition> = family
         .applies
         .conditions
         .iter()
-        .filter_map(|c| Condition::parse(c).ok())
+        .filter_map(|c| FamilyCondition::parse(c).ok())
         .collect();
     let bound = bindings.len();
     // List parameters multiply only the families that use them.
@@ -118,13 +118,11 @@ fn candidates(
         .iter()
         .filter_map(|t| crate::template::names(t).ok())
         .flatten()
-        .chain(
-            family
-                .applies
-                .conditions
-                .iter()
-                .filter_map(|c| Condition::parse(c).ok().map(|c| c.param().to_string())),
-        )
+        .chain(family.applies.conditions.iter().filter_map(|c| {
+            FamilyCondition::parse(c)
+                .ok()
+                .map(|c| c.param().to_string())
+        }))
         .filter(|n| bind::LIST_PARAMS.contains(&n.as_str()))
         .collect();
     let expanded: Vec<Binding> = bindings

@@ -6,9 +6,14 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The record of one variant.
+/// The former name of [`JournalEntry`] (one public name per concept across the crates:
+/// faultbench-bundle's leaderboard has `LeaderboardEntry`; issue 28).
+#[deprecated(note = "renamed to `JournalEntry`; the old name goes in the next release")]
+pub type Entry = JournalEntry;
+
+/// The record of one variant in the journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
+pub struct JournalEntry {
     /// Seed of the run that selected it.
     pub seed: u64,
     /// Scenario id.
@@ -31,11 +36,11 @@ pub struct Entry {
     pub seconds: f64,
     /// What a user saw on the faulted lab (measured while the fault held).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub symptoms: Option<crate::symptom::Observed>,
+    pub symptoms: Option<crate::symptom::ObservedSymptoms>,
     /// For a multi-fault scenario: each fault's probes (injection order), measured on the lab
     /// carrying every fault — what its ticket is written from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fault_symptoms: Vec<crate::symptom::Observed>,
+    pub fault_symptoms: Vec<crate::symptom::ObservedSymptoms>,
     /// Where the seconds went, per phase (absent in journals written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<PhaseTimes>,
@@ -75,25 +80,25 @@ pub struct PhaseTimes {
 
 /// Reads a journal (a missing file is empty; unreadable lines — a line cut by a crash — are
 /// skipped). The last entry of an id wins.
-pub fn read(path: &Path) -> BTreeMap<String, Entry> {
+pub fn read(path: &Path) -> BTreeMap<String, JournalEntry> {
     let text =
         faultbench_core::fsutil::read_regular_string_capped(path, 256 << 20).unwrap_or_default();
     text.lines()
-        .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
+        .filter_map(|l| serde_json::from_str::<JournalEntry>(l).ok())
         .map(|e| (e.id.clone(), e))
         .collect()
 }
 
 /// Appends one entry and syncs it.
-pub fn append(path: &Path, e: &Entry) -> std::io::Result<()> {
+pub fn append(path: &Path, e: &JournalEntry) -> std::io::Result<()> {
     let line = serde_json::to_string(e).map_err(std::io::Error::other)?;
     faultbench_core::fsutil::append_line_synced(path, &line)
 }
 
 /// `GENERATED.csv` text for `entries` (sorted by id).
-pub fn index_csv(entries: &[Entry]) -> String {
+pub fn index_csv(entries: &[JournalEntry]) -> String {
     let mut out = String::from("seed,id,family,topology,content_hash,verdict,seconds\n");
-    let mut sorted: Vec<&Entry> = entries.iter().collect();
+    let mut sorted: Vec<&JournalEntry> = entries.iter().collect();
     sorted.sort_by(|a, b| (&a.topology, &a.id).cmp(&(&b.topology, &b.id)));
     for e in sorted {
         out.push_str(&format!(

@@ -1,7 +1,7 @@
 //! One candidate (a family, a binding, chosen values) into scenario text in the release format.
 
 use crate::content::{normalise, sha256_hex};
-use crate::family::{Condition, Family};
+use crate::family::{Family, FamilyCondition};
 use crate::graph::stable_hash;
 use crate::template::{Params, TemplateError, render};
 use crate::ticket::{SymptomView, TicketWriter};
@@ -85,7 +85,7 @@ pub fn render_variant(
     let mut checks = Vec::new();
     for c in &family.checks {
         if let Some(w) = &c.when
-            && !Condition::parse(w).is_ok_and(|w| w.holds(params))
+            && !FamilyCondition::parse(w).is_ok_and(|w| w.holds(params))
         {
             continue;
         }

@@ -4,7 +4,7 @@
 //! generator runs the probes a user or a first-line engineer would run — a ping from the
 //! suffering host to what it lost and from a host that still works, a traceroute to see where
 //! the path stops, a request to the service that stopped — and records what came back
-//! ([`Observed`]). It also records facts about the faulted device that a misleading ticket may
+//! ([`ObservedSymptoms`]). It also records facts about the faulted device that a misleading ticket may
 //! contradict (which interfaces have carrier, which routing daemons run), so a wrong-cause
 //! ticket only claims something the live lab shows to be false.
 //!
@@ -107,9 +107,14 @@ pub enum DeviceFact {
     },
 }
 
+/// The former name of [`ObservedSymptoms`] (one public name per concept across the crates:
+/// faultbench-emu's parity check has `ParityObservation`; issue 28).
+#[deprecated(note = "renamed to `ObservedSymptoms`; the old name goes in the next release")]
+pub type Observed = ObservedSymptoms;
+
 /// What a user would see on the faulted lab.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Observed {
+pub struct ObservedSymptoms {
     /// `unreachable`, `service-down` or `degraded` (the family's own word).
     pub kind: String,
     /// Host pairs probed (the suffering pair first, then any control).
@@ -126,7 +131,7 @@ pub struct Observed {
     pub facts: Vec<DeviceFact>,
 }
 
-impl Observed {
+impl ObservedSymptoms {
     /// The suffering pair, when the probe shows a failure.
     pub fn failing_pair(&self) -> Option<&PairObs> {
         self.pairs.iter().find(|p| !p.reach.works())
@@ -236,11 +241,11 @@ const DAEMONS: [&str; 4] = ["zebra", "bgpd", "ospfd", "ripd"];
 /// time: the slowest (a ping that times out, a traceroute that stops) sets the duration, not
 /// their sum. Results are put in a fixed order, so the outcome does not depend on which
 /// probe answered first.
-pub async fn observe(lab: &dyn Lab, view: &SymptomView, device: &str) -> Observed {
-    let mut obs = Observed {
+pub async fn observe(lab: &dyn Lab, view: &SymptomView, device: &str) -> ObservedSymptoms {
+    let mut obs = ObservedSymptoms {
         kind: view.kind.clone(),
         device: device.to_string(),
-        ..Observed::default()
+        ..ObservedSymptoms::default()
     };
     let facts = device_facts(lab, device);
     if view.kind == "service-down" {

@@ -9,9 +9,9 @@
 //! (a fix that leaves a rule or an address behind, a failed variant) tears the lab down and the
 //! next variant gets a fresh one, so no variant is verified on a lab another one has changed.
 
-use crate::journal::{Entry, PhaseTimes};
+use crate::journal::{JournalEntry, PhaseTimes};
 use crate::render::Variant;
-use crate::symptom::{self, Observed};
+use crate::symptom::{self, ObservedSymptoms};
 use faultbench_core::Scenario;
 use faultbench_core::emulator::{Emulator, Lab};
 use faultbench_core::lab::{Baseline, Topology};
@@ -75,18 +75,18 @@ pub struct Verification {
     /// The lab was reused from an earlier variant.
     pub reused: bool,
     /// What a user saw while the fault held (only when it took).
-    pub observed: Option<Observed>,
+    pub observed: Option<ObservedSymptoms>,
     /// For a multi-fault scenario: each fault's probes (injection order) measured with every
     /// fault in place (empty otherwise).
-    pub observed_faults: Vec<Observed>,
+    pub observed_faults: Vec<ObservedSymptoms>,
     /// Where the seconds went.
     pub phases: PhaseTimes,
 }
 
 impl Verification {
     /// The journal entry of `v` with this outcome.
-    pub fn entry(&self, v: &Variant, seed: u64, topology: &str) -> Entry {
-        Entry {
+    pub fn entry(&self, v: &Variant, seed: u64, topology: &str) -> JournalEntry {
+        JournalEntry {
             seed,
             id: v.id.clone(),
             family: v.family.clone(),

@@ -18,7 +18,7 @@ use faultbench_gen::journal;
 use faultbench_gen::model::LabModel;
 use faultbench_gen::multi::{self, MultiOptions};
 use faultbench_gen::render::Variant;
-use faultbench_gen::symptom::Observed;
+use faultbench_gen::symptom::ObservedSymptoms;
 use faultbench_gen::ticket::PlainTickets;
 use faultbench_gen::tickets;
 use faultbench_gen::verify::Verification;
@@ -154,13 +154,13 @@ fn observed_ticket_is_what_the_lab_showed(mv: &multi::MultiVariant, r: &Verifica
     let entry = r.entry(&mv.variant, 11, "simple_bgp");
     assert_eq!(entry.fault_symptoms, r.observed_faults);
     let line = serde_json::to_string(&entry).unwrap();
-    let back: journal::Entry = serde_json::from_str(&line).unwrap();
+    let back: journal::JournalEntry = serde_json::from_str(&line).unwrap();
     assert_eq!(back.fault_symptoms, r.observed_faults);
 
     let spec = multi::verify::observed_ticket(mv, &r.observed_faults).unwrap();
     let ticket = spec.ticket();
     eprintln!("  masking {:?}, ticket: {ticket}", mv.masking);
-    let ordered: Vec<Observed> = mv
+    let ordered: Vec<ObservedSymptoms> = mv
         .fix_order
         .iter()
         .map(|&k| r.observed_faults[k].clone())

@@ -9,7 +9,7 @@ use faultbench_gen::generate::{GenOptions, plan};
 use faultbench_gen::model::LabModel;
 use faultbench_gen::multi::{self, ComposeError, Conflict, MultiOptions};
 use faultbench_gen::render::Variant;
-use faultbench_gen::symptom::{Observed, PairObs, Reach};
+use faultbench_gen::symptom::{ObservedSymptoms, PairObs, Reach};
 use faultbench_gen::ticket::PlainTickets;
 use faultbench_judge::RubricJudge;
 use std::path::Path;
@@ -293,10 +293,10 @@ fn the_llm_judge_is_asked_about_every_fault() {
 }
 
 /// The probe of `v`'s symptom view, answered with `reach`, as measured on a lab.
-fn observed(v: &Variant, reach: Reach) -> Observed {
+fn observed(v: &Variant, reach: Reach) -> ObservedSymptoms {
     let (victim, _) = v.symptom.victim.clone().unwrap();
     let (far, far_ip) = v.symptom.far.clone().unwrap();
-    Observed {
+    ObservedSymptoms {
         kind: v.symptom.kind.clone(),
         pairs: vec![PairObs {
             from: victim,
@@ -305,7 +305,7 @@ fn observed(v: &Variant, reach: Reach) -> Observed {
             reach,
         }],
         device: v.faulted_device(),
-        ..Observed::default()
+        ..ObservedSymptoms::default()
     }
 }
 
@@ -344,7 +344,7 @@ fn the_ticket_of_a_masking_pair_names_only_what_the_combined_lab_showed() {
         mv.variant.spec.section("GROUND-TRUTH")
     );
     // The journal keeps the observations.
-    let entry = faultbench_gen::journal::Entry {
+    let entry = faultbench_gen::journal::JournalEntry {
         seed: 1,
         id: mv.variant.id.clone(),
         family: mv.variant.family.clone(),
@@ -360,6 +360,6 @@ fn the_ticket_of_a_masking_pair_names_only_what_the_combined_lab_showed() {
         draw: 0,
     };
     let line = serde_json::to_string(&entry).unwrap();
-    let back: faultbench_gen::journal::Entry = serde_json::from_str(&line).unwrap();
+    let back: faultbench_gen::journal::JournalEntry = serde_json::from_str(&line).unwrap();
     assert_eq!(back.fault_symptoms, obs);
 }

@@ -10,7 +10,7 @@ use faultbench_gen::family;
 use faultbench_gen::generate::{GenOptions, plan};
 use faultbench_gen::graph::stable_hash;
 use faultbench_gen::model::LabModel;
-use faultbench_gen::symptom::{DeviceFact, Observed, PairObs, Reach, TraceObs};
+use faultbench_gen::symptom::{DeviceFact, ObservedSymptoms, PairObs, Reach, TraceObs};
 use faultbench_gen::ticket::PlainTickets;
 use faultbench_gen::tickets::{self, Style, variety};
 use std::collections::BTreeSet;
@@ -92,16 +92,16 @@ fn persona_rewrites_keep_the_parents_facts() {
 }
 
 /// An observation as the live lab would report it, varied by key.
-fn observed(v: &faultbench_gen::render::Variant, key: u64) -> Observed {
+fn observed(v: &faultbench_gen::render::Variant, key: u64) -> ObservedSymptoms {
     let s = &v.symptom;
     let device = v.faulted_device();
-    let mut o = Observed {
+    let mut o = ObservedSymptoms {
         kind: s.kind.clone(),
         device: device.clone(),
         facts: vec![DeviceFact::CarrierUp {
             iface: "eth0".into(),
         }],
-        ..Observed::default()
+        ..ObservedSymptoms::default()
     };
     if let (Some((vic, _)), Some((far, ip))) = (&s.victim, &s.far) {
         if s.kind == "service-down" {
@@ -337,10 +337,10 @@ async fn a_claim_that_is_true_on_the_lab_is_not_refuted() {
 
 #[test]
 fn a_quiet_fault_blames_its_decoy_without_naming_the_faulted_device() {
-    let o = Observed {
+    let o = ObservedSymptoms {
         kind: "degraded".into(),
         device: "r7".into(),
-        ..Observed::default()
+        ..ObservedSymptoms::default()
     };
     for key in 0..50 {
         let t = tickets::misdirected_ticket(&o, "r9", key);

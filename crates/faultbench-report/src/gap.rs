@@ -55,9 +55,14 @@ pub struct GapRow {
     pub gap_ci: Option<Interval>,
 }
 
+/// The former name of [`MemorisationGap`] (one public name per concept across the crates:
+/// faultbench-gen's lab model has `ModelGap`; issue 28).
+#[deprecated(note = "renamed to `MemorisationGap`; the old name goes in the next release")]
+pub type Gap = MemorisationGap;
+
 /// The memorisation gap between a hand-written and a generated set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Gap {
+pub struct MemorisationGap {
     /// Outcome per category (and agent).
     pub by_category: Vec<GapRow>,
     /// Outcome per fault family both sets have (and agent).
@@ -256,7 +261,7 @@ fn table(
 
 /// The gap between `hand` (hand-written) and `generated`, per category and per shared fault
 /// family, for all agents together and each agent.
-pub fn gap(hand: &GapSource, generated: &GapSource, boot: Bootstrap) -> Gap {
+pub fn gap(hand: &GapSource, generated: &GapSource, boot: Bootstrap) -> MemorisationGap {
     let mut notes = Vec::new();
     let categories: Vec<String> = [
         Category::CorrectFault,
@@ -315,7 +320,7 @@ pub fn gap(hand: &GapSource, generated: &GapSource, boot: Bootstrap) -> Gap {
         },
         boot,
     );
-    Gap {
+    MemorisationGap {
         by_category,
         by_family,
         notes,
@@ -323,7 +328,7 @@ pub fn gap(hand: &GapSource, generated: &GapSource, boot: Bootstrap) -> Gap {
     }
 }
 
-impl Gap {
+impl MemorisationGap {
     /// The two tables in Markdown.
     pub fn markdown(&self) -> String {
         let mut s = String::from(

@@ -377,7 +377,7 @@ fn key(seg: &str, vlan: Option<u16>) -> String {
 /// The domain node of `iface` on a probed device.
 fn resolve(
     uf: &mut Uf,
-    dev: &super::topo::Device,
+    dev: &super::topo::SummaryDevice,
     f: &Facts,
     iface: &str,
     depth: u8,
@@ -437,7 +437,12 @@ fn bridge_vlan_key(device: &str, bridge: &str, vid: u16) -> String {
 /// Joining all ports, as for a plain bridge, would put every VLAN in one LAN and leave the
 /// hosts of an access port apart from their gateway's SVI. Answers the bridge's own
 /// untagged VLAN, if it has one.
-fn vlan_bridge(uf: &mut Uf, dev: &super::topo::Device, f: &Facts, bridge: &str) -> Option<usize> {
+fn vlan_bridge(
+    uf: &mut Uf,
+    dev: &super::topo::SummaryDevice,
+    f: &Facts,
+    bridge: &str,
+) -> Option<usize> {
     let ports: Vec<&str> = f
         .ifaces
         .values()
@@ -460,7 +465,12 @@ fn vlan_bridge(uf: &mut Uf, dev: &super::topo::Device, f: &Facts, bridge: &str) 
 }
 
 /// The cabled segments under an interface (itself, or a bond's members).
-fn parent_segments(dev: &super::topo::Device, f: &Facts, iface: &str, depth: u8) -> Vec<String> {
+fn parent_segments(
+    dev: &super::topo::SummaryDevice,
+    f: &Facts,
+    iface: &str,
+    depth: u8,
+) -> Vec<String> {
     if depth > 3 {
         return Vec::new();
     }

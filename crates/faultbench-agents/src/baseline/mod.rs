@@ -55,7 +55,7 @@ mod verdict;
 
 pub use claims::{ClaimedSymptom, Claims, Mechanism};
 pub use rules::Finding;
-pub use topo::{DeviceKind, SummaryTopology};
+pub use topo::{DeviceKind, SummaryDevice, SummaryTopology};
 
 use faultbench_core::agent::{Agent, AgentInput, AgentOutcome};
 use faultbench_core::task::Task;

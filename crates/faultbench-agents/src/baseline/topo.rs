@@ -26,7 +26,7 @@ pub enum DeviceKind {
 
 /// A device of the summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Device {
+pub struct SummaryDevice {
     /// Name.
     pub name: String,
     /// Role (given or guessed).
@@ -41,7 +41,7 @@ pub struct Device {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SummaryTopology {
     /// Devices by name.
-    pub devices: BTreeMap<String, Device>,
+    pub devices: BTreeMap<String, SummaryDevice>,
     /// Devices whose role the summary states (NIKA role lines), not guessed from the name.
     pub given_roles: BTreeSet<String>,
     /// Server kinds the summary states: device → `dns`, `web`, `dhcp`, … (the first word of
@@ -197,7 +197,7 @@ impl SummaryTopology {
         }
         self.devices
             .entry(name.to_string())
-            .or_insert_with(|| Device {
+            .or_insert_with(|| SummaryDevice {
                 name: name.to_string(),
                 role: guess_role(name),
                 interfaces: BTreeSet::new(),
@@ -221,7 +221,7 @@ impl SummaryTopology {
     }
 
     /// Devices with `role`, sorted.
-    pub fn with_role(&self, role: DeviceKind) -> Vec<&Device> {
+    pub fn with_role(&self, role: DeviceKind) -> Vec<&SummaryDevice> {
         self.devices.values().filter(|d| d.role == role).collect()
     }
 

@@ -38,8 +38,7 @@ use tokio::net::TcpListener;
 
 /// What the server tells the CLI about its tools when the MCP session starts (part of the
 /// external agents' prompt version).
-pub const BRIDGE_INSTRUCTIONS: &str =
-    "Tools that probe a live emulated network. Commands run inside lab devices only.";
+pub const BRIDGE_INSTRUCTIONS: &str = super::INSTRUCTIONS;
 
 /// Largest request body read, in bytes (a `tools/call` is a few hundred bytes).
 pub const MAX_BODY_BYTES: usize = 1 << 20;

@@ -20,6 +20,11 @@
 //! The CLI's own turns are not visible, so `turns` stays empty; `usage`, `cost_usd` and
 //! `tool_calls` carry the totals.
 
+#[cfg(feature = "mcp-bridge")]
+pub mod mcp_http;
+// Built without the bridge: `McpBridge::start` says so (transport `faultbench` still works).
+#[cfg(not(feature = "mcp-bridge"))]
+#[path = "no_bridge.rs"]
 pub mod mcp_http;
 mod output;
 mod templates_file;
@@ -45,6 +50,11 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::AsyncReadExt;
 
 const DEFAULT_TEMPLATES: &str = include_str!("../../data/external.toml");
+
+/// What the bridge tells the CLI about its tools (`mcp_http::BRIDGE_INSTRUCTIONS`), here so that
+/// the prompt version is the same with or without the bridge built.
+const INSTRUCTIONS: &str =
+    "Tools that probe a live emulated network. Commands run inside lab devices only.";
 
 /// Largest stdout/stderr kept from the CLI, in bytes.
 const OUTPUT_CAP: usize = 8 << 20;

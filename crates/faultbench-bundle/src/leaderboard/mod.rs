@@ -24,9 +24,14 @@ use faultbench_report::{RunIndex, Tables};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The former name of [`LeaderboardEntry`] (one public name per concept across the crates:
+/// faultbench-gen's generation journal has `JournalEntry`; issue 28).
+#[deprecated(note = "renamed to `LeaderboardEntry`; the old name goes in the next release")]
+pub type Entry = LeaderboardEntry;
+
 /// One entry given to the leaderboard.
 #[derive(Debug, Clone)]
-pub enum Entry {
+pub enum LeaderboardEntry {
     /// A bundle, verified here.
     Bundle(PathBuf),
     /// A run registry, shown unsigned (`registry only`).
@@ -96,9 +101,14 @@ impl Row {
     }
 }
 
-/// The site written.
+/// The former name of [`LeaderboardSite`] (one public name per concept across the crates;
+/// issue 28).
+#[deprecated(note = "renamed to `LeaderboardSite`; the old name goes in the next release")]
+pub type Site = LeaderboardSite;
+
+/// The leaderboard site written.
 #[derive(Debug, Clone)]
-pub struct Site {
+pub struct LeaderboardSite {
     /// Its `index.html`.
     pub index: PathBuf,
     /// The rows, ranked ones first.
@@ -402,21 +412,21 @@ fn rank(rows: &mut [Row]) -> Option<u32> {
 
 /// Builds the site into `out` (a folder the user names; created if missing).
 pub fn build(
-    entries: &[Entry],
+    entries: &[LeaderboardEntry],
     out: &Path,
     opts: &VerifyOptions,
-) -> Result<Site, LeaderboardError> {
+) -> Result<LeaderboardSite, LeaderboardError> {
     let site = OutputDir::open(out, "")?;
     let mut rows = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         rows.extend(match e {
-            Entry::Bundle(p) => bundle_rows(i, p, &site, opts)?,
-            Entry::Registry(p) => registry_rows(i, p, &site)?,
+            LeaderboardEntry::Bundle(p) => bundle_rows(i, p, &site, opts)?,
+            LeaderboardEntry::Registry(p) => registry_rows(i, p, &site)?,
         });
     }
     let k = rank(&mut rows);
     let index = site.write("index.html", page::page(&rows, k).as_bytes())?;
-    Ok(Site {
+    Ok(LeaderboardSite {
         index,
         rows,
         rank_k: k,

@@ -1,7 +1,7 @@
 //! `faultbench keygen`, `pack`, `verify` and `leaderboard`: results anyone can check
 //! ([`faultbench_bundle`]).
 
-use faultbench_bundle::leaderboard::{self, Entry};
+use faultbench_bundle::leaderboard::{self, LeaderboardEntry};
 use faultbench_bundle::{PackOptions, PublicKey, SecretKey, VerifyOptions};
 use faultbench_report::stats::Bootstrap;
 use std::path::PathBuf;
@@ -176,12 +176,12 @@ pub async fn leaderboard(a: LeaderboardArgs) -> anyhow::Result<ExitCode> {
         allow_mock: a.allow_mock,
         ..VerifyOptions::default()
     };
-    let mut entries: Vec<Entry> = Vec::new();
+    let mut entries: Vec<LeaderboardEntry> = Vec::new();
     for b in a.bundles {
-        entries.push(Entry::Bundle(b));
+        entries.push(LeaderboardEntry::Bundle(b));
     }
     for r in a.registry {
-        entries.push(Entry::Registry(r));
+        entries.push(LeaderboardEntry::Registry(r));
     }
     let out = a.out.clone();
     let site =

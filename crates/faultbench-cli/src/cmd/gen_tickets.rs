@@ -11,7 +11,7 @@ use faultbench_core::scenario::ScenarioSpec;
 use faultbench_gen::claims;
 use faultbench_gen::content::SplitMix64;
 use faultbench_gen::graph::stable_hash;
-use faultbench_gen::journal::Entry;
+use faultbench_gen::journal::JournalEntry;
 use faultbench_gen::model::LabModel;
 use faultbench_gen::render::Variant;
 use faultbench_gen::tickets::{self, Style, variety};
@@ -35,7 +35,7 @@ fn write(dir: &Path, spec: &ScenarioSpec) -> anyhow::Result<()> {
 /// tickets written (for the variety figures).
 pub fn write_fault_tickets(
     variants: &[Variant],
-    entries: &[&Entry],
+    entries: &[&JournalEntry],
     model: &LabModel,
     gen_dir: &Path,
     misleading: bool,

@@ -13,7 +13,7 @@ use faultbench_core::lab::{Baseline, Topology, TopologyResolver, dataset_folder_
 use faultbench_core::phases::PhaseOptions;
 use faultbench_core::pipeline::TrackingEmulator;
 use faultbench_gen::generate::{GenOptions, plan};
-use faultbench_gen::journal::{self, Entry};
+use faultbench_gen::journal::{self, JournalEntry};
 use faultbench_gen::model::LabModel;
 use faultbench_gen::render::Variant;
 use faultbench_gen::ticket::PlainTickets;
@@ -377,7 +377,7 @@ async fn run_one(mut args: Args) -> anyhow::Result<ExitCode> {
         )
         .await?;
     let entries = rebuild_index(&args.out)?;
-    let mine: Vec<&Entry> = {
+    let mine: Vec<&JournalEntry> = {
         let ids: std::collections::BTreeSet<&str> =
             p.variants.iter().map(|v| v.id.as_str()).collect();
         entries
@@ -667,15 +667,15 @@ pub(super) async fn verify_all(
 }
 
 /// Rebuilds `<out>/GENERATED.csv` from every journal under `out`.
-fn rebuild_index(out: &Path) -> anyhow::Result<Vec<Entry>> {
+fn rebuild_index(out: &Path) -> anyhow::Result<Vec<JournalEntry>> {
     let found = faultbench_core::fsutil::find_files(out, |n| {
         n.starts_with(".journal-") && n.ends_with(".jsonl")
     })?;
-    let mut all: BTreeMap<String, Entry> = BTreeMap::new();
+    let mut all: BTreeMap<String, JournalEntry> = BTreeMap::new();
     for f in &found.files {
         all.extend(journal::read(f));
     }
-    let entries: Vec<Entry> = all.into_values().collect();
+    let entries: Vec<JournalEntry> = all.into_values().collect();
     write_atomic(
         &out.join("GENERATED.csv"),
         journal::index_csv(&entries).as_bytes(),
@@ -683,7 +683,7 @@ fn rebuild_index(out: &Path) -> anyhow::Result<Vec<Entry>> {
     Ok(entries)
 }
 
-fn summarize(entries: &[&Entry]) {
+fn summarize(entries: &[&JournalEntry]) {
     let verified = entries.iter().filter(|e| e.verdict == "verified").count();
     let mut secs: Vec<f64> = entries.iter().map(|e| e.seconds).collect();
     secs.sort_by(f64::total_cmp);

@@ -16,12 +16,23 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod bench;
+#[cfg(feature = "kathara")]
+mod kathara;
+// Built without the Kathará backend (the quickstart's build): every `--emulator kathara` says so.
+#[cfg(not(feature = "kathara"))]
+#[path = "lab/no_kathara.rs"]
 mod kathara;
 mod parity;
 mod snapshot;
 mod up;
 
 pub use up::UpArgs;
+
+/// What `--emulator kathara` answers in a build without the `kathara` feature.
+#[cfg(not(feature = "kathara"))]
+pub const KATHARA_NOT_BUILT: &str = "this faultbench was built without the Kathará backend \
+     (the quickstart's build); rebuild with its default features: \
+     `cargo build --release -p faultbench-cli`";
 
 /// The backend a lab command works on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -314,12 +325,7 @@ async fn verify_cmd(a: VerifyArgs) -> anyhow::Result<ExitCode> {
             let dir = lab.dir();
             (Box::new(lab), dir)
         }
-        Backend::Kathara => {
-            let lab = kathara::attach(&a.name).await?;
-            // The staged copy holds the lab's files as they were deployed.
-            let dir = lab.staged_dir().to_path_buf();
-            (Box::new(lab), dir)
-        }
+        Backend::Kathara => kathara::attach_with_dir(&a.name).await?,
     };
     let path = a
         .baseline

@@ -100,10 +100,15 @@ fn emulator(
                 "--link-model {link_model} is a netns option: every Kathará collision domain is a switch (drop the flag or use --emulator netns)"
             );
         }
-        let emu = faultbench_emu::kathara::KatharaEmulator::from_env()
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .context("the Kathará emulator cannot run here (see `faultbench doctor`)")?;
-        return Ok(Arc::new(emu));
+        #[cfg(feature = "kathara")]
+        {
+            let emu = faultbench_emu::kathara::KatharaEmulator::from_env()
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .context("the Kathará emulator cannot run here (see `faultbench doctor`)")?;
+            return Ok(Arc::new(emu));
+        }
+        #[cfg(not(feature = "kathara"))]
+        anyhow::bail!(super::lab::KATHARA_NOT_BUILT);
     }
     faultbench_emu::netns::preflight()
         .context("the netns emulator cannot run here (it needs root and the lab packages; see `faultbench doctor`)")?;

@@ -53,6 +53,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&st)?);
     } else {
         print_tables(&st, &opts.devices);
+        #[cfg(feature = "generate")]
         print_variety(&ds, &opts.devices);
     }
     let clean = st.violations.is_empty() && st.parse_errors == 0;
@@ -148,6 +149,7 @@ fn print_tables(st: &DatasetStats, devices: &HashMap<String, Vec<String>>) {
 
 /// Ticket variety per category (persona layers apart): distinct word 4-grams per ticket and
 /// the most repeated skeleton's share (`faultbench_gen::tickets::variety`).
+#[cfg(feature = "generate")]
 fn print_variety(ds: &Dataset, devices: &HashMap<String, Vec<String>>) {
     use faultbench_core::Scenario;
     let names: std::collections::BTreeSet<String> = devices

@@ -115,7 +115,7 @@ impl MockLab {
         // The most specific rule wins: the one with the most state conditions that hold, then
         // one that names its devices over a `*` rule; among equals, the first in the file. So a
         // fault rule overrides the healthy answer no matter where it is written.
-        let mut best: Option<(&super::spec::Rule, Vec<(String, String)>)> = None;
+        let mut best: Option<(&super::spec::MockRule, Vec<(String, String)>)> = None;
         for rule in &self.net.rules {
             if !rule.when.iter().all(|c| g.on.contains(&c.state) == c.on) {
                 continue;
@@ -215,7 +215,7 @@ impl MockLab {
     }
 }
 
-fn specificity(rule: &super::spec::Rule) -> (usize, bool) {
+fn specificity(rule: &super::spec::MockRule) -> (usize, bool) {
     (rule.when.len(), !rule.devices.is_empty())
 }
 

@@ -100,9 +100,11 @@ mod text;
 
 pub use lab::{ExecRecord, MockLab};
 pub use replay::{ExecTrace, RecordingLab, ReplayLab, TraceEntry};
+#[allow(deprecated)]
+pub use spec::{Condition, Rule};
 pub use spec::{
-    Condition, DeviceSpec, InterfaceSpec, MAX_MOCK_FILE_BYTES, MockNetwork, MockSpecError, Pattern,
-    Reply, Rule, normalize,
+    DeviceSpec, InterfaceSpec, MAX_MOCK_FILE_BYTES, MockNetwork, MockRule, MockSpecError, Pattern,
+    Reply, StateCondition, normalize,
 };
 #[allow(deprecated)]
 pub use text::{command_text, quote};

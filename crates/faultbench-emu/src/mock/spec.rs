@@ -22,7 +22,7 @@ pub struct MockNetwork {
     /// The answer to a command no rule matches.
     pub default: Reply,
     /// Rules in file order.
-    pub rules: Vec<Rule>,
+    pub rules: Vec<MockRule>,
 }
 
 /// A device and the facts it answers without rules.
@@ -99,18 +99,28 @@ pub enum Pattern {
     Regex(Regex),
 }
 
-/// A state condition: the named state must be on (or off, for `!name`).
+/// The former name of [`StateCondition`] (one public name per concept across the crates:
+/// faultbench-gen's families have conditions of their own; issue 28).
+#[deprecated(note = "renamed to `StateCondition`; the old name goes in the next release")]
+pub type Condition = StateCondition;
+
+/// A state condition of a mock rule: the named state must be on (or off, for `!name`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Condition {
+pub struct StateCondition {
     /// State name.
     pub state: String,
     /// Required value.
     pub on: bool,
 }
 
-/// One rule: which commands on which devices it answers, when, with what, and what it switches.
+/// The former name of [`MockRule`] (one public name per concept across the crates:
+/// faultbench-core's role table has `RoleRule`; issue 28).
+#[deprecated(note = "renamed to `MockRule`; the old name goes in the next release")]
+pub type Rule = MockRule;
+
+/// One rule of a mock network: which commands on which devices it answers, when, with what, and what it switches.
 #[derive(Debug, Clone)]
-pub struct Rule {
+pub struct MockRule {
     /// 1-based position in the file (for messages).
     pub index: usize,
     /// Devices it applies to; empty = every device (`"*"`).
@@ -118,7 +128,7 @@ pub struct Rule {
     /// The command pattern.
     pub pattern: Pattern,
     /// All must hold for the rule to apply.
-    pub when: Vec<Condition>,
+    pub when: Vec<StateCondition>,
     /// The answer.
     pub reply: Reply,
     /// States switched on when the rule answers (an injection, usually).
@@ -312,14 +322,14 @@ impl MockNetwork {
                     None => (c.trim().to_string(), true),
                 };
                 check_state(&state, &here)?;
-                when.push(Condition { state, on });
+                when.push(StateCondition { state, on });
             }
             let set = r.set.map(OneOrMany::into_vec).unwrap_or_default();
             let clear = r.clear.map(OneOrMany::into_vec).unwrap_or_default();
             for s in set.iter().chain(&clear) {
                 check_state(s, &here)?;
             }
-            rules.push(Rule {
+            rules.push(MockRule {
                 index,
                 devices: rule_devices,
                 pattern,
@@ -364,7 +374,7 @@ impl MockNetwork {
     }
 }
 
-impl Rule {
+impl MockRule {
     /// Whether the rule applies to this device and command text (ignoring states). Returns the
     /// regex's named captures for substitution.
     pub fn matches(&self, device: &str, text: &str) -> Option<Vec<(String, String)>> {

@@ -120,9 +120,14 @@ pub struct Bound {
     pub tcp: u16,
 }
 
+/// The former name of [`HolderReport`] (one public name per concept across the crates:
+/// faultbench-report's `Report` is the benchmark report; issue 28).
+#[deprecated(note = "renamed to `HolderReport`; the old name goes in the next release")]
+pub type Report = HolderReport;
+
 /// The holder's report on stdout: `dev NAME UDP TCP` per device, `warn TEXT` lines, `ready`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Report {
+pub struct HolderReport {
     /// Devices whose sockets are bound.
     pub bound: Vec<Bound>,
     /// Problems (a device whose rules could not be installed, …), one line each.
@@ -131,7 +136,7 @@ pub struct Report {
     pub ready: bool,
 }
 
-impl Report {
+impl HolderReport {
     /// Adds one line of the holder's output.
     pub fn push_line(&mut self, line: &str) {
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -163,7 +168,7 @@ pub(crate) struct Holder {
     /// Its identity (for `state.json`).
     pub id: ProcId,
     /// What it reported.
-    pub report: Report,
+    pub report: HolderReport,
 }
 
 /// Starts the holder of lab `lab` for `devices` and waits (bounded) for its report. The
@@ -220,11 +225,11 @@ fn kill(child: &mut Child) {
 }
 
 /// Reads the holder's stdout until `ready` or end of file, within [`READY_TIMEOUT`].
-fn read_report(child: &mut Child) -> Result<Report, String> {
+fn read_report(child: &mut Child) -> Result<HolderReport, String> {
     let out = child.stdout.take().ok_or("the DNS holder has no stdout")?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let mut report = Report::default();
+        let mut report = HolderReport::default();
         for line in BufReader::new(out.take(1 << 20)).lines() {
             let Ok(line) = line else { break };
             report.push_line(&line);
@@ -526,7 +531,7 @@ mod tests {
 
     #[test]
     fn the_report_is_read_line_by_line() {
-        let mut r = Report::default();
+        let mut r = HolderReport::default();
         for l in [
             "dev router1 44453 34721",
             "warn pc1: iptables-restore failed: boom",

@@ -15,7 +15,7 @@ use super::NikaTools;
 use faultbench_core::Command;
 use faultbench_core::Lab;
 use faultbench_core::lab::LabDir;
-use faultbench_core::lab::roles::{EndHosts, Evidence, HostsFrom, LabRoles, Rule, live};
+use faultbench_core::lab::roles::{EndHosts, Evidence, HostsFrom, LabRoles, RoleRule, live};
 use futures_util::stream::{self, StreamExt};
 
 /// Where the end hosts came from.
@@ -87,7 +87,7 @@ impl NikaTools {
         }
         let undecided: Vec<String> = devices
             .iter()
-            .filter(|d| roles.decision(d).is_none_or(|x| x.rule == Rule::Name))
+            .filter(|d| roles.decision(d).is_none_or(|x| x.rule == RoleRule::Name))
             .cloned()
             .collect();
         let par = self.config.parallelism.max(1);

@@ -1,7 +1,7 @@
 //! Completing the model on a running healthy lab where the files are not enough.
 //!
 //! An end host addressed by DHCP has no address in its files, and a router configured by a
-//! mechanism we do not read has no routing configuration; both are [`super::Gap`]s. Here the
+//! mechanism we do not read has no routing configuration; both are [`super::ModelGap`]s. Here the
 //! running devices are asked (`ip -4 -o addr`, `ip -4 route show default`,
 //! `vtysh -c 'show running-config'`) and their answers parsed exactly like the files: only
 //! values that parse as addresses, numbers and interface names enter the model.

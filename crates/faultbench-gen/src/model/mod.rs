@@ -10,7 +10,7 @@
 //! Layer-2 *segments* join the collision domains a switch bridges, so the hosts on one LAN
 //! and the router port that serves them are found even when several switches sit between
 //! them. What the files cannot tell (a host addressed by DHCP, a router configured by a
-//! mechanism we do not read) is a [`Gap`]; [`LabModel::complete_live`] fills gaps from a
+//! mechanism we do not read) is a [`ModelGap`]; [`LabModel::complete_live`] fills gaps from a
 //! running healthy lab. The lab directory is only read, never written.
 
 pub mod frr;
@@ -140,9 +140,14 @@ impl DeviceModel {
     }
 }
 
-/// Something the files do not say, and what would say it.
+/// The former name of [`ModelGap`] (one public name per concept across the crates:
+/// faultbench-report has the `MemorisationGap`; issue 28).
+#[deprecated(note = "renamed to `ModelGap`; the old name goes in the next release")]
+pub type Gap = ModelGap;
+
+/// Something the files do not say of a device's model, and what would say it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Gap {
+pub struct ModelGap {
     /// The device.
     pub device: String,
     /// What is unknown.
@@ -170,7 +175,7 @@ pub struct LabModel {
     /// Layer-2 segments, ordered by their first domain.
     pub segments: Vec<Segment>,
     /// What the files did not say.
-    pub gaps: Vec<Gap>,
+    pub gaps: Vec<ModelGap>,
     /// Host → address pairs that do *not* answer on the healthy lab although the topology
     /// connects them (a firewall policy, NAT, an ACL by design), measured by
     /// [`LabModel::calibrate_reach`]; the symptom graph never promises them.
@@ -390,7 +395,7 @@ impl LabModel {
     }
 
     /// Gaps not completed live.
-    pub fn open_gaps(&self) -> impl Iterator<Item = &Gap> {
+    pub fn open_gaps(&self) -> impl Iterator<Item = &ModelGap> {
         self.gaps.iter().filter(|g| !g.completed_live)
     }
 
@@ -414,9 +419,9 @@ fn top_master(bridge_of: &BTreeMap<String, String>, port: &str) -> Option<String
     Some(cur.clone())
 }
 
-fn gaps_of(d: &DeviceModel, read: &str) -> Vec<Gap> {
+fn gaps_of(d: &DeviceModel, read: &str) -> Vec<ModelGap> {
     let mut gaps = Vec::new();
-    let gap = |what: String| Gap {
+    let gap = |what: String| ModelGap {
         device: d.name.clone(),
         what,
         read: read.to_string(),

@@ -21,7 +21,7 @@
 
 use super::compose::MultiVariant;
 use crate::graph::stable_hash;
-use crate::symptom::{self, Observed};
+use crate::symptom::{self, ObservedSymptoms};
 use crate::tickets::{self, TicketError};
 use crate::verify::Verification;
 use faultbench_core::emulator::{Emulator, Lab};
@@ -57,10 +57,10 @@ pub async fn verify_multi(
 /// only a placeholder until the combined lab has been looked at.
 pub fn observed_ticket(
     mv: &MultiVariant,
-    observed: &[Observed],
+    observed: &[ObservedSymptoms],
 ) -> Result<ScenarioSpec, TicketError> {
     // Masking faults first: what a user notices first leads the ticket.
-    let ordered: Vec<Observed> = mv
+    let ordered: Vec<ObservedSymptoms> = mv
         .fix_order
         .iter()
         .filter_map(|&k| observed.get(k).cloned())
@@ -70,7 +70,7 @@ pub fn observed_ticket(
 }
 
 /// A verified stage run: notes, and each fault's probes with every fault in place.
-type Passed = (String, Vec<Observed>);
+type Passed = (String, Vec<ObservedSymptoms>);
 
 fn outcome(t: Instant, r: Result<Passed, (&str, String)>) -> Verification {
     let (passed, stage, reason, observed_faults) = match r {

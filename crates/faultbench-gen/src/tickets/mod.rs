@@ -1,6 +1,6 @@
 //! Tickets for every category of the paper, written from measured symptoms.
 //!
-//! A verified variant comes with what a user saw on the faulted lab ([`Observed`]); the
+//! A verified variant comes with what a user saw on the faulted lab ([`ObservedSymptoms`]); the
 //! tickets are written from that alone:
 //!
 //! - **correct fault** ([`correct`]): the symptom, sometimes with a correct hint;
@@ -28,7 +28,7 @@ pub mod words;
 use crate::claims::{Candidate, ClaimType};
 use crate::content::{normalise, sha256_hex};
 use crate::model::LabModel;
-use crate::symptom::{DeviceFact, Observed};
+use crate::symptom::{DeviceFact, ObservedSymptoms};
 use faultbench_core::scenario::{Headers, ScenarioSpec, Section};
 pub use multi::correct_multi;
 pub use persona::Style;
@@ -54,7 +54,7 @@ fn join(parts: Vec<String>) -> String {
 }
 
 /// The symptom sentences of `obs` (empty when nothing was measured).
-fn symptom_lines(p: &mut Pick, obs: &Observed) -> Vec<String> {
+fn symptom_lines(p: &mut Pick, obs: &ObservedSymptoms) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(s) = &obs.service {
         out.push(words::service_report(p, s));
@@ -68,7 +68,7 @@ fn symptom_lines(p: &mut Pick, obs: &Observed) -> Vec<String> {
 }
 
 /// A correct-fault ticket from what was measured.
-pub fn correct(obs: &Observed, key: u64) -> String {
+pub fn correct(obs: &ObservedSymptoms, key: u64) -> String {
     let mut p = Pick::new(key);
     let mut parts = vec![words::opener(&mut p)];
     parts.extend(symptom_lines(&mut p, obs));
@@ -80,7 +80,7 @@ pub fn correct(obs: &Observed, key: u64) -> String {
 }
 
 /// A wrong-device ticket: the measured symptom, blaming `decoy`.
-pub fn misdirected_ticket(obs: &Observed, decoy: &str, key: u64) -> String {
+pub fn misdirected_ticket(obs: &ObservedSymptoms, decoy: &str, key: u64) -> String {
     let mut p = Pick::new(key ^ 0x5744);
     let mut parts = vec![words::opener(&mut p)];
     if obs.is_visible() {
@@ -97,7 +97,7 @@ pub fn misdirected_ticket(obs: &Observed, decoy: &str, key: u64) -> String {
 
 /// A wrong-cause ticket: the measured symptom and a cause on the right device that `fact`
 /// (measured while the fault held) shows to be false.
-pub fn misdescribed_ticket(obs: &Observed, fact: &DeviceFact, key: u64) -> String {
+pub fn misdescribed_ticket(obs: &ObservedSymptoms, fact: &DeviceFact, key: u64) -> String {
     let mut p = Pick::new(key ^ 0x5743);
     let mut parts = vec![words::opener(&mut p)];
     parts.extend(symptom_lines(&mut p, obs));
@@ -109,7 +109,7 @@ pub fn misdescribed_ticket(obs: &Observed, fact: &DeviceFact, key: u64) -> Strin
 /// Healthy devices a user would plausibly blame, most plausible first: hops of the trace
 /// (the last that answered first), the suffering host's gateway, the far host or server, the
 /// faulted device's neighbours. Devices in `faulty` are never proposed.
-pub fn decoys(model: &LabModel, obs: &Observed, faulty: &BTreeSet<String>) -> Vec<String> {
+pub fn decoys(model: &LabModel, obs: &ObservedSymptoms, faulty: &BTreeSet<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |name: &str| {
         if !faulty.contains(name) && !out.iter().any(|o| o == name) {

@@ -20,11 +20,11 @@
 //! hint names a faulted device, and with several faults it could name one that shows nothing.
 
 use super::words::{self, Pick};
-use crate::symptom::Observed;
+use crate::symptom::ObservedSymptoms;
 use std::collections::BTreeSet;
 
 /// The hosts a failure of `obs` involves (the suffering host first).
-fn hosts(obs: &Observed) -> Vec<&str> {
+fn hosts(obs: &ObservedSymptoms) -> Vec<&str> {
     if let Some(s) = obs.service.as_ref().filter(|s| !s.answers) {
         return vec![s.client.as_str(), s.server.as_str()];
     }
@@ -35,7 +35,7 @@ fn hosts(obs: &Observed) -> Vec<&str> {
 
 /// Whether `obs` shows its own faulted device cut off: the device is the host whose probe
 /// fails.
-fn cut_off_host(obs: &Observed) -> Option<&str> {
+fn cut_off_host(obs: &ObservedSymptoms) -> Option<&str> {
     obs.failing_pair()
         .filter(|p| p.from == obs.device)
         .map(|p| p.from.as_str())
@@ -45,7 +45,7 @@ fn cut_off_host(obs: &Observed) -> Option<&str> {
 /// observation) still on the network: a probe from it answered, or a trace from it in another
 /// observation got an answer from a hop its own failing trace did not (a host whose gateway is
 /// unreachable answers traces itself, `!H` from its own address, so that hop proves nothing).
-fn still_connected(observed: &[Observed], k: usize, host: &str) -> bool {
+fn still_connected(observed: &[ObservedSymptoms], k: usize, host: &str) -> bool {
     let own_hops: BTreeSet<&str> = observed[k]
         .trace
         .iter()
@@ -71,7 +71,7 @@ fn still_connected(observed: &[Observed], k: usize, host: &str) -> bool {
 /// (see the module documentation). Observations of cut-off hosts are taken first, in the
 /// given order; when two hosts cut off each other's probes the measurements cannot tell which
 /// one hides the other, and the earlier wins — callers list masking faults first.
-pub fn shown(observed: &[Observed]) -> Vec<usize> {
+pub fn shown(observed: &[ObservedSymptoms]) -> Vec<usize> {
     // A faulted host whose probe fails is cut off, unless another measurement shows it still
     // reaching something (a fault on it that only blocks one destination hides nothing else).
     let cut_off: Vec<Option<&str>> = observed
@@ -110,7 +110,7 @@ pub fn shown(observed: &[Observed]) -> Vec<usize> {
 }
 
 /// The symptom sentences of one observation (as in a single correct-fault ticket).
-fn report(p: &mut Pick, obs: &Observed) -> Vec<String> {
+fn report(p: &mut Pick, obs: &ObservedSymptoms) -> Vec<String> {
     if let Some(s) = obs.service.as_ref().filter(|s| !s.answers) {
         vec![words::service_report(p, s)]
     } else if let Some(pair) = obs.failing_pair() {
@@ -124,7 +124,7 @@ fn report(p: &mut Pick, obs: &Observed) -> Vec<String> {
 
 /// The correct-fault ticket for a multi-fault scenario whose faults, all in place, showed
 /// `observed` (one observation per fault, masking faults first); `key` picks the phrasings.
-pub fn correct_multi(observed: &[Observed], key: u64) -> String {
+pub fn correct_multi(observed: &[ObservedSymptoms], key: u64) -> String {
     let mut p = Pick::new(key ^ 0x4d46);
     let mut parts = vec![words::opener(&mut p)];
     let shown = shown(observed);
@@ -170,17 +170,17 @@ mod tests {
     }
 
     /// pc1's link is down (it is cut off); the web server's service stopped, seen from pc1.
-    fn masking_pair() -> Vec<Observed> {
-        let cut = Observed {
+    fn masking_pair() -> Vec<ObservedSymptoms> {
+        let cut = ObservedSymptoms {
             kind: "unreachable".into(),
             pairs: vec![
                 pair("pc1", "pc3", "10.0.3.2", Reach::NoRoute),
                 pair("pc2", "pc3", "10.0.3.2", Reach::Answers),
             ],
             device: "pc1".into(),
-            ..Observed::default()
+            ..ObservedSymptoms::default()
         };
-        let web = Observed {
+        let web = ObservedSymptoms {
             kind: "service-down".into(),
             pairs: vec![pair("pc1", "web7", "10.0.9.9", Reach::NoRoute)],
             service: Some(ServiceObs {
@@ -192,7 +192,7 @@ mod tests {
                 server_pings: false,
             }),
             device: "web7".into(),
-            ..Observed::default()
+            ..ObservedSymptoms::default()
         };
         vec![cut, web]
     }
@@ -217,11 +217,11 @@ mod tests {
         s.client = "pc4".into();
         obs[1].pairs[0].from = "pc4".into();
         // A fault whose probes all answer on the combined lab shows nothing.
-        obs.push(Observed {
+        obs.push(ObservedSymptoms {
             kind: "unreachable".into(),
             pairs: vec![pair("pc5", "pc6", "10.0.6.2", Reach::Answers)],
             device: "router4".into(),
-            ..Observed::default()
+            ..ObservedSymptoms::default()
         });
         // The same failing pair measured for two faults is reported once.
         obs.push(obs[0].clone());
@@ -266,17 +266,17 @@ mod tests {
     fn of_two_hosts_that_cannot_reach_each_other_the_mask_listed_first_is_reported() {
         // pc2 lost its gateway (the mask, listed first); pc1 has a blackhole route to pc2 only.
         // Both probes fail between the two hosts and nothing shows either host reaching more.
-        let mask = Observed {
+        let mask = ObservedSymptoms {
             kind: "unreachable".into(),
             pairs: vec![pair("pc2", "pc1", "10.0.1.2", Reach::Timeout)],
             device: "pc2".into(),
-            ..Observed::default()
+            ..ObservedSymptoms::default()
         };
-        let hidden = Observed {
+        let hidden = ObservedSymptoms {
             kind: "unreachable".into(),
             pairs: vec![pair("pc1", "pc2", "10.0.2.2", Reach::Timeout)],
             device: "pc1".into(),
-            ..Observed::default()
+            ..ObservedSymptoms::default()
         };
         let obs = vec![mask, hidden];
         assert_eq!(shown(&obs), vec![0]);
@@ -286,11 +286,11 @@ mod tests {
 
     #[test]
     fn nothing_visible_gives_an_unnamed_note() {
-        let quiet = Observed {
+        let quiet = ObservedSymptoms {
             kind: "unreachable".into(),
             pairs: vec![pair("pc5", "pc6", "10.0.6.2", Reach::Answers)],
             device: "router4".into(),
-            ..Observed::default()
+            ..ObservedSymptoms::default()
         };
         let t = correct_multi(&[quiet], 3);
         assert!(!t.contains("router4") && !t.contains("pc5"), "{t}");

@@ -2,7 +2,7 @@
 //! generator so a variant always gets the same ticket and a sample gets many different ones.
 
 use crate::content::SplitMix64;
-use crate::symptom::{DeviceFact, Observed, PairObs, Reach};
+use crate::symptom::{DeviceFact, ObservedSymptoms, PairObs, Reach};
 
 /// Picks phrasings for one ticket.
 pub struct Pick(SplitMix64);
@@ -136,7 +136,7 @@ pub fn pair_report(p: &mut Pick, pair: &PairObs) -> String {
 }
 
 /// Optional supporting facts: where the trace stops, who still gets through.
-pub fn evidence(p: &mut Pick, obs: &Observed) -> Vec<String> {
+pub fn evidence(p: &mut Pick, obs: &ObservedSymptoms) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(t) = &obs.trace
         && !t.reached

@@ -219,7 +219,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             "--no-warm is gone: every run gets a fresh lab by default now (--reuse-labs is the development shortcut that reuses labs)"
         );
     }
-    let progress = progress::Progress::default();
+    let progress = progress::BenchProgress::default();
     let bench = Bench::new(settings(args)).on_event(move |e| progress.show(e));
     // Planning reads the dataset, the manifest and the runs root and writes nothing, so
     // Ctrl-C and SIGTERM keep their default action (end the process) until the runs start;

@@ -17,9 +17,9 @@ struct Bars {
 
 /// Renders [`BenchEvent`]s (bars only while runs run, on a terminal).
 #[derive(Default)]
-pub struct Progress(Mutex<Option<Bars>>);
+pub struct BenchProgress(Mutex<Option<Bars>>);
 
-impl Progress {
+impl BenchProgress {
     /// Shows one event.
     pub fn show(&self, e: &BenchEvent) {
         let mut bars = self.0.lock().unwrap_or_else(PoisonError::into_inner);

@@ -220,10 +220,17 @@ pub async fn probe() -> EngineReport {
         Ok(v) => checks.push(Check::ok("dockerd", format!("answers ({})", v.trim()))),
         Err(e) => checks.push(Check::missing("dockerd", e.clone(), SETUP)),
     }
+    #[cfg(feature = "kathara")]
     let kathara = match faultbench_emu::kathara::KatharaCli::discover() {
         Ok(cli) => Check::ok("Kathará", cli.display()),
         Err(e) => Check::missing("Kathará", e.to_string(), SETUP),
     };
+    #[cfg(not(feature = "kathara"))]
+    let kathara = Check::missing(
+        "Kathará",
+        crate::cmd::lab::KATHARA_NOT_BUILT,
+        "cargo build --release -p faultbench-cli",
+    );
     checks.push(kathara);
     if docker.is_ok() {
         checks.push(

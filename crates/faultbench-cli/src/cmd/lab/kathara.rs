@@ -16,7 +16,7 @@ use faultbench_core::lab::Baseline;
 use faultbench_emu::kathara::{
     KatharaEmulator, KatharaLab, Owner, SETTINGS_RECORD_FILE, SettingsRecord,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,13 @@ pub fn emulator() -> anyhow::Result<KatharaEmulator> {
 /// A running instance, by name.
 pub async fn attach(name: &str) -> anyhow::Result<KatharaLab> {
     emulator()?.attach(name).await.map_err(explain)
+}
+
+/// A running instance, by name, with the folder of its files as deployed (the staged copy).
+pub async fn attach_with_dir(name: &str) -> anyhow::Result<(Box<dyn Lab>, PathBuf)> {
+    let lab = attach(name).await?;
+    let dir = lab.staged_dir().to_path_buf();
+    Ok((Box::new(lab), dir))
 }
 
 /// `lab up --emulator kathara`.

@@ -31,7 +31,7 @@ pub struct Args {
 pub async fn run(a: Args) -> anyhow::Result<ExitCode> {
     let lab: Box<dyn Lab> = match a.emulator {
         super::Backend::Netns => Box::new(netns::attach_lab(&a.name).map_err(super::explain)?),
-        super::Backend::Kathara => Box::new(super::kathara::attach(&a.name).await?),
+        super::Backend::Kathara => super::kathara::attach_with_dir(&a.name).await?.0,
     };
     let lab = lab.as_ref();
     let opts = SnapshotOptions::default();

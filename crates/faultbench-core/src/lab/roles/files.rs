@@ -32,14 +32,14 @@ impl LabRoles {
     ///
     /// ```
     /// use faultbench_core::lab::{LabDir, Role};
-    /// use faultbench_core::lab::roles::{LabRoles, Rule};
+    /// use faultbench_core::lab::roles::{LabRoles, RoleRule};
     /// let dir = tempfile::tempdir().unwrap();
     /// std::fs::write(dir.path().join("lab.conf"), "a[0]=X\nb[0]=X\n").unwrap();
     /// std::fs::write(dir.path().join("a.startup"), "ip addr add 10.0.0.1/24 dev eth0\n").unwrap();
     /// let lab = LabDir::load(dir.path()).unwrap();
     /// let roles = LabRoles::from_lab(&lab, None);
     /// assert_eq!(roles.role("a"), Some(&Role::Host));
-    /// assert_eq!(roles.decision("b").unwrap().rule, Rule::Name);
+    /// assert_eq!(roles.decision("b").unwrap().rule, RoleRule::Name);
     /// ```
     pub fn from_lab(lab: &LabDir, meta: Option<&TopologyMeta>) -> LabRoles {
         let mut notes = Vec::new();
@@ -442,7 +442,7 @@ fn services_configured(
 mod tests {
     use super::*;
     use crate::lab::Role;
-    use crate::lab::roles::Rule;
+    use crate::lab::roles::RoleRule;
 
     fn lab(files: &[(&str, &str)]) -> (tempfile::TempDir, LabDir) {
         let dir = tempfile::tempdir().unwrap();
@@ -486,7 +486,7 @@ mod tests {
         // FRR with static routes only is not a routing protocol: one address makes a host.
         assert_eq!(r.role("c"), Some(&Role::Host));
         // FRR started without a daemons file of the lab's own: the lab means it to route.
-        assert_eq!(r.decision("d").unwrap().rule, Rule::Routing);
+        assert_eq!(r.decision("d").unwrap().rule, RoleRule::Routing);
     }
 
     #[test]
@@ -534,7 +534,7 @@ mod tests {
             ("topology.toml", "[roles]\nhosts = [\"r\"]\n"),
         ]);
         let r = LabRoles::for_lab(&l).unwrap();
-        assert_eq!(r.decision("r").unwrap().rule, Rule::Declared);
+        assert_eq!(r.decision("r").unwrap().rule, RoleRule::Declared);
         assert_eq!(r.end_hosts(), vec!["r"]);
     }
 
@@ -547,6 +547,6 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("frr"), d.path().join("a/etc/frr")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", d.path().join("a.startup")).unwrap();
         let r = LabRoles::from_lab(&l, None);
-        assert_eq!(r.decision("a").unwrap().rule, Rule::Name, "{r}");
+        assert_eq!(r.decision("a").unwrap().rule, RoleRule::Name, "{r}");
     }
 }

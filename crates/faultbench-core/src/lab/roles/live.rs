@@ -177,7 +177,7 @@ pub fn parse(output: &str) -> Option<Evidence> {
 mod tests {
     use super::*;
     use crate::lab::Role;
-    use crate::lab::roles::{Rule, classify};
+    use crate::lab::roles::{RoleRule, classify};
 
     const ROUTER: &str = "@@fwd\n1\n@@addr\n1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever\n\
 2: eth0@if7    inet 10.0.0.1/24 brd 10.0.0.255 scope global eth0\\       valid_lft forever\n\
@@ -195,7 +195,7 @@ mod tests {
             e.services.is_empty(),
             "vtysh ports on localhost are no service"
         );
-        assert_eq!(classify("x", &e).rule, Rule::Forwarding);
+        assert_eq!(classify("x", &e).rule, RoleRule::Forwarding);
         let e = parse(&ROUTER.replace("watchfrr", "ospfd")).unwrap();
         assert_eq!(
             classify("x", &e).to_string(),

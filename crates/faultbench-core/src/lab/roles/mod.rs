@@ -97,9 +97,14 @@ impl Evidence {
     }
 }
 
+/// The former name of [`RoleRule`] (one public name per concept across the crates:
+/// faultbench-emu's mock networks have rules of their own; issue 28).
+#[deprecated(note = "renamed to `RoleRule`; the old name goes in the next release")]
+pub type Rule = RoleRule;
+
 /// Which rule of the table decided a role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Rule {
+pub enum RoleRule {
     /// 1: `topology.toml` lists it.
     Declared,
     /// 2: routing daemons.
@@ -122,7 +127,7 @@ pub struct Decision {
     /// The role.
     pub role: Role,
     /// The rule that decided.
-    pub rule: Rule,
+    pub rule: RoleRule,
     /// The evidence in words, with where it was found.
     pub because: String,
 }
@@ -130,7 +135,7 @@ pub struct Decision {
 impl Decision {
     /// The role was decided by evidence, not by the name alone.
     pub fn from_evidence(&self) -> bool {
-        self.rule != Rule::Name
+        self.rule != RoleRule::Name
     }
 }
 
@@ -205,17 +210,17 @@ fn name_role(name: &str) -> Role {
 /// Applies the rule table to one device.
 ///
 /// ```
-/// use faultbench_core::lab::roles::{classify, Clue, Evidence, Rule};
+/// use faultbench_core::lab::roles::{classify, Clue, Evidence, RoleRule};
 /// use faultbench_core::lab::Role;
 /// let mut e = Evidence::default();
 /// e.addressed.insert("eth0".into(), Clue::new("10.0.0.5/24", "h1.startup:1"));
 /// let d = classify("h1", &e);
-/// assert_eq!((d.role, d.rule), (Role::Host, Rule::Address));
+/// assert_eq!((d.role, d.rule), (Role::Host, RoleRule::Address));
 /// // Without any evidence, the name decides: `h1` is not an end-host name.
-/// assert_eq!(classify("h1", &Evidence::default()).rule, Rule::Name);
+/// assert_eq!(classify("h1", &Evidence::default()).rule, RoleRule::Name);
 /// ```
 pub fn classify(name: &str, e: &Evidence) -> Decision {
-    let decide = |role: Role, rule: Rule, because: String| Decision {
+    let decide = |role: Role, rule: RoleRule, because: String| Decision {
         role,
         rule,
         because,
@@ -223,12 +228,12 @@ pub fn classify(name: &str, e: &Evidence) -> Decision {
     if let Some(role) = &e.declared {
         return decide(
             role.clone(),
-            Rule::Declared,
+            RoleRule::Declared,
             "listed in topology.toml".into(),
         );
     }
     if !e.routing.is_empty() {
-        return decide(Role::Router, Rule::Routing, clues(&e.routing));
+        return decide(Role::Router, RoleRule::Routing, clues(&e.routing));
     }
     let forwarding_off = matches!(e.forwarding, Some((false, _)));
     let n = e.addressed.len();
@@ -240,7 +245,7 @@ pub fn classify(name: &str, e: &Evidence) -> Decision {
         };
         return decide(
             Role::Router,
-            Rule::Forwarding,
+            RoleRule::Forwarding,
             format!(
                 "{n} addressed interfaces ({}), {how}; {}",
                 names.join(", "),
@@ -254,7 +259,7 @@ pub fn classify(name: &str, e: &Evidence) -> Decision {
         let at: Vec<&str> = at.into_iter().take(2).collect();
         return decide(
             Role::Switch,
-            Rule::Bridge,
+            RoleRule::Bridge,
             format!("bridges {} ({})", ports.join(", "), at.join(", ")),
         );
     }
@@ -263,7 +268,7 @@ pub fn classify(name: &str, e: &Evidence) -> Decision {
         if e.services.len() == 1 {
             because = clue.to_string();
         }
-        return decide(Role::Server(kind.clone()), Rule::Service, because);
+        return decide(Role::Server(kind.clone()), RoleRule::Service, because);
     }
     if n >= 1 {
         let mut because = format!(
@@ -277,11 +282,11 @@ pub fn classify(name: &str, e: &Evidence) -> Decision {
         if let Some(c) = &e.default_route {
             because.push_str(&format!("; default route ({})", c.at));
         }
-        return decide(Role::Host, Rule::Address, because);
+        return decide(Role::Host, RoleRule::Address, because);
     }
     decide(
         name_role(name),
-        Rule::Name,
+        RoleRule::Name,
         "no evidence in its files or probes; guessed from the name".into(),
     )
 }
@@ -331,7 +336,7 @@ impl LabRoles {
     pub fn by_name(&self) -> Vec<String> {
         self.devices
             .iter()
-            .filter(|(_, d)| d.rule == Rule::Name)
+            .filter(|(_, d)| d.rule == RoleRule::Name)
             .map(|(n, _)| n.clone())
             .collect()
     }
@@ -379,7 +384,7 @@ mod tests {
     #[test]
     fn the_rule_table_in_order() {
         let mut e = Evidence::default();
-        assert_eq!(classify("h1", &e).rule, Rule::Name);
+        assert_eq!(classify("h1", &e).rule, RoleRule::Name);
         assert_eq!(classify("h1", &e).role, Role::Router);
         assert_eq!(classify("pc1", &e).role, Role::Host);
         assert_eq!(classify("dns", &e).role, Role::Server("dns".into()));
@@ -391,14 +396,14 @@ mod tests {
         let d = classify("x", &e);
         assert_eq!(
             (d.role, d.rule),
-            (Role::Server("web".into()), Rule::Service)
+            (Role::Server("web".into()), RoleRule::Service)
         );
         assert_eq!(d.because, "runs apache2 (x.startup:1)");
 
         // Two addressed interfaces with forwarding on by default: a router, even with a service.
         e.addressed.insert("eth1".into(), clue("10.0.1.2/24"));
         let d = classify("x", &e);
-        assert_eq!((d.role, d.rule), (Role::Router, Rule::Forwarding));
+        assert_eq!((d.role, d.rule), (Role::Router, RoleRule::Forwarding));
         assert!(d.because.contains("Kathará's default"), "{}", d.because);
         // Forwarding turned off: a dual-homed server.
         e.forwarding = Some((false, clue("ip_forward=0")));
@@ -418,7 +423,7 @@ mod tests {
         // A routing daemon beats everything but topology.toml.
         s.routing.push(clue("ospfd enabled"));
         let d = classify("core", &s);
-        assert_eq!((d.role.clone(), d.rule), (Role::Router, Rule::Routing));
+        assert_eq!((d.role.clone(), d.rule), (Role::Router, RoleRule::Routing));
         assert_eq!(d.to_string(), "router: ospfd enabled (x.startup:1)");
         s.declared = Some(Role::Host);
         assert_eq!(classify("core", &s).role, Role::Host);
