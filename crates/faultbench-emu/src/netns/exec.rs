@@ -10,11 +10,18 @@
 //! command and every child that did not detach itself. Daemons the command starts (they call
 //! `setsid`) keep running, as after a `docker exec`.
 //!
+//! The work is done by the small [`nsexec`](super::nsexec) entry, started with `posix_spawn`,
+//! when one is found ([`super::spawn`]); otherwise by the hook below, in a fork of this process.
+//! The interactive variant ([`interactive_command`], one command per `faultbench lab exec`)
+//! always uses the hook: its stdin is the terminal, so it has no status pipe to report on.
+//!
 //! Output is capped per stream; what goes beyond the cap is read and dropped, and `truncated`
 //! is set. Once the command has exited, output still held open by a background child is
 //! collected for a short grace period only.
 
+use super::nsexec::NAMESPACES;
 use super::seccomp;
+use super::spawn::{SpawnFailure, spawn_piped};
 use super::state::ProcId;
 use faultbench_core::emulator::ExecOutput;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -26,8 +33,6 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 pub const DEFAULT_OUTPUT_CAP: usize = 1 << 20;
 /// How long to keep reading after the command exited (background children may hold the pipes).
 const DRAIN_GRACE: Duration = Duration::from_millis(100);
-/// The namespaces a command enters, mount last (entering it changes root and working folder).
-const NAMESPACES: [&str; 6] = ["cgroup", "ipc", "uts", "net", "pid", "mnt"];
 
 /// Opens the namespace descriptors of a device's PID 1.
 fn open_namespaces(init: ProcId) -> std::io::Result<Vec<OwnedFd>> {
@@ -126,10 +131,20 @@ fn enter(ns_fds: &[i32], filter: &[seccomp::SockFilter]) -> std::io::Result<()> 
 
 /// Kills a process group when dropped, unless disarmed: an abandoned exec (its future dropped)
 /// must not leave the command running.
-struct GroupGuard(Option<i32>);
+pub(super) struct GroupGuard(Option<i32>);
 
 impl GroupGuard {
-    fn kill(&mut self) {
+    /// Guards the group led by `pid` (a child started with `process_group(0)`).
+    pub(super) fn new(pid: Option<u32>) -> Self {
+        GroupGuard(pid.map(|p| p as i32))
+    }
+
+    /// The group is no longer ours to kill.
+    pub(super) fn disarm(&mut self) {
+        self.0 = None;
+    }
+
+    pub(super) fn kill(&mut self) {
         if let Some(pgid) = self.0.take() {
             // SAFETY: kill(2) on a process group we created.
             unsafe {
@@ -190,10 +205,10 @@ pub(crate) async fn run(
     cap: usize,
 ) -> std::io::Result<ExecOutput> {
     let started = Instant::now();
-    let mut child = match device_command(init, argv, env)?.spawn() {
+    let mut child = match spawn_piped(init, argv, env).await {
         Ok(c) => c,
         // The program does not exist in the device: answer like a shell would.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(SpawnFailure::Exec(e)) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(ExecOutput {
                 stderr: format!("{}: command not found\n", argv[0]),
                 exit_code: Some(127),
@@ -201,9 +216,9 @@ pub(crate) async fn run(
                 ..Default::default()
             });
         }
-        Err(e) => return Err(e),
+        Err(SpawnFailure::Exec(e) | SpawnFailure::Enter(e)) => return Err(e),
     };
-    let mut guard = GroupGuard(child.id().map(|p| p as i32));
+    let mut guard = GroupGuard::new(child.id());
     let (out_task, out_buf) = spawn_reader(child.stdout.take(), cap);
     let (err_task, err_buf) = spawn_reader(child.stderr.take(), cap);
     let (status, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
@@ -215,7 +230,7 @@ pub(crate) async fn run(
     };
     if !timed_out {
         // The command is done; what is left of its group are background children.
-        guard.0 = None;
+        guard.disarm();
     }
     for task in [out_task, err_task] {
         let abort = task.abort_handle();

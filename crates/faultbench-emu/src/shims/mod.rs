@@ -306,6 +306,14 @@ pub fn multicall_main(args: Vec<OsString>) -> i32 {
         "tc" => tc::main(&argv0, rest),
         "bridge" => bridge::main(&argv0, rest),
         "nft" => nftwrap::main(&argv0, rest),
+        // Not a kernel emulation: the entry that carries a command into a lab device; its
+        // arguments are handed over byte for byte.
+        _ if rest
+            .first()
+            .is_some_and(|a| a == crate::netns::nsexec::APPLET) =>
+        {
+            crate::netns::nsexec::main(&rest[1..])
+        }
         _ => tool_main(rest),
     }
 }

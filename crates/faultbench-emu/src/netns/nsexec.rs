@@ -1,0 +1,268 @@
+//! `faultbench-netshim nsexec`: the small program that carries a command into a device.
+//!
+//! The harness is a large, multi-threaded process; a `fork` of it copies all of its page
+//! tables, and a `pre_exec` hook forces the standard library to fork instead of using
+//! `posix_spawn` (which shares the address space until the `exec`). So the harness starts
+//! this entry with a plain `posix_spawn` and the entry, a small single-threaded process, does
+//! what the in-process hook did ([`super::exec`]'s fallback):
+//!
+//! 1. opens `/proc/<pid>` of the device's PID 1 and checks its start time, then opens the
+//!    namespace files *relative to that directory*: a recycled PID cannot slip in, since the
+//!    directory descriptor stays bound to the process it was opened for;
+//! 2. enters every namespace (`setns`), forks once so that the command is a member of the
+//!    device's PID namespace, and waits there, mirroring the command's exit status or signal;
+//! 3. in the child: restores `SIGPIPE` (Rust programs start with it ignored, and an ignored
+//!    signal survives `exec`), drops the capabilities a container lacks, installs the device's
+//!    [system-call filter](super::seccomp) and `execvp`s the command with the environment it was
+//!    given (the harness starts the entry with the command's clean environment).
+//!
+//! Failures before the command runs are reported on a *status pipe*, as `std` reports them for
+//! its own spawns: the harness hands the pipe's write end over as the entry's stdin (stdin of a
+//! device command is `/dev/null`, which the entry puts in its place). The write end is
+//! close-on-exec from then on, so the harness reads end-of-file once the command has started,
+//! or an 8-byte record `(stage, errno)` when it could not start.
+//!
+//! Usage: `faultbench-netshim nsexec PID START -- COMMAND [ARG…]` with the status pipe as stdin.
+
+use super::seccomp;
+use std::ffi::{CString, OsString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+/// The applet name (first argument of `faultbench-netshim`).
+pub(crate) const APPLET: &str = "nsexec";
+/// Length of a failure record on the status pipe.
+pub(crate) const STATUS_LEN: usize = 8;
+/// Failure while entering the device (its PID 1 is gone, a namespace cannot be entered).
+pub(crate) const STAGE_ENTER: u32 = 1;
+/// Failure to start the command itself (`execvp` failed: not found, not executable).
+pub(crate) const STAGE_EXEC: u32 = 2;
+/// Exit code of the entry when it was called wrongly (never by the harness).
+const USAGE_EXIT: i32 = 125;
+/// Exit code after a failure reported on the status pipe (the harness does not use it).
+const FAILED_EXIT: i32 = 127;
+
+/// The namespaces a command enters, mount last (entering it changes root and working folder).
+pub(crate) const NAMESPACES: [&str; 6] = ["cgroup", "ipc", "uts", "net", "pid", "mnt"];
+
+/// Encodes a failure record.
+pub(crate) fn encode(stage: u32, errno: i32) -> [u8; STATUS_LEN] {
+    let mut b = [0u8; STATUS_LEN];
+    b[..4].copy_from_slice(&stage.to_le_bytes());
+    b[4..].copy_from_slice(&errno.to_le_bytes());
+    b
+}
+
+/// Decodes a failure record.
+pub(crate) fn decode(b: &[u8]) -> Option<(u32, i32)> {
+    let b: &[u8; STATUS_LEN] = b.try_into().ok()?;
+    let stage = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let errno = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+    Some((stage, errno))
+}
+
+/// Entry point of the applet; `args` follow the applet name. Returns only on failure or with
+/// the command's exit code.
+pub(crate) fn main(args: &[OsString]) -> i32 {
+    let Some((pid, start, argv)) = parse(args) else {
+        eprintln!("usage: faultbench-netshim {APPLET} PID START -- COMMAND [ARG…]");
+        return USAGE_EXIT;
+    };
+    let status = match take_status_pipe() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("faultbench-netshim {APPLET}: stdin must be the status pipe: {e}");
+            return USAGE_EXIT;
+        }
+    };
+    let fail = |stage, e: io::Error| {
+        report(&status, stage, e.raw_os_error().unwrap_or(libc::EIO));
+        FAILED_EXIT
+    };
+    // Everything the child needs is prepared before the fork.
+    let cargv: Vec<CString> = match argv
+        .iter()
+        .map(|a| CString::new(a.as_bytes()))
+        .collect::<Result<_, _>>()
+    {
+        Ok(v) => v,
+        Err(_) => return fail(STAGE_EXEC, io::Error::from_raw_os_error(libc::EINVAL)),
+    };
+    let mut ptrs: Vec<*const libc::c_char> = cargv.iter().map(|c| c.as_ptr()).collect();
+    ptrs.push(std::ptr::null());
+    let filter = seccomp::program();
+    if let Err(e) = enter(pid, start) {
+        return fail(STAGE_ENTER, e);
+    }
+    // SAFETY: this process is single-threaded, so the child may run ordinary code; it only
+    // makes system calls on data prepared above and ends in exec or _exit.
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        return fail(STAGE_ENTER, io::Error::last_os_error());
+    }
+    if child == 0 {
+        let err = start_command(&ptrs, &filter);
+        report(&status, STAGE_EXEC, err.raw_os_error().unwrap_or(libc::EIO));
+        // SAFETY: leave without running destructors or exit handlers of the parent's copy.
+        unsafe { libc::_exit(FAILED_EXIT) };
+    }
+    // The harness learns that the command started when the last copy of the pipe closes.
+    drop(status);
+    mirror(child)
+}
+
+/// `PID START -- ARGV…`
+fn parse(args: &[OsString]) -> Option<(i32, u64, &[OsString])> {
+    let pid: i32 = args.first()?.to_str()?.parse().ok()?;
+    let start: u64 = args.get(1)?.to_str()?.parse().ok()?;
+    if args.get(2)? != "--" || args.len() < 4 || pid <= 0 {
+        return None;
+    }
+    Some((pid, start, &args[3..]))
+}
+
+/// Moves the status pipe off stdin (close-on-exec) and puts `/dev/null` there instead.
+fn take_status_pipe() -> io::Result<OwnedFd> {
+    // SAFETY: fstat, fcntl and dup2 on descriptors this process owns.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(0, &mut st) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if st.st_mode & libc::S_IFMT != libc::S_IFIFO {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a pipe"));
+        }
+        let fd = libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let status = OwnedFd::from_raw_fd(fd);
+        let null = std::fs::File::open("/dev/null")?;
+        if libc::dup2(null.as_raw_fd(), 0) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(status)
+    }
+}
+
+/// Writes a failure record (best effort: the harness treats a short read as malformed).
+fn report(status: &OwnedFd, stage: u32, errno: i32) {
+    let rec = encode(stage, errno);
+    // SAFETY: write(2) of a local buffer to a descriptor we own.
+    unsafe { libc::write(status.as_raw_fd(), rec.as_ptr().cast(), rec.len()) };
+}
+
+/// Opens the namespaces of `pid` if it is still the process started at `start`, and enters
+/// them.
+fn enter(pid: i32, start: u64) -> io::Result<()> {
+    let gone = || io::Error::from_raw_os_error(libc::ESRCH);
+    let dir = open_at(libc::AT_FDCWD, &format!("/proc/{pid}"), libc::O_DIRECTORY)?;
+    let stat = read_small(open_at(dir.as_raw_fd(), "stat", 0)?)?;
+    match super::state::parse_stat(&stat) {
+        Some((state, s)) if s == start && state != 'Z' && state != 'X' => {}
+        _ => return Err(gone()),
+    }
+    // Opened relative to the checked directory: ESRCH if the process has ended meanwhile.
+    let fds = NAMESPACES
+        .iter()
+        .map(|ns| open_at(dir.as_raw_fd(), &format!("ns/{ns}"), 0))
+        .collect::<io::Result<Vec<_>>>()?;
+    for fd in &fds {
+        // SAFETY: setns(2) on a namespace descriptor we own.
+        if unsafe { libc::setns(fd.as_raw_fd(), 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn open_at(dir: i32, path: &str, flags: i32) -> io::Result<OwnedFd> {
+    let c = CString::new(path).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: openat(2) with a NUL-terminated path; the result is owned below.
+    let fd = unsafe {
+        // No O_NOFOLLOW: `ns/*` are procfs links to the namespaces themselves.
+        libc::openat(dir, c.as_ptr(), flags | libc::O_RDONLY | libc::O_CLOEXEC)
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor from openat.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Reads a procfs file (a few hundred bytes; capped).
+fn read_small(fd: OwnedFd) -> io::Result<String> {
+    use std::io::Read;
+    let mut s = String::new();
+    std::fs::File::from(fd).take(4096).read_to_string(&mut s)?;
+    Ok(s)
+}
+
+/// In the child: the device's limits, then the command. Returns only on failure.
+fn start_command(argv: &[*const libc::c_char], filter: &[seccomp::SockFilter]) -> io::Error {
+    // SAFETY: signal(2), prctl(2), seccomp(2) and execvp(3) on prepared data.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        if let Err(e) = seccomp::drop_container_caps() {
+            return e;
+        }
+        if let Err(e) = seccomp::install(filter) {
+            return e;
+        }
+        libc::execvp(argv[0], argv.as_ptr());
+    }
+    io::Error::last_os_error()
+}
+
+/// Waits for the command and ends this process the same way: its exit code, or its signal.
+fn mirror(child: i32) -> i32 {
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid(2) on our own child.
+        let r = unsafe { libc::waitpid(child, &mut status, 0) };
+        if r == child {
+            break;
+        }
+        if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return FAILED_EXIT;
+        }
+    }
+    if libc::WIFEXITED(status) {
+        return libc::WEXITSTATUS(status);
+    }
+    let sig = libc::WTERMSIG(status);
+    // SAFETY: signal(2) and kill(2) on ourselves, to die of the command's signal.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::kill(libc::getpid(), sig);
+    }
+    128 + sig
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_records_round_trip() {
+        let b = encode(STAGE_EXEC, libc::ENOENT);
+        assert_eq!(decode(&b), Some((STAGE_EXEC, libc::ENOENT)));
+        assert_eq!(decode(&b[..7]), None);
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        let a = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        let ok = a(&["12", "34", "--", "ip", "-br", "link"]);
+        let (pid, start, argv) = parse(&ok).expect("well-formed");
+        assert_eq!((pid, start, argv.len()), (12, 34, 3));
+        assert!(parse(&a(&["12", "34", "--"])).is_none(), "no command");
+        assert!(parse(&a(&["12", "34", "ip"])).is_none(), "no separator");
+        assert!(parse(&a(&["-1", "34", "--", "ip"])).is_none(), "bad pid");
+        assert!(
+            parse(&a(&["x", "34", "--", "ip"])).is_none(),
+            "not a number"
+        );
+    }
+}
