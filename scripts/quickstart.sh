@@ -19,7 +19,10 @@ RUNS="runs/quickstart-${TOPOLOGY}-$(date -u +%Y%m%d-%H%M%S)"
 # scripts/test.sh's (`scripts/install-deps.sh` without `--run`).
 ./scripts/install-deps.sh --run
 echo "== building the faultbench CLI (profile ${PROFILE})"
-cargo build --profile "${PROFILE}" -q -p faultbench-cli
+# With `faultbench-netshim` beside it, the CLI starts commands in lab devices without forking
+# itself and uses the small program as the in-device shims (docs/performance.md).
+cargo build --profile "${PROFILE}" -q -p faultbench-cli -p faultbench-emu \
+  --bin faultbench --bin faultbench-netshim
 echo "== faultbench doctor"
 "${BIN}" doctor || true
 echo "== benchmark: ${TOPOLOGY}, baseline agent, rubric judge, netns, ${JOBS} parallel labs -> ${RUNS}"

@@ -204,6 +204,7 @@ fn start_command(argv: &[*const libc::c_char], filter: &[seccomp::SockFilter]) -
     // SAFETY: signal(2), prctl(2), seccomp(2) and execvp(3) on prepared data.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        reset_internal_signals();
         if let Err(e) = seccomp::drop_container_caps() {
             return e;
         }
@@ -213,6 +214,29 @@ fn start_command(argv: &[*const libc::c_char], filter: &[seccomp::SockFilter]) -
         libc::execvp(argv[0], argv.as_ptr());
     }
     io::Error::last_os_error()
+}
+
+/// glibc's `posix_spawn` ignores its two internal signals (32 and 33) in the new process while
+/// it shares the parent's memory, and an ignored signal stays ignored across `exec`: this
+/// entry, and the command after it, would start with them ignored where a fork of the harness
+/// starts with them at their default. glibc's `sigaction` refuses these numbers, hence the
+/// system call.
+fn reset_internal_signals() {
+    // A kernel `struct sigaction` of zeros: SIG_DFL, no flags, empty mask (same on every
+    // architecture's layout).
+    let dfl = [0u64; 4];
+    for sig in [32, 33] {
+        // SAFETY: rt_sigaction(2) with a valid action, no old action, an 8-byte mask.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                sig as libc::c_long,
+                dfl.as_ptr(),
+                std::ptr::null::<u64>(),
+                8 as libc::c_long,
+            )
+        };
+    }
 }
 
 /// Waits for the command and ends this process the same way: its exit code, or its signal.

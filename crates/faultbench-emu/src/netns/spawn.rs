@@ -17,7 +17,7 @@
 use super::exec::{self, GroupGuard};
 use super::nsexec;
 use super::state::ProcId;
-use crate::shims::SHIM_BINARY;
+use crate::shims::{BINARY_ENV, INSTALLED_DIRS, SHIM_BINARY};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -28,9 +28,6 @@ use tokio::io::AsyncReadExt;
 /// Environment variable choosing how device commands start: `off` forces the fork of the
 /// harness; a path names the entry program (a `faultbench-netshim`); unset searches for it.
 pub const SPAWN_ENV: &str = "FAULTBENCH_NSEXEC";
-/// Where an installed `faultbench-netshim` is looked for after the running executable's
-/// folder (then `PATH`).
-const INSTALLED_DIRS: [&str; 2] = ["/usr/local/lib/faultbench", "/usr/lib/faultbench"];
 
 /// How this process starts commands inside lab devices.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,15 +51,18 @@ impl std::fmt::Display for DeviceSpawn {
     }
 }
 
-/// How device commands start in this process, decided once: [`SPAWN_ENV`] if set, else a
+/// How device commands start in this process, decided once: [`SPAWN_ENV`] if set, else
+/// `FAULTBENCH_NETSHIM` (the netshim the shims use) if set, else a
 /// `faultbench-netshim` beside the running executable (or one folder up, for test binaries
 /// in `target/*/deps`), in `/usr/local/lib/faultbench`, `/usr/lib/faultbench`, or on `PATH`;
 /// else the fork.
 pub fn device_spawn() -> &'static DeviceSpawn {
     static CHOICE: OnceLock<DeviceSpawn> = OnceLock::new();
     CHOICE.get_or_init(|| {
+        // `FAULTBENCH_NETSHIM` names the netshim for the shims; it is the entry too.
+        let setting = std::env::var_os(SPAWN_ENV).or_else(|| std::env::var_os(BINARY_ENV));
         let choice = choose(
-            std::env::var_os(SPAWN_ENV).as_deref(),
+            setting.as_deref(),
             std::env::current_exe().ok().as_deref(),
             std::env::var_os("PATH").as_deref(),
         );
