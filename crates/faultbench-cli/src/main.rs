@@ -118,8 +118,9 @@ fn report_process_cpu() {
         return;
     }
     let usage = |who| {
-        // SAFETY: an all-zero `rusage` is valid plain data; getrusage(2) only writes it.
+        // SAFETY: an all-zero `rusage` is valid plain data.
         let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage(2) only writes the struct it is given.
         unsafe { libc::getrusage(who, &mut r) };
         let ms = |t: libc::timeval| t.tv_sec.max(0) as u64 * 1000 + t.tv_usec.max(0) as u64 / 1000;
         (ms(r.ru_utime), ms(r.ru_stime))

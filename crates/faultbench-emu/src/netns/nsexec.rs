@@ -225,12 +225,12 @@ fn reset_internal_signals() {
     // A kernel `struct sigaction` of zeros: SIG_DFL, no flags, empty mask (same on every
     // architecture's layout).
     let dfl = [0u64; 4];
-    for sig in [32, 33] {
+    for sig in [32 as libc::c_long, 33] {
         // SAFETY: rt_sigaction(2) with a valid action, no old action, an 8-byte mask.
         unsafe {
             libc::syscall(
                 libc::SYS_rt_sigaction,
-                sig as libc::c_long,
+                sig,
                 dfl.as_ptr(),
                 std::ptr::null::<u64>(),
                 8 as libc::c_long,
