@@ -126,3 +126,45 @@ async fn fork_side() {
     let v = results(&lab).await;
     println!("{MARK}{}", serde_json::to_string(&v).unwrap());
 }
+
+/// `0m1.250000s` (dash's and bash's `times`) as seconds.
+fn times_secs(s: &str) -> f64 {
+    let (m, rest) = s.split_once('m').expect("minutes");
+    let secs = rest.trim_end_matches('s');
+    m.parse::<f64>().expect("minutes") * 60.0 + secs.parse::<f64>().expect("seconds")
+}
+
+#[tokio::test]
+async fn a_lab_counts_the_cpu_of_the_commands_run_in_it() {
+    assert!(matches!(netns::device_spawn(), DeviceSpawn::Entry(_)));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lab.conf"), "a[0]=LINK\nb[0]=LINK\n").unwrap();
+    let lab = NetnsEmulator::new()
+        .deploy_lab(&LabRequest::new(dir.path()))
+        .await
+        .unwrap();
+    let before = lab.cpu_used().expect("a netns lab measures its CPU");
+    // A shell busy on its own, then its own account of the CPU it used.
+    let out = lab
+        .exec(
+            "a",
+            &Command::shell("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; times"),
+            T,
+        )
+        .await
+        .unwrap();
+    let after = lab.cpu_used().unwrap();
+    lab.teardown().await.unwrap();
+    let first = out.stdout.lines().next().expect("times prints two lines");
+    let (user, sys) = first.split_once(' ').expect("user and system");
+    let spent = times_secs(user) + times_secs(sys);
+    assert!(spent > 0.0, "the loop used CPU: {out:?}");
+    // The command ended before the second reading, so no scan of the lab's processes saw it:
+    // only the entry's account can make up the difference.
+    let counted = after.saturating_sub(before).as_secs_f64();
+    eprintln!("counted {counted:.3} s, spent {spent:.3} s");
+    assert!(
+        counted >= spent,
+        "lab counted {counted:.3} s, the command says it used {spent:.3} s"
+    );
+}

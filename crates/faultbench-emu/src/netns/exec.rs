@@ -205,7 +205,7 @@ pub(crate) async fn run(
     cap: usize,
 ) -> std::io::Result<ExecOutput> {
     let started = Instant::now();
-    let mut child = match spawn_piped(init, argv, env).await {
+    let mut spawned = match spawn_piped(init, argv, env).await {
         Ok(c) => c,
         // The program does not exist in the device: answer like a shell would.
         Err(SpawnFailure::Exec(e)) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -218,6 +218,7 @@ pub(crate) async fn run(
         }
         Err(SpawnFailure::Exec(e) | SpawnFailure::Enter(e)) => return Err(e),
     };
+    let child = &mut spawned.child;
     let mut guard = GroupGuard::new(child.id());
     let (out_task, out_buf) = spawn_reader(child.stdout.take(), cap);
     let (err_task, err_buf) = spawn_reader(child.stderr.take(), cap);
@@ -231,6 +232,9 @@ pub(crate) async fn run(
     if !timed_out {
         // The command is done; what is left of its group are background children.
         guard.disarm();
+        if let Some(cpu) = spawned.cpu().await {
+            ledger::add(init, cpu);
+        }
     }
     for task in [out_task, err_task] {
         let abort = task.abort_handle();
@@ -257,4 +261,76 @@ pub(crate) async fn run(
         truncated: out_cut || err_cut,
         duration_ms: started.elapsed().as_millis() as u64,
     })
+}
+
+/// The CPU the commands run in each device used (through the entry, which measures it), by the
+/// device's PID 1: no scan of a lab's processes sees a command once it has ended, since its
+/// parent (the entry) is outside the lab. A lab's `cpu_used` adds its devices' sums.
+pub(crate) mod ledger {
+    use super::ProcId;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    static SPENT: Mutex<Option<HashMap<(i32, u64), Duration>>> = Mutex::new(None);
+
+    pub(crate) fn add(init: ProcId, cpu: Duration) {
+        let mut g = SPENT.lock().unwrap_or_else(|e| e.into_inner());
+        *g.get_or_insert_with(HashMap::new)
+            .entry((init.pid, init.start))
+            .or_default() += cpu;
+    }
+
+    /// What the commands in these devices used so far.
+    pub(crate) fn sum(inits: impl Iterator<Item = ProcId>) -> Duration {
+        let g = SPENT.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(m) = g.as_ref() else {
+            return Duration::ZERO;
+        };
+        inits.filter_map(|i| m.get(&(i.pid, i.start))).sum()
+    }
+
+    /// Drops the sums of devices that are gone (their lab was torn down).
+    pub(crate) fn forget(inits: impl Iterator<Item = ProcId>) {
+        let mut g = SPENT.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = g.as_mut() {
+            for i in inits {
+                m.remove(&(i.pid, i.start));
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn sums_are_kept_per_device_and_forgotten_with_it() {
+            // PIDs no real process has, so that parallel tests never share a key.
+            let a = ProcId {
+                pid: -101,
+                start: 1,
+            };
+            let b = ProcId {
+                pid: -102,
+                start: 1,
+            };
+            let a_again = ProcId {
+                pid: -101,
+                start: 2,
+            };
+            add(a, Duration::from_millis(3));
+            add(a, Duration::from_millis(4));
+            add(b, Duration::from_millis(10));
+            assert_eq!(sum([a].into_iter()), Duration::from_millis(7));
+            assert_eq!(sum([a, b].into_iter()), Duration::from_millis(17));
+            assert_eq!(
+                sum([a_again].into_iter()),
+                Duration::ZERO,
+                "a recycled PID is another device"
+            );
+            forget([a, b].into_iter());
+            assert_eq!(sum([a, b].into_iter()), Duration::ZERO);
+        }
+    }
 }

@@ -16,11 +16,15 @@
 //!    [system-call filter](super::seccomp) and `execvp`s the command with the environment it was
 //!    given (the harness starts the entry with the command's clean environment).
 //!
-//! Failures before the command runs are reported on a *status pipe*, as `std` reports them for
-//! its own spawns: the harness hands the pipe's write end over as the entry's stdin (stdin of a
-//! device command is `/dev/null`, which the entry puts in its place). The write end is
-//! close-on-exec from then on, so the harness reads end-of-file once the command has started,
-//! or an 8-byte record `(stage, errno)` when it could not start.
+//! The entry reports on a *status pipe*: the harness hands the pipe's write end over as the
+//! entry's stdin (stdin of a device command is `/dev/null`, which the entry puts in its place;
+//! the write end is close-on-exec from then on, so the command never holds it). Records are
+//! 16 bytes, `(stage, errno, value)`: a failure before the command runs ([`STAGE_ENTER`],
+//! [`STAGE_EXEC`] with the `errno`, as `std` reports its own spawns), else [`STAGE_STARTED`]
+//! once the command's `exec` succeeded (the child tells the entry through a close-on-exec pipe
+//! of their own) and, when it has ended, [`STAGE_CPU`] with the CPU time of the entry and the
+//! command (with the children it waited for) in microseconds: what a lab's bring-up cost, which
+//! no scan of the lab's processes sees once the command is gone.
 //!
 //! Usage: `faultbench-netshim nsexec PID START -- COMMAND [ARG…]` with the status pipe as stdin.
 
@@ -32,12 +36,16 @@ use std::os::unix::ffi::OsStrExt;
 
 /// The applet name (first argument of `faultbench-netshim`).
 pub(crate) const APPLET: &str = "nsexec";
-/// Length of a failure record on the status pipe.
-pub(crate) const STATUS_LEN: usize = 8;
+/// Length of a record on the status pipe.
+pub(crate) const STATUS_LEN: usize = 16;
 /// Failure while entering the device (its PID 1 is gone, a namespace cannot be entered).
 pub(crate) const STAGE_ENTER: u32 = 1;
 /// Failure to start the command itself (`execvp` failed: not found, not executable).
 pub(crate) const STAGE_EXEC: u32 = 2;
+/// The command runs.
+pub(crate) const STAGE_STARTED: u32 = 3;
+/// The command has ended; the value is the CPU it and the entry used, in microseconds.
+pub(crate) const STAGE_CPU: u32 = 4;
 /// Exit code of the entry when it was called wrongly (never by the harness).
 const USAGE_EXIT: i32 = 125;
 /// Exit code after a failure reported on the status pipe (the harness does not use it).
@@ -46,20 +54,37 @@ const FAILED_EXIT: i32 = 127;
 /// The namespaces a command enters, mount last (entering it changes root and working folder).
 pub(crate) const NAMESPACES: [&str; 6] = ["cgroup", "ipc", "uts", "net", "pid", "mnt"];
 
-/// Encodes a failure record.
-pub(crate) fn encode(stage: u32, errno: i32) -> [u8; STATUS_LEN] {
-    let mut b = [0u8; STATUS_LEN];
-    b[..4].copy_from_slice(&stage.to_le_bytes());
-    b[4..].copy_from_slice(&errno.to_le_bytes());
-    b
+/// A record on the status pipe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Record {
+    pub stage: u32,
+    pub errno: i32,
+    pub value: u64,
 }
 
-/// Decodes a failure record.
-pub(crate) fn decode(b: &[u8]) -> Option<(u32, i32)> {
-    let b: &[u8; STATUS_LEN] = b.try_into().ok()?;
-    let stage = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    let errno = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
-    Some((stage, errno))
+impl Record {
+    pub(crate) fn encode(&self) -> [u8; STATUS_LEN] {
+        let mut b = [0u8; STATUS_LEN];
+        b[..4].copy_from_slice(&self.stage.to_le_bytes());
+        b[4..8].copy_from_slice(&self.errno.to_le_bytes());
+        b[8..].copy_from_slice(&self.value.to_le_bytes());
+        b
+    }
+
+    pub(crate) fn decode(b: &[u8]) -> Option<Record> {
+        let b: &[u8; STATUS_LEN] = b.try_into().ok()?;
+        let mut stage = [0u8; 4];
+        let mut errno = [0u8; 4];
+        let mut value = [0u8; 8];
+        stage.copy_from_slice(&b[..4]);
+        errno.copy_from_slice(&b[4..8]);
+        value.copy_from_slice(&b[8..]);
+        Some(Record {
+            stage: u32::from_le_bytes(stage),
+            errno: i32::from_le_bytes(errno),
+            value: u64::from_le_bytes(value),
+        })
+    }
 }
 
 /// Entry point of the applet; `args` follow the applet name. Returns only on failure or with
@@ -77,7 +102,7 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
         }
     };
     let fail = |stage, e: io::Error| {
-        report(&status, stage, e.raw_os_error().unwrap_or(libc::EIO));
+        report(&status, stage, e.raw_os_error().unwrap_or(libc::EIO), 0);
         FAILED_EXIT
     };
     // Everything the child needs is prepared before the fork.
@@ -95,6 +120,11 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
     if let Err(e) = enter(pid, start) {
         return fail(STAGE_ENTER, e);
     }
+    // The child's way to say that its `exec` failed (close-on-exec: end-of-file means it ran).
+    let (exec_rx, exec_tx) = match io::pipe() {
+        Ok(p) => p,
+        Err(e) => return fail(STAGE_ENTER, e),
+    };
     // SAFETY: this process is single-threaded, so the child may run ordinary code; it only
     // makes system calls on data prepared above and ends in exec or _exit.
     let child = unsafe { libc::fork() };
@@ -103,13 +133,60 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
     }
     if child == 0 {
         let err = start_command(&ptrs, &filter);
-        report(&status, STAGE_EXEC, err.raw_os_error().unwrap_or(libc::EIO));
-        // SAFETY: leave without running destructors or exit handlers of the parent's copy.
-        unsafe { libc::_exit(FAILED_EXIT) };
+        let errno = err.raw_os_error().unwrap_or(libc::EIO).to_le_bytes();
+        // SAFETY: write(2) of a local buffer, then leave without running destructors or exit
+        // handlers of the parent's copy.
+        unsafe {
+            libc::write(exec_tx.as_raw_fd(), errno.as_ptr().cast(), errno.len());
+            libc::_exit(FAILED_EXIT)
+        };
     }
-    // The harness learns that the command started when the last copy of the pipe closes.
+    drop(exec_tx);
+    let mut errno = [0u8; 4];
+    if read_full(exec_rx, &mut errno) == errno.len() {
+        let _ = wait(child);
+        return fail(
+            STAGE_EXEC,
+            io::Error::from_raw_os_error(i32::from_le_bytes(errno)),
+        );
+    }
+    report(&status, STAGE_STARTED, 0, 0);
+    let ended = wait(child);
+    report(&status, STAGE_CPU, 0, cpu_micros());
     drop(status);
-    mirror(child)
+    match ended {
+        Some(status) => mirror(status),
+        None => FAILED_EXIT,
+    }
+}
+
+/// Reads until `buf` is full or end-of-file; returns how many bytes were read.
+fn read_full(from: io::PipeReader, buf: &mut [u8]) -> usize {
+    use std::io::Read;
+    let mut from = from;
+    let mut n = 0;
+    while n < buf.len() {
+        match from.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    n
+}
+
+/// CPU time (user + system) of this process and of the children it waited for, in µs.
+fn cpu_micros() -> u64 {
+    let usage = |who| {
+        // SAFETY: an all-zero `rusage` is valid plain data.
+        let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage(2) only writes the struct it is given.
+        unsafe { libc::getrusage(who, &mut r) };
+        let us = |t: libc::timeval| t.tv_sec.max(0) as u64 * 1_000_000 + t.tv_usec.max(0) as u64;
+        us(r.ru_utime) + us(r.ru_stime)
+    };
+    usage(libc::RUSAGE_SELF) + usage(libc::RUSAGE_CHILDREN)
 }
 
 /// `PID START -- ARGV…`
@@ -146,9 +223,14 @@ fn take_status_pipe() -> io::Result<OwnedFd> {
     }
 }
 
-/// Writes a failure record (best effort: the harness treats a short read as malformed).
-fn report(status: &OwnedFd, stage: u32, errno: i32) {
-    let rec = encode(stage, errno);
+/// Writes a record (best effort: the harness treats a short read as malformed).
+fn report(status: &OwnedFd, stage: u32, errno: i32, value: u64) {
+    let rec = Record {
+        stage,
+        errno,
+        value,
+    }
+    .encode();
     // SAFETY: write(2) of a local buffer to a descriptor we own.
     unsafe { libc::write(status.as_raw_fd(), rec.as_ptr().cast(), rec.len()) };
 }
@@ -239,19 +321,23 @@ fn reset_internal_signals() {
     }
 }
 
-/// Waits for the command and ends this process the same way: its exit code, or its signal.
-fn mirror(child: i32) -> i32 {
+/// Waits for the command; its wait status.
+fn wait(child: i32) -> Option<i32> {
     let mut status = 0;
     loop {
         // SAFETY: waitpid(2) on our own child.
         let r = unsafe { libc::waitpid(child, &mut status, 0) };
         if r == child {
-            break;
+            return Some(status);
         }
         if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return FAILED_EXIT;
+            return None;
         }
     }
+}
+
+/// Ends this process the way the command ended: its exit code, or its signal.
+fn mirror(status: i32) -> i32 {
     if libc::WIFEXITED(status) {
         return libc::WEXITSTATUS(status);
     }
@@ -270,9 +356,14 @@ mod tests {
 
     #[test]
     fn status_records_round_trip() {
-        let b = encode(STAGE_EXEC, libc::ENOENT);
-        assert_eq!(decode(&b), Some((STAGE_EXEC, libc::ENOENT)));
-        assert_eq!(decode(&b[..7]), None);
+        let r = Record {
+            stage: STAGE_CPU,
+            errno: -3,
+            value: u64::MAX - 7,
+        };
+        let b = r.encode();
+        assert_eq!(Record::decode(&b), Some(r));
+        assert_eq!(Record::decode(&b[..STATUS_LEN - 1]), None);
     }
 
     #[test]

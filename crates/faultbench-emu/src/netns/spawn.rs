@@ -23,6 +23,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
+use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 /// Environment variable choosing how device commands start: `off` forces the fork of the
@@ -132,13 +133,37 @@ pub(super) enum SpawnFailure {
     Exec(io::Error),
 }
 
+/// A command started in a device.
+pub(super) struct Spawned {
+    pub child: tokio::process::Child,
+    /// The entry's status pipe, which says what the command cost once it has ended (`None`
+    /// for the fork, which cannot).
+    pub status: Option<tokio::net::unix::pipe::Receiver>,
+}
+
+impl Spawned {
+    /// After the command ended: the CPU it and the entry used (bounded wait, since the record
+    /// is written before the entry exits; `None` when the entry was killed or there is none).
+    pub(super) async fn cpu(&mut self) -> Option<Duration> {
+        let rx = self.status.as_mut()?;
+        let mut b = [0u8; nsexec::STATUS_LEN];
+        tokio::time::timeout(Duration::from_millis(100), rx.read_exact(&mut b))
+            .await
+            .ok()?
+            .ok()?;
+        nsexec::Record::decode(&b)
+            .filter(|r| r.stage == nsexec::STAGE_CPU)
+            .map(|r| Duration::from_micros(r.value))
+    }
+}
+
 /// Starts `argv` in the device of `init` with stdin `/dev/null`, stdout and stderr piped, in
 /// a process group of its own (see [`super::exec`]). Returns once the command runs.
 pub(super) async fn spawn_piped(
     init: ProcId,
     argv: &[String],
     env: &[(String, String)],
-) -> Result<tokio::process::Child, SpawnFailure> {
+) -> Result<Spawned, SpawnFailure> {
     if argv.is_empty() {
         return Err(SpawnFailure::Exec(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -147,10 +172,13 @@ pub(super) async fn spawn_piped(
     }
     match device_spawn() {
         DeviceSpawn::Entry(entry) => via_entry(entry, init, argv, env).await,
-        DeviceSpawn::Fork { .. } => exec::device_command(init, argv, env)
-            .map_err(SpawnFailure::Enter)?
-            .spawn()
-            .map_err(SpawnFailure::Exec),
+        DeviceSpawn::Fork { .. } => Ok(Spawned {
+            child: exec::device_command(init, argv, env)
+                .map_err(SpawnFailure::Enter)?
+                .spawn()
+                .map_err(SpawnFailure::Exec)?,
+            status: None,
+        }),
     }
 }
 
@@ -163,7 +191,7 @@ async fn via_entry(
     init: ProcId,
     argv: &[String],
     env: &[(String, String)],
-) -> Result<tokio::process::Child, SpawnFailure> {
+) -> Result<Spawned, SpawnFailure> {
     if !init.alive() {
         return Err(SpawnFailure::Enter(not_running()));
     }
@@ -189,32 +217,38 @@ async fn via_entry(
     let mut child = spawned.map_err(SpawnFailure::Enter)?;
     // An abandoned spawn (its future dropped) must not leave the command running.
     let mut guard = GroupGuard::new(child.id());
-    let mut record = Vec::with_capacity(nsexec::STATUS_LEN);
+    let mut record = [0u8; nsexec::STATUS_LEN];
+    let mut rx = None;
     let read = async {
-        let rx = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
-        rx.take(64).read_to_end(&mut record).await
+        let r = rx.insert(tokio::net::unix::pipe::Receiver::from_owned_fd(
+            OwnedFd::from(reader),
+        )?);
+        r.read_exact(&mut record).await
     }
     .await;
-    if read.is_ok() && record.is_empty() {
+    let decoded = nsexec::Record::decode(&record).filter(|_| read.is_ok());
+    if let Some(r) = decoded
+        && r.stage == nsexec::STAGE_STARTED
+    {
         guard.disarm();
-        return Ok(child);
+        return Ok(Spawned { child, status: rx });
     }
     guard.kill();
     let _ = child.wait().await;
-    if let Err(e) = read {
-        return Err(SpawnFailure::Enter(e));
-    }
-    Err(match nsexec::decode(&record) {
-        Some((nsexec::STAGE_EXEC, errno)) => {
-            SpawnFailure::Exec(io::Error::from_raw_os_error(errno))
+    Err(match (read, decoded) {
+        (Err(e), _) => SpawnFailure::Enter(io::Error::new(
+            e.kind(),
+            format!(
+                "{SHIM_BINARY} {} ended before the command started: {e}",
+                nsexec::APPLET
+            ),
+        )),
+        (Ok(_), Some(r)) if r.stage == nsexec::STAGE_EXEC => {
+            SpawnFailure::Exec(io::Error::from_raw_os_error(r.errno))
         }
-        Some((_, libc::ESRCH)) => SpawnFailure::Enter(not_running()),
-        Some((_, errno)) => SpawnFailure::Enter(io::Error::from_raw_os_error(errno)),
-        None => SpawnFailure::Enter(io::Error::other(format!(
-            "{SHIM_BINARY} {} sent a malformed status ({} bytes)",
-            nsexec::APPLET,
-            record.len()
-        ))),
+        (Ok(_), Some(r)) if r.errno == libc::ESRCH => SpawnFailure::Enter(not_running()),
+        (Ok(_), Some(r)) => SpawnFailure::Enter(io::Error::from_raw_os_error(r.errno)),
+        (Ok(_), None) => SpawnFailure::Enter(io::Error::other("unreachable: a full record")),
     })
 }
 
