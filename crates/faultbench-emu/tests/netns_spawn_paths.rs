@@ -168,3 +168,34 @@ async fn a_lab_counts_the_cpu_of_the_commands_run_in_it() {
         "lab counted {counted:.3} s, the command says it used {spent:.3} s"
     );
 }
+
+#[tokio::test]
+async fn the_labs_environment_reaches_the_command_but_not_the_entry() {
+    assert!(matches!(netns::device_spawn(), DeviceSpawn::Entry(_)));
+    let dir = tempfile::tempdir().unwrap();
+    // The dynamic loader's trace names every program it loads: with the variable seen by the
+    // entry (a root process on the host, before it enters the device), the entry would appear.
+    std::fs::write(
+        dir.path().join("lab.conf"),
+        "a[0]=LINK\nb[0]=LINK\na[env]=\"LD_DEBUG=files\"\n",
+    )
+    .unwrap();
+    let lab = NetnsEmulator::new()
+        .deploy_lab(&LabRequest::new(dir.path()))
+        .await
+        .unwrap();
+    let out = lab
+        .exec("a", &Command::argv(["/bin/true"]), T)
+        .await
+        .unwrap();
+    lab.teardown().await.unwrap();
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains("/bin/true"),
+        "the command saw the variable: {out:?}"
+    );
+    assert!(
+        !out.stderr.contains("faultbench"),
+        "the entry saw the variable: {out:?}"
+    );
+}

@@ -26,7 +26,9 @@
 //! command (with the children it waited for) in microseconds: what a lab's bring-up cost, which
 //! no scan of the lab's processes sees once the command is gone.
 //!
-//! Usage: `faultbench-netshim nsexec PID START -- COMMAND [ARG…]` with the status pipe as stdin.
+//! Usage: `faultbench-netshim nsexec PID START [NAME=value…] -- COMMAND [ARG…]` with the status
+//! pipe as stdin and an empty environment: the command's environment comes as arguments and is
+//! set only right before the fork (it comes from lab.conf; the entry itself runs on the host).
 
 use super::seccomp;
 use std::ffi::{CString, OsString};
@@ -90,8 +92,8 @@ impl Record {
 /// Entry point of the applet; `args` follow the applet name. Returns only on failure or with
 /// the command's exit code.
 pub(crate) fn main(args: &[OsString]) -> i32 {
-    let Some((pid, start, argv)) = parse(args) else {
-        eprintln!("usage: faultbench-netshim {APPLET} PID START -- COMMAND [ARG…]");
+    let Some((pid, start, env, argv)) = parse(args) else {
+        eprintln!("usage: faultbench-netshim {APPLET} PID START [NAME=value…] -- COMMAND [ARG…]");
         return USAGE_EXIT;
     };
     let status = match take_status_pipe() {
@@ -120,6 +122,7 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
     if let Err(e) = enter(pid, start) {
         return fail(STAGE_ENTER, e);
     }
+    set_environment(&env);
     // The child's way to say that its `exec` failed (close-on-exec: end-of-file means it ran).
     let (exec_rx, exec_tx) = match io::pipe() {
         Ok(p) => p,
@@ -190,13 +193,45 @@ fn cpu_micros() -> u64 {
 }
 
 /// `PID START -- ARGV…`
-fn parse(args: &[OsString]) -> Option<(i32, u64, &[OsString])> {
+/// The command's environment, one `NAME=value` per entry.
+type Env<'a> = Vec<(&'a std::ffi::OsStr, &'a std::ffi::OsStr)>;
+
+/// `PID START [NAME=value…] -- ARGV…` (the environment entries all hold a `=`, so the first
+/// `--` ends them).
+fn parse(args: &[OsString]) -> Option<(i32, u64, Env<'_>, &[OsString])> {
     let pid: i32 = args.first()?.to_str()?.parse().ok()?;
     let start: u64 = args.get(1)?.to_str()?.parse().ok()?;
-    if args.get(2)? != "--" || args.len() < 4 || pid <= 0 {
+    let sep = 2 + args.get(2..)?.iter().position(|a| a == "--")?;
+    let env = args[2..sep]
+        .iter()
+        .map(|a| {
+            let b = a.as_bytes();
+            let eq = b.iter().position(|c| *c == b'=').filter(|i| *i > 0)?;
+            Some((
+                std::ffi::OsStr::from_bytes(&b[..eq]),
+                std::ffi::OsStr::from_bytes(&b[eq + 1..]),
+            ))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    if args.len() < sep + 2 || pid <= 0 {
         return None;
     }
-    Some((pid, start, &args[3..]))
+    Some((pid, start, env, &args[sep + 1..]))
+}
+
+/// Replaces this process's environment with the command's. Done after the entry's own work
+/// and right before the fork: the environment comes from lab.conf, and the entry runs on the
+/// host as root, so it must not see `LD_PRELOAD` and the like while it starts.
+fn set_environment(env: &Env<'_>) {
+    let old: Vec<OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+    for k in old {
+        // SAFETY: this process is single-threaded; nothing reads the environment meanwhile.
+        unsafe { std::env::remove_var(k) };
+    }
+    for (k, v) in env {
+        // SAFETY: as above; `parse` made sure the name is not empty and holds no `=`.
+        unsafe { std::env::set_var(k, v) };
+    }
 }
 
 /// Moves the status pipe off stdin (close-on-exec) and puts `/dev/null` there instead.
@@ -370,8 +405,25 @@ mod tests {
     fn arguments_are_checked() {
         let a = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
         let ok = a(&["12", "34", "--", "ip", "-br", "link"]);
-        let (pid, start, argv) = parse(&ok).expect("well-formed");
-        assert_eq!((pid, start, argv.len()), (12, 34, 3));
+        let (pid, start, env, argv) = parse(&ok).expect("well-formed");
+        assert_eq!((pid, start, env.len(), argv.len()), (12, 34, 0, 3));
+        let with_env = a(&["12", "34", "PATH=/bin", "X=a=--", "E=", "--", "sh", "--"]);
+        let (_, _, env, argv) = parse(&with_env).expect("well-formed");
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
+            .collect();
+        let pairs = [("PATH", "/bin"), ("X", "a=--"), ("E", "")];
+        assert_eq!(env, pairs.map(|(k, v)| (k.to_string(), v.to_string())));
+        assert_eq!(argv, &a(&["sh", "--"])[..]);
+        assert!(
+            parse(&a(&["12", "34", "=x", "--", "sh"])).is_none(),
+            "no name"
+        );
+        assert!(
+            parse(&a(&["12", "34", "noequals", "--", "sh"])).is_none(),
+            "no ="
+        );
         assert!(parse(&a(&["12", "34", "--"])).is_none(), "no command");
         assert!(parse(&a(&["12", "34", "ip"])).is_none(), "no separator");
         assert!(parse(&a(&["-1", "34", "--", "ip"])).is_none(), "bad pid");

@@ -199,14 +199,17 @@ async fn via_entry(
     // Nothing here may turn std's `posix_spawn` path off: no `pre_exec`, no uid/gid, and the
     // program is a path (a `PATH` in the environment would otherwise force a fork).
     let mut cmd = tokio::process::Command::new(entry);
+    // The command's environment goes as arguments, the entry itself starts with none: it
+    // comes from lab.conf, and the entry runs on the host (`LD_PRELOAD` there would load a
+    // library into a root process outside any device).
     cmd.arg0(SHIM_BINARY)
         .arg(nsexec::APPLET)
         .arg(init.pid.to_string())
         .arg(init.start.to_string())
+        .args(env.iter().map(|(k, v)| format!("{k}={v}")))
         .arg("--")
         .args(argv)
         .env_clear()
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::from(writer))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
