@@ -19,9 +19,13 @@ RUNS="runs/quickstart-${TOPOLOGY}-$(date -u +%Y%m%d-%H%M%S)"
 # scripts/test.sh's (`scripts/install-deps.sh` without `--run`).
 ./scripts/install-deps.sh --run
 # Without the CLI's default features (Kathará backend, result bundles, MCP, generate), which
-# this run never calls: a third less to compile, measured in docs/development.md.
-echo "== building the faultbench CLI (profile ${PROFILE}, netns backend only)"
-cargo build --profile "${PROFILE}" -q -p faultbench-cli --no-default-features
+# this run never calls: a third less to compile, measured in docs/development.md. With
+# `faultbench-netshim` beside it, the CLI starts commands in lab devices without forking itself
+# and uses the small program as the in-device shims (docs/performance.md). One invocation, so
+# faultbench-emu is built once with the CLI's features.
+echo "== building the faultbench CLI and its netshim (profile ${PROFILE}, netns backend only)"
+cargo build --profile "${PROFILE}" -q -p faultbench-cli -p faultbench-emu --no-default-features \
+  --bin faultbench --bin faultbench-netshim
 echo "== faultbench doctor"
 "${BIN}" doctor || true
 echo "== benchmark: ${TOPOLOGY}, baseline agent, rubric judge, netns, ${JOBS} parallel labs -> ${RUNS}"

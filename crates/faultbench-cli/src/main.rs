@@ -111,6 +111,7 @@ fn main() -> ExitCode {
             Cmd::Leaderboard(a) => cmd::bundle::leaderboard(a).await,
         }
     });
+    report_process_cpu();
     match result {
         Ok(code) => code,
         Err(e) => {
@@ -119,6 +120,31 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// With `FAULTBENCH_TIMING` set, prints the CPU this process used (every thread) apart from
+/// that of the children it reaped (commands in lab devices, startup scripts): the harness's own
+/// share, which a `time faultbench …` cannot separate.
+fn report_process_cpu() {
+    if std::env::var_os("FAULTBENCH_TIMING").is_none() {
+        return;
+    }
+    let usage = |who| {
+        // SAFETY: an all-zero `rusage` is valid plain data.
+        let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage(2) only writes the struct it is given.
+        unsafe { libc::getrusage(who, &mut r) };
+        let ms = |t: libc::timeval| t.tv_sec.max(0) as u64 * 1000 + t.tv_usec.max(0) as u64 / 1000;
+        (ms(r.ru_utime), ms(r.ru_stime))
+    };
+    let (su, ss) = usage(libc::RUSAGE_SELF);
+    let (cu, cs) = usage(libc::RUSAGE_CHILDREN);
+    eprintln!(
+        "[faultbench timing] process: cpu self {} ms (user {su}, sys {ss}), children {} ms \
+         (user {cu}, sys {cs})",
+        su + ss,
+        cu + cs
+    );
 }
 
 /// Rust ignores SIGPIPE, which turns `faultbench list | head` into a panic on the next write.

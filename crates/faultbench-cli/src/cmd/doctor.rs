@@ -90,6 +90,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Ok(p) => serde_json::json!({ "path": p }),
                 Err(e) => serde_json::json!({ "error": e }),
             }),
+            "device_commands": faultbench_emu::netns::device_spawn().to_string(),
             "labs_running": labs.iter().map(|l| &l.name).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -143,6 +144,11 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             "  emulations: NOT AVAILABLE ({e}); labs using the missing features are refused"
         ),
     }
+    // A fork of this (large) process per command costs CPU on every bring-up and run.
+    println!(
+        "  device commands: {}",
+        faultbench_emu::netns::device_spawn()
+    );
     println!("  programs:");
     for r in &reqs {
         println!(

@@ -10,11 +10,18 @@
 //! command and every child that did not detach itself. Daemons the command starts (they call
 //! `setsid`) keep running, as after a `docker exec`.
 //!
+//! The work is done by the small [`nsexec`](super::nsexec) entry, started with `posix_spawn`,
+//! when one is found ([`super::spawn`]); otherwise by the hook below, in a fork of this process.
+//! The interactive variant ([`interactive_command`], one command per `faultbench lab exec`)
+//! always uses the hook: its stdin is the terminal, so it has no status pipe to report on.
+//!
 //! Output is capped per stream; what goes beyond the cap is read and dropped, and `truncated`
 //! is set. Once the command has exited, output still held open by a background child is
 //! collected for a short grace period only.
 
+use super::nsexec::NAMESPACES;
 use super::seccomp;
+use super::spawn::{SpawnFailure, spawn_piped};
 use super::state::ProcId;
 use faultbench_core::emulator::ExecOutput;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -26,8 +33,6 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 pub const DEFAULT_OUTPUT_CAP: usize = 1 << 20;
 /// How long to keep reading after the command exited (background children may hold the pipes).
 const DRAIN_GRACE: Duration = Duration::from_millis(100);
-/// The namespaces a command enters, mount last (entering it changes root and working folder).
-const NAMESPACES: [&str; 6] = ["cgroup", "ipc", "uts", "net", "pid", "mnt"];
 
 /// Opens the namespace descriptors of a device's PID 1.
 fn open_namespaces(init: ProcId) -> std::io::Result<Vec<OwnedFd>> {
@@ -126,10 +131,20 @@ fn enter(ns_fds: &[i32], filter: &[seccomp::SockFilter]) -> std::io::Result<()> 
 
 /// Kills a process group when dropped, unless disarmed: an abandoned exec (its future dropped)
 /// must not leave the command running.
-struct GroupGuard(Option<i32>);
+pub(super) struct GroupGuard(Option<i32>);
 
 impl GroupGuard {
-    fn kill(&mut self) {
+    /// Guards the group led by `pid` (a child started with `process_group(0)`).
+    pub(super) fn new(pid: Option<u32>) -> Self {
+        GroupGuard(pid.map(|p| p as i32))
+    }
+
+    /// The group is no longer ours to kill.
+    pub(super) fn disarm(&mut self) {
+        self.0 = None;
+    }
+
+    pub(super) fn kill(&mut self) {
         if let Some(pgid) = self.0.take() {
             // SAFETY: kill(2) on a process group we created.
             unsafe {
@@ -190,10 +205,10 @@ pub(crate) async fn run(
     cap: usize,
 ) -> std::io::Result<ExecOutput> {
     let started = Instant::now();
-    let mut child = match device_command(init, argv, env)?.spawn() {
+    let mut spawned = match spawn_piped(init, argv, env).await {
         Ok(c) => c,
         // The program does not exist in the device: answer like a shell would.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(SpawnFailure::Exec(e)) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(ExecOutput {
                 stderr: format!("{}: command not found\n", argv[0]),
                 exit_code: Some(127),
@@ -201,9 +216,10 @@ pub(crate) async fn run(
                 ..Default::default()
             });
         }
-        Err(e) => return Err(e),
+        Err(SpawnFailure::Exec(e) | SpawnFailure::Enter(e)) => return Err(e),
     };
-    let mut guard = GroupGuard(child.id().map(|p| p as i32));
+    let child = &mut spawned.child;
+    let mut guard = GroupGuard::new(child.id());
     let (out_task, out_buf) = spawn_reader(child.stdout.take(), cap);
     let (err_task, err_buf) = spawn_reader(child.stderr.take(), cap);
     let (status, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
@@ -215,7 +231,10 @@ pub(crate) async fn run(
     };
     if !timed_out {
         // The command is done; what is left of its group are background children.
-        guard.0 = None;
+        guard.disarm();
+        if let Some(cpu) = spawned.cpu().await {
+            ledger::add(init, cpu);
+        }
     }
     for task in [out_task, err_task] {
         let abort = task.abort_handle();
@@ -242,4 +261,76 @@ pub(crate) async fn run(
         truncated: out_cut || err_cut,
         duration_ms: started.elapsed().as_millis() as u64,
     })
+}
+
+/// The CPU the commands run in each device used (through the entry, which measures it), by the
+/// device's PID 1: no scan of a lab's processes sees a command once it has ended, since its
+/// parent (the entry) is outside the lab. A lab's `cpu_used` adds its devices' sums.
+pub(crate) mod ledger {
+    use super::ProcId;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    static SPENT: Mutex<Option<HashMap<(i32, u64), Duration>>> = Mutex::new(None);
+
+    pub(crate) fn add(init: ProcId, cpu: Duration) {
+        let mut g = SPENT.lock().unwrap_or_else(|e| e.into_inner());
+        *g.get_or_insert_with(HashMap::new)
+            .entry((init.pid, init.start))
+            .or_default() += cpu;
+    }
+
+    /// What the commands in these devices used so far.
+    pub(crate) fn sum(inits: impl Iterator<Item = ProcId>) -> Duration {
+        let g = SPENT.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(m) = g.as_ref() else {
+            return Duration::ZERO;
+        };
+        inits.filter_map(|i| m.get(&(i.pid, i.start))).sum()
+    }
+
+    /// Drops the sums of devices that are gone (their lab was torn down).
+    pub(crate) fn forget(inits: impl Iterator<Item = ProcId>) {
+        let mut g = SPENT.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = g.as_mut() {
+            for i in inits {
+                m.remove(&(i.pid, i.start));
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn sums_are_kept_per_device_and_forgotten_with_it() {
+            // PIDs no real process has, so that parallel tests never share a key.
+            let a = ProcId {
+                pid: -101,
+                start: 1,
+            };
+            let b = ProcId {
+                pid: -102,
+                start: 1,
+            };
+            let a_again = ProcId {
+                pid: -101,
+                start: 2,
+            };
+            add(a, Duration::from_millis(3));
+            add(a, Duration::from_millis(4));
+            add(b, Duration::from_millis(10));
+            assert_eq!(sum([a].into_iter()), Duration::from_millis(7));
+            assert_eq!(sum([a, b].into_iter()), Duration::from_millis(17));
+            assert_eq!(
+                sum([a_again].into_iter()),
+                Duration::ZERO,
+                "a recycled PID is another device"
+            );
+            forget([a, b].into_iter());
+            assert_eq!(sum([a, b].into_iter()), Duration::ZERO);
+        }
+    }
 }

@@ -203,6 +203,7 @@ impl NetnsLab {
 /// Kills every process of a lab, waits for them to go, and removes its folder. Idempotent.
 pub(crate) fn destroy(st: &LabState) {
     kill_all(st.processes());
+    exec::ledger::forget(st.inits());
     let _ = std::fs::remove_dir_all(LabState::folder(&st.name));
 }
 
@@ -281,7 +282,11 @@ impl Lab for NetnsLab {
     }
 
     fn cpu_used(&self) -> Option<Duration> {
-        super::renice::cpu_of_namespaces(self.snapshot().inits()).ok()
+        let st = self.snapshot();
+        // The lab's processes, and the commands the harness ran in its devices (startups,
+        // checks, probes), which ended outside the lab's view.
+        let own = super::renice::cpu_of_namespaces(st.inits()).ok()?;
+        Some(own + exec::ledger::sum(st.inits()))
     }
 
     fn renice(&self, nice: i32) -> Result<usize, EmuError> {

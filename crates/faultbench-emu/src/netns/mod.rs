@@ -60,11 +60,13 @@ mod lab;
 pub mod labgen;
 pub(crate) mod layout;
 pub(crate) mod needs;
+pub(crate) mod nsexec;
 pub(crate) mod prepare;
 pub mod ready;
 mod renice;
 pub mod requirements;
 pub(crate) mod seccomp;
+mod spawn;
 mod state;
 pub(crate) mod topo;
 
@@ -75,6 +77,7 @@ pub use health::{ProblemKind, StartupProblem};
 pub use lab::NetnsLab;
 pub use ready::{DeviceSocket, ProtocolItem, Readiness, vty_command, vty_enable_command};
 pub use requirements::{Requirement, has_overlayfs, install_command, requirements};
+pub use spawn::{DeviceSpawn, device_spawn};
 pub use state::{InstanceNameError, LABS_DIR, LabState, NodeState, Phase, ProcId, check_name};
 
 #[cfg(doc)]

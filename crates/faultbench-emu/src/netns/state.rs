@@ -72,8 +72,13 @@ impl ProcId {
 /// `(state, starttime)` from `/proc/<pid>/stat`.
 fn stat(pid: i32) -> Option<(char, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&text)
+}
+
+/// `(state, starttime)` from the text of a `/proc/<pid>/stat` file.
+pub(crate) fn parse_stat(text: &str) -> Option<(char, u64)> {
     // The command name may contain spaces and parentheses: fields start after the last `)`.
-    let rest = &text[text.rfind(')')? + 2..];
+    let rest = text.get(text.rfind(')')? + 2..)?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let state = fields.first()?.chars().next()?;
     let start = fields.get(19)?.parse().ok()?;

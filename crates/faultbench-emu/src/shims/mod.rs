@@ -232,9 +232,14 @@ pub fn run_as_shim() -> Option<i32> {
     None
 }
 
+/// Folders where an installed `faultbench-netshim` is looked for, after the running
+/// executable's own folder.
+pub const INSTALLED_DIRS: [&str; 2] = ["/usr/local/lib/faultbench", "/usr/lib/faultbench"];
+
 /// Find the `faultbench-netshim` binary: `$FAULTBENCH_NETSHIM`, else next to the running
-/// executable (or one directory up, for test binaries in `target/*/deps`), else the running
-/// executable itself when it carries the shims ([`run_as_shim`]), else on `PATH`.
+/// executable (or one directory up, for test binaries in `target/*/deps`), else in
+/// [`INSTALLED_DIRS`], else the running executable itself when it carries the shims
+/// ([`run_as_shim`]), else on `PATH`.
 pub fn locate_binary() -> io::Result<PathBuf> {
     if let Some(p) = std::env::var_os(BINARY_ENV) {
         let p = PathBuf::from(p);
@@ -255,9 +260,18 @@ pub fn locate_binary() -> io::Result<PathBuf> {
         if let Some(up) = d.parent() {
             candidates.push(up.join(SHIM_BINARY));
         }
-        if CARRIER.load(std::sync::atomic::Ordering::SeqCst) {
-            candidates.push(exe.clone());
-        }
+    }
+    // An installed `faultbench-netshim` before the CLI itself: a shim's every call execs it, and
+    // the small program starts faster (docs/performance.md).
+    candidates.extend(
+        INSTALLED_DIRS
+            .iter()
+            .map(|d| Path::new(d).join(SHIM_BINARY)),
+    );
+    if CARRIER.load(std::sync::atomic::Ordering::SeqCst)
+        && let Ok(exe) = std::env::current_exe()
+    {
+        candidates.push(exe);
     }
     if let Some(path) = std::env::var_os("PATH") {
         candidates.extend(std::env::split_paths(&path).map(|d| d.join(SHIM_BINARY)));
@@ -306,6 +320,14 @@ pub fn multicall_main(args: Vec<OsString>) -> i32 {
         "tc" => tc::main(&argv0, rest),
         "bridge" => bridge::main(&argv0, rest),
         "nft" => nftwrap::main(&argv0, rest),
+        // Not a kernel emulation: the entry that carries a command into a lab device; its
+        // arguments are handed over byte for byte.
+        _ if rest
+            .first()
+            .is_some_and(|a| a == crate::netns::nsexec::APPLET) =>
+        {
+            crate::netns::nsexec::main(&rest[1..])
+        }
         _ => tool_main(rest),
     }
 }
