@@ -36,7 +36,7 @@ pub enum DeviceSpawn {
     /// `posix_spawn` of this `faultbench-netshim`, whose `nsexec` applet enters the device.
     Entry(PathBuf),
     /// A fork of this process that enters the device before `exec` (no entry found, or
-    /// [`SPAWN_ENV`]`=off`); `why` says which.
+    /// `FAULTBENCH_NSEXEC=off`); `why` says which.
     Fork {
         /// Why the entry is not used.
         why: String,
@@ -52,7 +52,7 @@ impl std::fmt::Display for DeviceSpawn {
     }
 }
 
-/// How device commands start in this process, decided once: [`SPAWN_ENV`] if set, else
+/// How device commands start in this process, decided once: `FAULTBENCH_NSEXEC` if set, else
 /// `FAULTBENCH_NETSHIM` (the netshim the shims use) if set, else a
 /// `faultbench-netshim` beside the running executable (or one folder up, for test binaries
 /// in `target/*/deps`), in `/usr/local/lib/faultbench`, `/usr/lib/faultbench`, or on `PATH`;
