@@ -22,8 +22,20 @@ fi
 
 # The Debian client, whatever else is earlier on PATH.
 DOCKER=/usr/bin/docker
+# Whether pid file $1 names a live process called $2. A daemon killed with its machine (a
+# restarted sandbox) leaves its pid file; the number may since belong to another process, and
+# dockerd then waits for a containerd that is not there ("containerd is still running pid=…",
+# then "timeout waiting for containerd to start").
+pid_is() { [ -s "$1" ] && [ "$(cat "/proc/$(cat "$1")/comm" 2>/dev/null)" = "$2" ]; }
 if ! "$DOCKER" info >/dev/null 2>&1; then
-  if [ -s /run/docker.pid ] && kill -0 "$(cat /run/docker.pid)" 2>/dev/null; then
+  for stale in /var/run/docker/containerd/containerd.pid:containerd /run/docker.pid:dockerd; do
+    f=${stale%%:*}
+    if [ -e "$f" ] && ! pid_is "$f" "${stale##*:}"; then
+      echo "== removing the stale pid file $f (no ${stale##*:} has that pid)"
+      rm -f "$f"
+    fi
+  done
+  if pid_is /run/docker.pid dockerd; then
     echo "== dockerd (pid $(cat /run/docker.pid)) runs but does not answer yet"
   else
     echo "== starting dockerd (log /var/log/dockerd.log)"
