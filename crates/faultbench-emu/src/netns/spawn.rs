@@ -97,18 +97,7 @@ fn choose(
         }
         _ => {}
     }
-    let mut candidates = Vec::new();
-    if let Some(d) = exe.and_then(Path::parent) {
-        candidates.push(d.join(SHIM_BINARY));
-        if let Some(up) = d.parent() {
-            candidates.push(up.join(SHIM_BINARY));
-        }
-    }
-    candidates.extend(
-        INSTALLED_DIRS
-            .iter()
-            .map(|d| Path::new(d).join(SHIM_BINARY)),
-    );
+    let mut candidates = crate::shims::netshim_candidates(exe);
     if let Some(path) = path {
         candidates.extend(std::env::split_paths(path).map(|d| d.join(SHIM_BINARY)));
     }

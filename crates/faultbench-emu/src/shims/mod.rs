@@ -236,6 +236,25 @@ pub fn run_as_shim() -> Option<i32> {
 /// executable's own folder.
 pub const INSTALLED_DIRS: [&str; 2] = ["/usr/local/lib/faultbench", "/usr/lib/faultbench"];
 
+/// Where a `faultbench-netshim` may be, in order: beside `exe` (or one folder up, for test
+/// binaries in `target/*/deps`), then the [`INSTALLED_DIRS`]. Shared by the shims' and the
+/// device commands' lookups.
+pub(crate) fn netshim_candidates(exe: Option<&Path>) -> Vec<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(d) = exe.and_then(Path::parent) {
+        candidates.push(d.join(SHIM_BINARY));
+        if let Some(up) = d.parent() {
+            candidates.push(up.join(SHIM_BINARY));
+        }
+    }
+    candidates.extend(
+        INSTALLED_DIRS
+            .iter()
+            .map(|d| Path::new(d).join(SHIM_BINARY)),
+    );
+    candidates
+}
+
 /// Find the `faultbench-netshim` binary: `$FAULTBENCH_NETSHIM`, else next to the running
 /// executable (or one directory up, for test binaries in `target/*/deps`), else in
 /// [`INSTALLED_DIRS`], else the running executable itself when it carries the shims
@@ -252,22 +271,9 @@ pub fn locate_binary() -> io::Result<PathBuf> {
             ))
         };
     }
-    let mut candidates = Vec::new();
-    if let Ok(exe) = std::env::current_exe()
-        && let Some(d) = exe.parent()
-    {
-        candidates.push(d.join(SHIM_BINARY));
-        if let Some(up) = d.parent() {
-            candidates.push(up.join(SHIM_BINARY));
-        }
-    }
     // An installed `faultbench-netshim` before the CLI itself: a shim's every call execs it, and
     // the small program starts faster (docs/performance.md).
-    candidates.extend(
-        INSTALLED_DIRS
-            .iter()
-            .map(|d| Path::new(d).join(SHIM_BINARY)),
-    );
+    let mut candidates = netshim_candidates(std::env::current_exe().ok().as_deref());
     if CARRIER.load(std::sync::atomic::Ordering::SeqCst)
         && let Ok(exe) = std::env::current_exe()
     {
