@@ -318,3 +318,98 @@ async fn two_instances_of_one_lab_are_isolated() {
     assert_gone(&na, &[]);
     assert_gone(&nb, &[]);
 }
+
+/// With teardowns deferred (what a benchmark asks for), `teardown` returns once every device's
+/// PID 1 has its `SIGKILL` and no command reaches the lab any more; the processes end and the
+/// folder goes in the background, and `flush_teardowns` returns only when they have.
+#[tokio::test]
+async fn deferred_teardown_returns_signalled_and_flush_leaves_nothing() {
+    use faultbench_core::emulator::Emulator;
+    let emu = NetnsEmulator::new();
+    assert!(emu.defer_teardowns(), "netns defers teardowns when asked");
+    let lab = emu.deploy_lab(&LabRequest::new(lab_dir())).await.unwrap();
+    let name = lab.name().to_string();
+    let devices = lab.devices();
+    let pids: Vec<i32> = devices.iter().filter_map(|d| lab.device_pid(d)).collect();
+    assert_eq!(pids.len(), devices.len(), "every device has its PID 1");
+    lab.teardown().await.unwrap();
+    // Signalled: every PID 1 is dying or gone (SIGKILL is pending or delivered), and the lab
+    // refuses commands.
+    for pid in &pids {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        // A kill(2) to a process is pending in its shared set; SIGKILL is bit 8.
+        let kill_pending = u64::from_str_radix(&field("ShdPnd:"), 16).is_ok_and(|m| m & 0x100 != 0);
+        let ended = status.is_empty() || ["Z", "X"].iter().any(|s| field("State:").starts_with(s));
+        assert!(ended || kill_pending, "PID 1 {pid} not signalled: {status}");
+    }
+    assert!(lab.exec("pc1", &Command::shell("true"), T).await.is_err());
+    assert!(emu.flush_teardowns().await.is_empty());
+    assert_gone(&name, &pids);
+}
+
+/// The shell-free state reader (`faultbench-netshim devstate`, what snapshots use when device
+/// commands go through the entry) reads the same items as the snapshot script, device by
+/// device, aspect by aspect — with a packet-filter rule added, and
+/// through the `ip`/`nft` wrappers where this kernel needs them.
+#[tokio::test]
+async fn shell_free_state_reader_reads_what_the_snapshot_script_reads() {
+    use faultbench_core::snapshot::{self, SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG};
+    assert!(
+        matches!(netns::device_spawn(), netns::DeviceSpawn::Entry(_)),
+        "the entry program must be found for this test to compare anything: {}",
+        netns::device_spawn()
+    );
+    let lab = NetnsEmulator::new()
+        .deploy_lab(&LabRequest::new(lab_dir()))
+        .await
+        .unwrap();
+    sh_ok(&lab, "r1", "nft add table inet t1 && nft add chain inet t1 c '{ type filter hook input priority 0; }' && nft add rule inet t1 c tcp dport 179 drop").await;
+    let mut compared = 0;
+    for device in lab.devices() {
+        let via_reader = lab.device_state(&device, T).await;
+        let via_script =
+            snapshot::read_device_with(&lab, &device, SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG, T).await;
+        assert!(
+            !via_reader
+                .aspects
+                .values()
+                .any(|a| matches!(a, AspectState::Failed(_))),
+            "{device}: {via_reader:?}"
+        );
+        // Every aspect but FRR's configuration (read over the vty sockets either way) and the
+        // mock networks' own.
+        let shell_read = Aspect::ALL
+            .into_iter()
+            .filter(|a| !matches!(a, Aspect::FrrConfig | Aspect::ModelStates));
+        for aspect in shell_read {
+            assert_eq!(
+                via_reader.aspects.get(&aspect),
+                via_script.aspects.get(&aspect),
+                "{device} {aspect}"
+            );
+            compared += 1;
+        }
+        // Where zebra runs, both leave FRR's configuration to the vty reads (the reader's
+        // state has it filled in, the script's says it is pending).
+        assert_eq!(
+            via_script.frr_config_pending(),
+            !via_reader.frr_daemons().is_empty(),
+            "{device}"
+        );
+    }
+    assert!(compared >= 6 * 6, "{compared} aspects compared");
+    let r1 = lab.device_state("r1", T).await;
+    let rules = r1.items(Aspect::PacketFilter).unwrap();
+    assert!(
+        rules.keys().any(|k| k.contains("dport 179 drop")),
+        "the rule is read: {rules:?}"
+    );
+    lab.teardown().await.unwrap();
+}

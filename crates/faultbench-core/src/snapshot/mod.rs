@@ -285,11 +285,19 @@ pub async fn read_device_with<L: Lab + ?Sized>(
 ) -> DeviceState {
     match lab.exec(device, &Command::shell(script), timeout).await {
         Err(e) => DeviceState::failed(format!("could not run: {e}")),
-        Ok(o)
-            if !o.timed_out
-                && !o.success()
-                && !o.stdout.contains("\n@@")
-                && !o.stdout.starts_with("@@") =>
+        Ok(o) => state_from_output(o),
+    }
+}
+
+/// A device's state from the output of [`SNAPSHOT_SCRIPT`] (or of a backend's own reader that
+/// prints the same parts and markers): the parts that completed, the rest recorded as not
+/// read, and why.
+pub fn state_from_output(o: crate::emulator::ExecOutput) -> DeviceState {
+    match o {
+        o if !o.timed_out
+            && !o.success()
+            && !o.stdout.contains("\n@@")
+            && !o.stdout.starts_with("@@") =>
         {
             // Not even the first part ran (no shell, a refused command…).
             let said = o.stderr.lines().next().unwrap_or("").trim().to_string();
@@ -302,7 +310,7 @@ pub async fn read_device_with<L: Lab + ?Sized>(
                 format!("{code}: {said}")
             })
         }
-        Ok(o) => {
+        o => {
             let mut state = parse_device(&o.stdout);
             if o.timed_out {
                 // The parts that completed are kept; the rest is already `Failed`.

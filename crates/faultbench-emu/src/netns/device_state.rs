@@ -1,5 +1,9 @@
 //! A device's state for a snapshot, read the cheap way on netns.
 //!
+//! Where the harness starts device commands through the `faultbench-netshim` entry, the parts
+//! other than FRR's configuration come from its shell-free reader ([`super::devstate`]: three
+//! program starts per device instead of six); otherwise from the snapshot script.
+//!
 //! The generic reading ([`faultbench_core::snapshot::read_device`]) runs one shell per
 //! device whose last part starts `vtysh`, which loads every daemon's command tree before it
 //! asks anything: 60–100 ms of CPU per FRR device, most of a snapshot's cost. Here the shell
@@ -20,8 +24,13 @@ const VTY_FLOOR: Duration = Duration::from_millis(500);
 /// Reads `device` of `lab` within about `timeout`.
 pub(super) async fn read(lab: &NetnsLab, device: &str, timeout: Duration) -> DeviceState {
     let start = Instant::now();
-    let mut state =
-        snapshot::read_device_with(lab, device, SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG, timeout).await;
+    let mut state = match without_shell(lab, device, timeout).await {
+        Some(state) => state,
+        None => {
+            snapshot::read_device_with(lab, device, SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG, timeout)
+                .await
+        }
+    };
     if !state.frr_config_pending() {
         return state;
     }
@@ -47,4 +56,16 @@ pub(super) async fn read(lab: &NetnsLab, device: &str, timeout: Duration) -> Dev
         .aspects
         .insert(Aspect::FrrConfig, frr_config_from_daemons(&answers));
     state
+}
+
+/// The shell-free reading ([`super::devstate`]) when an entry program is there to run it; `None`
+/// otherwise, and for a device that cannot be entered (the script's path then says why).
+async fn without_shell(lab: &NetnsLab, device: &str, timeout: Duration) -> Option<DeviceState> {
+    let (init, env) = lab.device(device).ok()?;
+    Some(
+        match super::exec::run_state_reader(init, &env, timeout, lab.output_cap).await? {
+            Ok(o) => snapshot::state_from_output(o),
+            Err(e) => DeviceState::failed(format!("could not run: {e}")),
+        },
+    )
 }

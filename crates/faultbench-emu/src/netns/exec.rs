@@ -205,7 +205,7 @@ pub(crate) async fn run(
     cap: usize,
 ) -> std::io::Result<ExecOutput> {
     let started = Instant::now();
-    let mut spawned = match spawn_piped(init, argv, env).await {
+    let spawned = match spawn_piped(init, argv, env).await {
         Ok(c) => c,
         // The program does not exist in the device: answer like a shell would.
         Err(SpawnFailure::Exec(e)) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -218,6 +218,33 @@ pub(crate) async fn run(
         }
         Err(SpawnFailure::Exec(e) | SpawnFailure::Enter(e)) => return Err(e),
     };
+    collect(init, spawned, started, timeout, cap).await
+}
+
+/// Runs the [`devstate`](super::devstate) reader in the device of `init` (its output is that
+/// of the snapshot script without FRR's configuration); `None` when this process has no entry
+/// program to run it.
+pub(crate) async fn run_state_reader(
+    init: ProcId,
+    env: &[(String, String)],
+    timeout: Duration,
+    cap: usize,
+) -> Option<std::io::Result<ExecOutput>> {
+    let started = Instant::now();
+    Some(match super::spawn::spawn_state_reader(init, env).await? {
+        Ok(spawned) => collect(init, spawned, started, timeout, cap).await,
+        Err(SpawnFailure::Exec(e) | SpawnFailure::Enter(e)) => Err(e),
+    })
+}
+
+/// Waits for a started command (killing its group at `timeout`) and gathers its output.
+async fn collect(
+    init: ProcId,
+    mut spawned: super::spawn::Spawned,
+    started: Instant,
+    timeout: Duration,
+    cap: usize,
+) -> std::io::Result<ExecOutput> {
     let child = &mut spawned.child;
     let mut guard = GroupGuard::new(child.id());
     let (out_task, out_buf) = spawn_reader(child.stdout.take(), cap);

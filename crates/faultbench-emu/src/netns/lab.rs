@@ -3,12 +3,13 @@
 use super::exec::{self, DEFAULT_OUTPUT_CAP};
 use super::health::StartupProblem;
 use super::ready::Readiness;
+use super::reaper::Reaper;
 use super::state::{LabState, Phase, ProcId};
 use faultbench_core::emulator::{Command, EmuError, ExecOutput, Lab};
 use faultbench_core::snapshot::DeviceState;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A lab instance of the netns backend.
@@ -26,6 +27,8 @@ pub struct NetnsLab {
     pub(crate) readiness: Readiness,
     pub(crate) warnings: Vec<String>,
     pub(crate) startup_problems: Vec<StartupProblem>,
+    /// The emulator's background removals, when it defers teardowns ([`super::reaper`]).
+    pub(crate) reaper: Option<Arc<Reaper>>,
     name: String,
 }
 
@@ -45,6 +48,7 @@ impl NetnsLab {
             readiness,
             warnings,
             startup_problems: Vec::new(),
+            reaper: None,
         }
     }
 
@@ -119,7 +123,7 @@ impl NetnsLab {
         Ok(())
     }
 
-    fn device(&self, device: &str) -> Result<(ProcId, Vec<(String, String)>), EmuError> {
+    pub(super) fn device(&self, device: &str) -> Result<(ProcId, Vec<(String, String)>), EmuError> {
         if self.down.load(Ordering::SeqCst) {
             return Err(EmuError::NotRunning(self.name.clone()));
         }
@@ -207,16 +211,23 @@ pub(crate) fn destroy(st: &LabState) {
     let _ = std::fs::remove_dir_all(LabState::folder(&st.name));
 }
 
+/// SIGKILLs those of the given inits that are still alive (each takes its whole PID namespace
+/// with it); returns them.
+pub(crate) fn signal_all(inits: impl Iterator<Item = ProcId>) -> Vec<ProcId> {
+    let live: Vec<ProcId> = inits.filter(ProcId::alive).collect();
+    for p in &live {
+        // SAFETY: kill(2) on a process whose identity (PID + start time) we just checked.
+        unsafe { libc::kill(p.pid, libc::SIGKILL) };
+    }
+    live
+}
+
 /// SIGKILLs the given inits (each takes its whole PID namespace with it) and waits, bounded,
 /// until they are gone. Every one that is our child is reaped — also an init that died before
 /// teardown (an agent may kill a device's PID 1) — so no zombie outlives its lab.
 pub(crate) fn kill_all(inits: impl Iterator<Item = ProcId>) {
     let all: Vec<ProcId> = inits.collect();
-    let mut live: Vec<ProcId> = all.iter().copied().filter(ProcId::alive).collect();
-    for p in &live {
-        // SAFETY: kill(2) on a process whose identity (PID + start time) we just checked.
-        unsafe { libc::kill(p.pid, libc::SIGKILL) };
-    }
+    let mut live = signal_all(all.iter().copied());
     let deadline = Instant::now() + Duration::from_secs(10);
     while !live.is_empty() && Instant::now() < deadline {
         // A process turns into a zombie at any moment: test first, then reap what has ended.
@@ -303,6 +314,11 @@ impl Lab for NetnsLab {
         let Some(st) = self.mark_down() else {
             return Ok(());
         };
+        // A benchmark's runs do not wait for the kernel to end the lab's processes: signalled
+        // here, removed in the background (see `super::reaper`).
+        if self.reaper.as_ref().is_some_and(|r| r.take(&st)) {
+            return Ok(());
+        }
         // Killing the devices and waiting until they are gone blocks, for as long as the
         // kernel takes to end their processes: on a runtime worker that would stall every other
         // task on it (with `--jobs 2` on two cores, the other run's agent and snapshots).

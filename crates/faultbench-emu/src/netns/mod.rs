@@ -48,6 +48,7 @@
 //! command's whole process group and a 1 MiB cap per output stream.
 
 mod device_state;
+pub(crate) mod devstate;
 pub mod dns;
 mod emulator;
 mod exec;
@@ -63,6 +64,7 @@ pub(crate) mod needs;
 pub(crate) mod nsexec;
 pub(crate) mod prepare;
 pub mod ready;
+mod reaper;
 mod renice;
 pub mod requirements;
 pub(crate) mod seccomp;

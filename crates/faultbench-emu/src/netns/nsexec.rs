@@ -92,9 +92,47 @@ impl Record {
 /// Entry point of the applet; `args` follow the applet name. Returns only on failure or with
 /// the command's exit code.
 pub(crate) fn main(args: &[OsString]) -> i32 {
-    let Some((pid, start, env, argv)) = parse(args) else {
-        eprintln!("usage: faultbench-netshim {APPLET} PID START [NAME=value…] -- COMMAND [ARG…]");
-        return USAGE_EXIT;
+    match parse(args) {
+        Some((pid, start, env, argv)) if !argv.is_empty() => {
+            enter_and_run(pid, start, &env, Run::Command(argv))
+        }
+        _ => {
+            eprintln!(
+                "usage: faultbench-netshim {APPLET} PID START [NAME=value…] -- COMMAND [ARG…]"
+            );
+            USAGE_EXIT
+        }
+    }
+}
+
+/// Entry point of the [`devstate`](super::devstate) applet: like [`main`], but what runs in
+/// the device is the state reader of that module instead of a command. Arguments:
+/// `PID START [NAME=value…] --`.
+pub(crate) fn state_main(args: &[OsString]) -> i32 {
+    match parse(args) {
+        Some((pid, start, env, [])) => enter_and_run(pid, start, &env, Run::DeviceState),
+        _ => {
+            eprintln!(
+                "usage: faultbench-netshim {} PID START [NAME=value…] --",
+                super::devstate::APPLET
+            );
+            USAGE_EXIT
+        }
+    }
+}
+
+/// What runs in the device once entered.
+enum Run<'a> {
+    /// `execvp` of this command.
+    Command(&'a [OsString]),
+    /// The snapshot reader, in this program ([`super::devstate`]).
+    DeviceState,
+}
+
+fn enter_and_run(pid: i32, start: u64, env: &Env<'_>, run: Run<'_>) -> i32 {
+    let argv: &[OsString] = match run {
+        Run::Command(argv) => argv,
+        Run::DeviceState => &[],
     };
     let status = match take_status_pipe() {
         Ok(s) => s,
@@ -122,7 +160,7 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
     if let Err(e) = enter(pid, start) {
         return fail(STAGE_ENTER, e);
     }
-    set_environment(&env);
+    set_environment(env);
     // The child's way to say that its `exec` failed (close-on-exec: end-of-file means it ran).
     let (exec_rx, exec_tx) = match io::pipe() {
         Ok(p) => p,
@@ -135,6 +173,21 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
         return fail(STAGE_ENTER, io::Error::last_os_error());
     }
     if child == 0 {
+        if matches!(run, Run::DeviceState) {
+            // No exec will close the pipe that says "it runs": close it now, so that the
+            // harness reads the output while it is written.
+            drop(exec_rx);
+            drop(exec_tx);
+            let code = match enter_limits(&filter) {
+                Ok(()) => super::devstate::run(),
+                Err(e) => {
+                    eprintln!("faultbench-netshim {}: {e}", super::devstate::APPLET);
+                    FAILED_EXIT
+                }
+            };
+            // SAFETY: leave without running the parent's copy of its exit handlers.
+            unsafe { libc::_exit(code) };
+        }
         let err = start_command(&ptrs, &filter);
         let errno = err.raw_os_error().unwrap_or(libc::EIO).to_le_bytes();
         // SAFETY: write(2) of a local buffer, then leave without running destructors or exit
@@ -197,7 +250,7 @@ fn cpu_micros() -> u64 {
 type Env<'a> = Vec<(&'a std::ffi::OsStr, &'a std::ffi::OsStr)>;
 
 /// `PID START [NAME=value…] -- ARGV…` (the environment entries all hold a `=`, so the first
-/// `--` ends them).
+/// `--` ends them); `ARGV` may be empty (the callers check).
 fn parse(args: &[OsString]) -> Option<(i32, u64, Env<'_>, &[OsString])> {
     let pid: i32 = args.first()?.to_str()?.parse().ok()?;
     let start: u64 = args.get(1)?.to_str()?.parse().ok()?;
@@ -213,7 +266,7 @@ fn parse(args: &[OsString]) -> Option<(i32, u64, Env<'_>, &[OsString])> {
             ))
         })
         .collect::<Option<Vec<_>>>()?;
-    if args.len() < sep + 2 || pid <= 0 {
+    if pid <= 0 {
         return None;
     }
     Some((pid, start, env, &args[sep + 1..]))
@@ -318,19 +371,22 @@ fn read_small(fd: OwnedFd) -> io::Result<String> {
 
 /// In the child: the device's limits, then the command. Returns only on failure.
 fn start_command(argv: &[*const libc::c_char], filter: &[seccomp::SockFilter]) -> io::Error {
-    // SAFETY: signal(2), prctl(2), seccomp(2) and execvp(3) on prepared data.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        reset_internal_signals();
-        if let Err(e) = seccomp::drop_container_caps() {
-            return e;
-        }
-        if let Err(e) = seccomp::install(filter) {
-            return e;
-        }
-        libc::execvp(argv[0], argv.as_ptr());
+    if let Err(e) = enter_limits(filter) {
+        return e;
     }
+    // SAFETY: execvp(3) on prepared data.
+    unsafe { libc::execvp(argv[0], argv.as_ptr()) };
     io::Error::last_os_error()
+}
+
+/// In the child: default signal dispositions, the capabilities a container has, the
+/// device's system-call filter.
+fn enter_limits(filter: &[seccomp::SockFilter]) -> io::Result<()> {
+    // SAFETY: signal(2) with a valid disposition.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    reset_internal_signals();
+    seccomp::drop_container_caps()?;
+    seccomp::install(filter)
 }
 
 /// glibc's `posix_spawn` ignores its two internal signals (32 and 33) in the new process while
@@ -424,7 +480,9 @@ mod tests {
             parse(&a(&["12", "34", "noequals", "--", "sh"])).is_none(),
             "no ="
         );
-        assert!(parse(&a(&["12", "34", "--"])).is_none(), "no command");
+        let bare = a(&["12", "34", "--"]);
+        let (_, _, _, none) = parse(&bare).expect("no command: devstate's form");
+        assert!(none.is_empty());
         assert!(parse(&a(&["12", "34", "ip"])).is_none(), "no separator");
         assert!(parse(&a(&["-1", "34", "--", "ip"])).is_none(), "bad pid");
         assert!(

@@ -160,7 +160,7 @@ pub(super) async fn spawn_piped(
         )));
     }
     match device_spawn() {
-        DeviceSpawn::Entry(entry) => via_entry(entry, init, argv, env).await,
+        DeviceSpawn::Entry(entry) => via_entry(entry, nsexec::APPLET, init, argv, env).await,
         DeviceSpawn::Fork { .. } => Ok(Spawned {
             child: exec::device_command(init, argv, env)
                 .map_err(SpawnFailure::Enter)?
@@ -171,12 +171,28 @@ pub(super) async fn spawn_piped(
     }
 }
 
+/// Starts the [`devstate`](super::devstate) reader in the device held by `init`, like
+/// [`spawn_piped`] starts a command; `None` when no entry program is there to run it (the
+/// caller then runs the snapshot script).
+pub(super) async fn spawn_state_reader(
+    init: ProcId,
+    env: &[(String, String)],
+) -> Option<Result<Spawned, SpawnFailure>> {
+    match device_spawn() {
+        DeviceSpawn::Entry(entry) => {
+            Some(via_entry(entry, super::devstate::APPLET, init, &[], env).await)
+        }
+        DeviceSpawn::Fork { .. } => None,
+    }
+}
+
 fn not_running() -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, "the device is not running")
 }
 
 async fn via_entry(
     entry: &Path,
+    applet: &str,
     init: ProcId,
     argv: &[String],
     env: &[(String, String)],
@@ -192,7 +208,7 @@ async fn via_entry(
     // comes from lab.conf, and the entry runs on the host (`LD_PRELOAD` there would load a
     // library into a root process outside any device).
     cmd.arg0(SHIM_BINARY)
-        .arg(nsexec::APPLET)
+        .arg(applet)
         .arg(init.pid.to_string())
         .arg(init.start.to_string())
         .args(env.iter().map(|(k, v)| format!("{k}={v}")))
@@ -230,10 +246,7 @@ async fn via_entry(
     Err(match (read, decoded) {
         (Err(e), _) => SpawnFailure::Enter(io::Error::new(
             e.kind(),
-            format!(
-                "{SHIM_BINARY} {} ended before the command started: {e}",
-                nsexec::APPLET
-            ),
+            format!("{SHIM_BINARY} {applet} ended before the command started: {e}"),
         )),
         (Ok(_), Some(r)) if r.stage == nsexec::STAGE_EXEC => {
             SpawnFailure::Exec(io::Error::from_raw_os_error(r.errno))

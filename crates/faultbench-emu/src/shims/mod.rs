@@ -334,6 +334,13 @@ pub fn multicall_main(args: Vec<OsString>) -> i32 {
         {
             crate::netns::nsexec::main(&rest[1..])
         }
+        // Its sibling: a device's snapshot state, read in the device without a shell.
+        _ if rest
+            .first()
+            .is_some_and(|a| a == crate::netns::devstate::APPLET) =>
+        {
+            crate::netns::nsexec::state_main(&rest[1..])
+        }
         _ => tool_main(rest),
     }
 }
@@ -401,12 +408,30 @@ pub(crate) fn bpf_selftest(ifindex: u32) -> bool {
 
 /// The capabilities the wrappers act on: [`CAPS_FILE`] next to the binary, else a probe.
 pub(crate) fn shim_caps() -> HostCaps {
-    let from_file = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join(CAPS_FILE)))
+    let from_file = WRAPPER_DIR
+        .get()
+        .cloned()
+        .or_else(|| {
+            std::env::current_exe()
+                .ok()?
+                .parent()
+                .map(Path::to_path_buf)
+        })
+        .map(|d| d.join(CAPS_FILE))
         .and_then(|p| std::fs::read(p).ok())
         .and_then(|b| serde_json::from_slice::<HostCaps>(&b).ok());
     from_file.unwrap_or_else(HostCaps::probe)
+}
+
+/// The folder of the wrappers this process runs on behalf of, when it calls a wrapper's code
+/// in-process rather than as the wrapper's own program (the `devstate` reader): the caps file
+/// is read from there instead of beside the running program.
+static WRAPPER_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Makes this process read the caps file of the wrappers in `dir` (once; later calls do
+/// nothing).
+pub(crate) fn act_for_wrappers_in(dir: PathBuf) {
+    let _ = WRAPPER_DIR.set(dir);
 }
 
 /// Print the standard "unsupported on this host" message and return [`UNSUPPORTED_EXIT`].
