@@ -318,7 +318,7 @@ impl Emulator for NetnsEmulator {
 
     /// A run does not wait for the kernel to end its lab's processes (0.3 s for 20 devices
     /// when quiet, seconds beside a bring-up): signalled at teardown, removed in the
-    /// background ([`super::reaper`]).
+    /// background (`netns/reaper.rs`).
     fn defer_teardowns(&self) -> bool {
         self.reaper.enable();
         true
