@@ -405,11 +405,37 @@ async fn shell_free_state_reader_reads_what_the_snapshot_script_reads() {
         );
     }
     assert!(compared >= 6 * 6, "{compared} aspects compared");
+    // A second read of an unchanged ruleset reuses the rules read above (the nftables
+    // generation is the same); a changed one is listed again.
+    let reused = lab.filter_rules_reused();
     let r1 = lab.device_state("r1", T).await;
+    assert_eq!(
+        lab.filter_rules_reused(),
+        reused + 1,
+        "unchanged rules reused"
+    );
     let rules = r1.items(Aspect::PacketFilter).unwrap();
     assert!(
         rules.keys().any(|k| k.contains("dport 179 drop")),
         "the rule is read: {rules:?}"
+    );
+    sh_ok(&lab, "r1", "nft add rule inet t1 c tcp dport 22 drop").await;
+    let r1 = lab.device_state("r1", T).await;
+    assert_eq!(
+        lab.filter_rules_reused(),
+        reused + 1,
+        "changed rules listed"
+    );
+    let rules = r1.items(Aspect::PacketFilter).unwrap();
+    assert!(
+        rules.keys().any(|k| k.contains("dport 22 drop")),
+        "the new rule is read: {rules:?}"
+    );
+    let script =
+        snapshot::read_device_with(&lab, "r1", SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG, T).await;
+    assert_eq!(
+        r1.aspects.get(&Aspect::PacketFilter),
+        script.aspects.get(&Aspect::PacketFilter)
     );
     lab.teardown().await.unwrap();
 }

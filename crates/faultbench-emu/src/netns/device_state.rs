@@ -11,10 +11,12 @@
 //! socket (reached through the device's root, see [`DeviceSocket`]), merged as `vtysh` merges
 //! it, so the items are the same.
 
+use super::devstate::{FILTER_UNCHANGED, GENERATION_PART};
 use super::lab::NetnsLab;
 use super::ready::{DeviceSocket, vty_enable_command};
 use faultbench_core::snapshot::{
-    self, Aspect, DeviceState, SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG, frr_config_from_daemons,
+    self, Aspect, AspectState, DeviceState, SNAPSHOT_SCRIPT_WITHOUT_FRR_CONFIG,
+    frr_config_from_daemons,
 };
 use std::time::{Duration, Instant};
 
@@ -60,12 +62,83 @@ pub(super) async fn read(lab: &NetnsLab, device: &str, timeout: Duration) -> Dev
 
 /// The shell-free reading ([`super::devstate`]) when an entry program is there to run it; `None`
 /// otherwise, and for a device that cannot be entered (the script's path then says why).
+///
+/// The packet-filter rules are listed again only when the device's nftables generation (the
+/// kernel's count of committed ruleset changes) differs from the one of the rules this lab
+/// last read there: `nft list ruleset` is the costliest program of a snapshot, and between the
+/// two snapshots around an agent the rules rarely change.
 async fn without_shell(lab: &NetnsLab, device: &str, timeout: Duration) -> Option<DeviceState> {
     let (init, env) = lab.device(device).ok()?;
-    Some(
-        match super::exec::run_state_reader(init, &env, timeout, lab.output_cap).await? {
-            Ok(o) => snapshot::state_from_output(o),
-            Err(e) => DeviceState::failed(format!("could not run: {e}")),
+    let held = lab.filter_cache.get(device);
+    let known = held.as_ref().map(|(g, _)| *g);
+    let out = super::exec::run_state_reader(init, &env, known, timeout, lab.output_cap).await?;
+    let o = match out {
+        Ok(o) => o,
+        Err(e) => return Some(DeviceState::failed(format!("could not run: {e}"))),
+    };
+    let generation = marker_value(&o.stdout, GENERATION_PART).and_then(|v| v.parse().ok());
+    let unchanged = marker_value(&o.stdout, "packet_filter") == Some(FILTER_UNCHANGED);
+    let mut state = snapshot::state_from_output(o);
+    match (unchanged, held) {
+        (true, Some((g, rules))) if generation == Some(g) => {
+            state.aspects.insert(Aspect::PacketFilter, rules);
+            lab.filter_cache.hit();
+        }
+        (true, _) => {
+            // Cannot happen (the reader only skips the generation it was given); never guess.
+            state.aspects.insert(
+                Aspect::PacketFilter,
+                AspectState::Failed("the ruleset was not listed and no copy is held".into()),
+            );
+        }
+        (false, _) => match (generation, state.aspects.get(&Aspect::PacketFilter)) {
+            (Some(g), Some(rules @ AspectState::Items(_))) => {
+                lab.filter_cache.put(device, g, rules.clone());
+            }
+            _ => lab.filter_cache.forget(device),
         },
-    )
+    }
+    Some(state)
+}
+
+/// The value of the first `@@name value` marker line of a reader's output.
+fn marker_value<'a>(out: &'a str, name: &str) -> Option<&'a str> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("@@"))
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .map(str::trim)
+}
+
+/// The packet-filter rules a lab last read in each device, with the nftables generation they
+/// were read at; and how many reads they saved.
+#[derive(Debug, Default)]
+pub(crate) struct FilterCache {
+    held: std::sync::Mutex<std::collections::HashMap<String, (u32, AspectState)>>,
+    hits: std::sync::atomic::AtomicU64,
+}
+
+impl FilterCache {
+    fn get(&self, device: &str) -> Option<(u32, AspectState)> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.get(device).cloned()
+    }
+
+    fn put(&self, device: &str, generation: u32, rules: AspectState) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.insert(device.to_string(), (generation, rules));
+    }
+
+    fn forget(&self, device: &str) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.remove(device);
+    }
+
+    fn hit(&self) {
+        self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Snapshot reads that reused the rules held instead of listing them.
+    pub(crate) fn hits(&self) -> u64 {
+        self.hits.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }

@@ -36,8 +36,27 @@ const SYSCTLS: [&str; 6] = [
     "net/ipv6/conf/all/forwarding",
 ];
 
+/// The marker of a packet-filter part left unread because the ruleset's generation is the one
+/// the harness already holds (`@@packet_filter unchanged`).
+pub(crate) const FILTER_UNCHANGED: &str = "unchanged";
+/// The marker after the packet-filter part carrying the nftables generation it was read at
+/// (`@@nft_generation N`).
+pub(crate) const GENERATION_PART: &str = "nft_generation";
+
+/// The argument that passes the generation of the ruleset the harness holds (`nft-gen=N`).
+pub(crate) fn known_generation_arg(generation: u32) -> String {
+    format!("nft-gen={generation}")
+}
+
+/// Reads back [`known_generation_arg`].
+pub(crate) fn parse_known_generation(arg: &std::ffi::OsStr) -> Option<u32> {
+    arg.to_str()?.strip_prefix("nft-gen=")?.parse().ok()
+}
+
 /// Prints the device's state parts on stdout; the exit code (0: the parts carry their own).
-pub(crate) fn run() -> i32 {
+/// `known`: the nftables generation whose ruleset the harness already holds — when the
+/// device's is still that one, the ruleset is not listed again.
+pub(crate) fn run(known: Option<u32>) -> i32 {
     let rc = part(&["ip", "-j", "-batch", "-"], Some(IP_BATCH));
     emit(format!("@@ip {rc}\n").as_bytes());
     let mut text = Vec::new();
@@ -67,12 +86,26 @@ pub(crate) fn run() -> i32 {
     }
     text.extend_from_slice(b"@@services 0\n");
     emit(&text);
-    let rc = if on_path("nft").is_some() {
-        part(&["nft", "list", "ruleset"], None)
+    if on_path("nft").is_some() {
+        // Read before the listing: a change racing with it makes the two differ, and the next
+        // snapshot lists again.
+        let generation = nft_generation();
+        match (generation, known) {
+            (Some(g), Some(k)) if g == k => {
+                emit(format!("@@packet_filter {FILTER_UNCHANGED}\n").as_bytes());
+            }
+            _ => {
+                let rc = part(&["nft", "list", "ruleset"], None);
+                emit(format!("@@packet_filter {rc}\n").as_bytes());
+            }
+        }
+        if let Some(g) = generation {
+            emit(format!("@@{GENERATION_PART} {g}\n").as_bytes());
+        }
     } else {
-        part(&["iptables-save"], None)
-    };
-    emit(format!("@@packet_filter {rc}\n").as_bytes());
+        let rc = part(&["iptables-save"], None);
+        emit(format!("@@packet_filter {rc}\n").as_bytes());
+    }
     emit(if frr {
         b"@@frr_config pending\n"
     } else {
@@ -233,4 +266,80 @@ fn part(argv: &[&str], input: Option<&[u8]>) -> i32 {
     } else {
         128 + libc::WTERMSIG(status)
     }
+}
+
+/// The generation of this network namespace's nftables ruleset (the kernel counts every
+/// committed change, iptables-nft's included), asked over netlink; `None` when it cannot be
+/// read (the ruleset is then listed every time).
+fn nft_generation() -> Option<u32> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    const NETLINK_NETFILTER: i32 = 12;
+    const NFTA_GEN_ID: u16 = 1;
+    const HEADER: usize = 16;
+    // SAFETY: socket(2); the descriptor is owned right after.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            NETLINK_NETFILTER,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: a fresh descriptor.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let timeout = libc::timeval {
+        tv_sec: 1,
+        tv_usec: 0,
+    };
+    // SAFETY: setsockopt(2) with a valid timeval.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&timeout as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    let kind = ((libc::NFNL_SUBSYS_NFTABLES as u16) << 8) | libc::NFT_MSG_GETGEN as u16;
+    let mut req = [0u8; HEADER + 4];
+    req[0..4].copy_from_slice(&((HEADER + 4) as u32).to_ne_bytes());
+    req[4..6].copy_from_slice(&kind.to_ne_bytes());
+    req[6..8].copy_from_slice(&(libc::NLM_F_REQUEST as u16).to_ne_bytes());
+    req[8..12].copy_from_slice(&1u32.to_ne_bytes());
+    // nfgenmsg: family AF_UNSPEC, version NFNETLINK_V0, resource id 0 (all zero).
+    // SAFETY: send(2) of a local buffer; an unconnected netlink socket sends to the kernel.
+    let sent = unsafe { libc::send(fd.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
+    if sent != req.len() as isize {
+        return None;
+    }
+    let mut buf = [0u8; 4096];
+    // SAFETY: recv(2) into a local buffer.
+    let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n < (HEADER + 4) as isize {
+        return None;
+    }
+    let msg = &buf[..n as usize];
+    let u16_at = |i: usize| Some(u16::from_ne_bytes(msg.get(i..i + 2)?.try_into().ok()?));
+    let len = u32::from_ne_bytes(msg[0..4].try_into().ok()?) as usize;
+    let newgen = ((libc::NFNL_SUBSYS_NFTABLES as u16) << 8) | libc::NFT_MSG_NEWGEN as u16;
+    if u16_at(4)? != newgen || len > msg.len() {
+        return None;
+    }
+    // Attributes after the nfgenmsg, each `len, type, value` padded to 4 bytes.
+    let mut at = HEADER + 4;
+    while at + 4 <= len {
+        let alen = u16_at(at)? as usize;
+        let atype = u16_at(at + 2)? & 0x3fff;
+        if alen < 4 || at + alen > len {
+            return None;
+        }
+        if atype == NFTA_GEN_ID && alen >= 8 {
+            return Some(u32::from_be_bytes(msg[at + 4..at + 8].try_into().ok()?));
+        }
+        at += (alen + 3) & !3;
+    }
+    None
 }

@@ -222,19 +222,23 @@ pub(crate) async fn run(
 }
 
 /// Runs the [`devstate`](super::devstate) reader in the device of `init` (its output is that
-/// of the snapshot script without FRR's configuration); `None` when this process has no entry
-/// program to run it.
+/// of the snapshot script without FRR's configuration, the ruleset left out when its nftables
+/// generation is still `known_generation`); `None` when this process has no entry program to
+/// run it.
 pub(crate) async fn run_state_reader(
     init: ProcId,
     env: &[(String, String)],
+    known_generation: Option<u32>,
     timeout: Duration,
     cap: usize,
 ) -> Option<std::io::Result<ExecOutput>> {
     let started = Instant::now();
-    Some(match super::spawn::spawn_state_reader(init, env).await? {
-        Ok(spawned) => collect(init, spawned, started, timeout, cap).await,
-        Err(SpawnFailure::Exec(e) | SpawnFailure::Enter(e)) => Err(e),
-    })
+    Some(
+        match super::spawn::spawn_state_reader(init, env, known_generation).await? {
+            Ok(spawned) => collect(init, spawned, started, timeout, cap).await,
+            Err(SpawnFailure::Exec(e) | SpawnFailure::Enter(e)) => Err(e),
+        },
+    )
 }
 
 /// Waits for a started command (killing its group at `timeout`) and gathers its output.

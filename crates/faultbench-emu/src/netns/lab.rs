@@ -1,5 +1,6 @@
 //! A running netns lab: exec, teardown, detach, attach.
 
+use super::device_state::FilterCache;
 use super::exec::{self, DEFAULT_OUTPUT_CAP};
 use super::health::StartupProblem;
 use super::ready::Readiness;
@@ -29,6 +30,8 @@ pub struct NetnsLab {
     pub(crate) startup_problems: Vec<StartupProblem>,
     /// The emulator's background removals, when it defers teardowns ([`super::reaper`]).
     pub(crate) reaper: Option<Arc<Reaper>>,
+    /// The packet-filter rules last read in each device, by nftables generation.
+    pub(crate) filter_cache: FilterCache,
     name: String,
 }
 
@@ -49,11 +52,19 @@ impl NetnsLab {
             warnings,
             startup_problems: Vec::new(),
             reaper: None,
+            filter_cache: FilterCache::default(),
         }
     }
 
     fn snapshot(&self) -> LabState {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// How many device reads of its snapshots reused the packet-filter rules read before,
+    /// the device's nftables generation being unchanged (for tests and measurements).
+    #[doc(hidden)]
+    pub fn filter_rules_reused(&self) -> u64 {
+        self.filter_cache.hits()
     }
 
     /// The lab directory it was deployed from.

@@ -107,13 +107,19 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
 
 /// Entry point of the [`devstate`](super::devstate) applet: like [`main`], but what runs in
 /// the device is the state reader of that module instead of a command. Arguments:
-/// `PID START [NAME=value…] --`.
+/// `PID START [NAME=value…] -- [nft-gen=N]`.
 pub(crate) fn state_main(args: &[OsString]) -> i32 {
     match parse(args) {
-        Some((pid, start, env, [])) => enter_and_run(pid, start, &env, Run::DeviceState),
+        Some((pid, start, env, [])) => enter_and_run(pid, start, &env, Run::DeviceState(None)),
+        Some((pid, start, env, [known]))
+            if super::devstate::parse_known_generation(known).is_some() =>
+        {
+            let known = super::devstate::parse_known_generation(known);
+            enter_and_run(pid, start, &env, Run::DeviceState(known))
+        }
         _ => {
             eprintln!(
-                "usage: faultbench-netshim {} PID START [NAME=value…] --",
+                "usage: faultbench-netshim {} PID START [NAME=value…] -- [nft-gen=N]",
                 super::devstate::APPLET
             );
             USAGE_EXIT
@@ -125,14 +131,15 @@ pub(crate) fn state_main(args: &[OsString]) -> i32 {
 enum Run<'a> {
     /// `execvp` of this command.
     Command(&'a [OsString]),
-    /// The snapshot reader, in this program ([`super::devstate`]).
-    DeviceState,
+    /// The snapshot reader, in this program ([`super::devstate`]), with the nftables
+    /// generation whose ruleset the harness holds.
+    DeviceState(Option<u32>),
 }
 
 fn enter_and_run(pid: i32, start: u64, env: &Env<'_>, run: Run<'_>) -> i32 {
     let argv: &[OsString] = match run {
         Run::Command(argv) => argv,
-        Run::DeviceState => &[],
+        Run::DeviceState(_) => &[],
     };
     let status = match take_status_pipe() {
         Ok(s) => s,
@@ -173,13 +180,13 @@ fn enter_and_run(pid: i32, start: u64, env: &Env<'_>, run: Run<'_>) -> i32 {
         return fail(STAGE_ENTER, io::Error::last_os_error());
     }
     if child == 0 {
-        if matches!(run, Run::DeviceState) {
+        if let Run::DeviceState(known) = run {
             // No exec will close the pipe that says "it runs": close it now, so that the
             // harness reads the output while it is written.
             drop(exec_rx);
             drop(exec_tx);
             let code = match enter_limits(&filter) {
-                Ok(()) => super::devstate::run(),
+                Ok(()) => super::devstate::run(known),
                 Err(e) => {
                     eprintln!("faultbench-netshim {}: {e}", super::devstate::APPLET);
                     FAILED_EXIT

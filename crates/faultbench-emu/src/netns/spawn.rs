@@ -177,10 +177,15 @@ pub(super) async fn spawn_piped(
 pub(super) async fn spawn_state_reader(
     init: ProcId,
     env: &[(String, String)],
+    known_generation: Option<u32>,
 ) -> Option<Result<Spawned, SpawnFailure>> {
+    let args: Vec<String> = known_generation
+        .map(super::devstate::known_generation_arg)
+        .into_iter()
+        .collect();
     match device_spawn() {
         DeviceSpawn::Entry(entry) => {
-            Some(via_entry(entry, super::devstate::APPLET, init, &[], env).await)
+            Some(via_entry(entry, super::devstate::APPLET, init, &args, env).await)
         }
         DeviceSpawn::Fork { .. } => None,
     }
