@@ -19,6 +19,7 @@ use faultbench_gen::ticket::PlainTickets;
 use faultbench_gen::verify::verify_variant;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Shipped topologies, smallest first (the live cost grows with the device count).
 const ORDER: [&str; 6] = [
@@ -150,7 +151,11 @@ async fn verify_on(
     };
     let baseline = topology.baseline().unwrap();
     let emulator = NetnsEmulator::new();
-    let phases = PhaseOptions::default();
+    // What `faultbench generate` verifies with by default (`--baseline-timeout 60
+    // --verify-timeout 30`): the baseline may take as long after a fix as after a deploy (an
+    // OSPF interface made active again first waits for a hello, up to 10 s).
+    let phases: PhaseOptions =
+        faultbench_gen::verify::phase_options(Duration::from_secs(60), Duration::from_secs(30));
     let mut slot = None;
     let mut failures = Vec::new();
     for v in &p.variants {
