@@ -250,17 +250,9 @@ fn part(argv: &[&str], input: Option<&[u8]>) -> i32 {
         unsafe { libc::_exit(code) };
     }
     drop(stdin);
-    let mut status = 0;
-    loop {
-        // SAFETY: waitpid(2) on our own child.
-        let r = unsafe { libc::waitpid(child, &mut status, 0) };
-        if r == child {
-            break;
-        }
-        if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return 126;
-        }
-    }
+    let Some(status) = super::nsexec::wait(child) else {
+        return 126;
+    };
     if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else {

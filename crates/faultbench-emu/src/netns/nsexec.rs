@@ -420,7 +420,7 @@ fn reset_internal_signals() {
 }
 
 /// Waits for the command; its wait status.
-fn wait(child: i32) -> Option<i32> {
+pub(super) fn wait(child: i32) -> Option<i32> {
     let mut status = 0;
     loop {
         // SAFETY: waitpid(2) on our own child.
