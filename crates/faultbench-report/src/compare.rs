@@ -380,6 +380,32 @@ fn notes(sources: &[Source]) -> Vec<String> {
                 ));
             }
         }
+        // Differences pair runs of the same scenarios; two sets of different scenarios (a
+        // hand-written set and a generated one) have none to pair, and the question a user
+        // asks of them is the unpaired gap.
+        let ids: BTreeSet<&str> = first
+            .index
+            .rows
+            .iter()
+            .map(|r| r.scenario_id.as_str())
+            .collect();
+        if !s.index.rows.is_empty()
+            && !s
+                .index
+                .rows
+                .iter()
+                .any(|r| ids.contains(r.scenario_id.as_str()))
+        {
+            out.push(format!(
+                "{} and {} share no scenario, so no paired difference is computed; for two sets of \
+                 different scenarios (e.g. hand-written and generated), `faultbench report --gap \
+                 {} {}` gives the unpaired gap per category and family with intervals.",
+                first.label,
+                s.label,
+                first.index.source.display(),
+                s.index.source.display()
+            ));
+        }
         let (ma, mb) = (
             models_by_agent(&first.index.rows),
             models_by_agent(&s.index.rows),

@@ -127,6 +127,45 @@ fn a_known_shift_on_shared_scenarios_is_measured_with_a_paired_interval() {
 }
 
 #[test]
+fn sets_of_different_scenarios_are_pointed_to_the_unpaired_gap() {
+    // A hand-written set and a generated one: no scenario in common, nothing to pair.
+    let hand: Vec<ManifestRow> = (0..6)
+        .map(|i| row("base80", &format!("t-hand{i}"), "baseline", 1, 0.8))
+        .collect();
+    let generated: Vec<ManifestRow> = (0..6)
+        .map(|i| row("base80", &format!("t-gen{i}"), "baseline", 1, 0.6))
+        .collect();
+    let c = compare(
+        &[src("A", hand.clone(), None), src("B", generated, None)],
+        BOOT,
+    );
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("A and B share no scenario") && n.contains("report --gap")),
+        "{:?}",
+        c.notes
+    );
+    // No difference was computed for any row.
+    assert!(
+        c.tables
+            .iter()
+            .flat_map(|t| &t.rows)
+            .all(|r| r.diffs.iter().all(|d| d.diff.is_none())),
+        "a difference over no shared scenario"
+    );
+    // One shared scenario is enough to pair: no such note.
+    let mut overlapping = hand.clone();
+    overlapping.truncate(1);
+    let c = compare(&[src("A", hand, None), src("B", overlapping, None)], BOOT);
+    assert!(
+        !c.notes.iter().any(|n| n.contains("share no scenario")),
+        "{:?}",
+        c.notes
+    );
+}
+
+#[test]
 fn different_identities_are_listed() {
     let rows = vec![row("base80", "t-a", "sade", 1, 1.0)];
     let ia = json!({"agents": {"sade": {"model": "claude-sonnet-4-6"}}, "judge": "llm:gpt-5-mini", "turns": 20});
