@@ -1,16 +1,20 @@
 //! A small static file server for the viewer's folder, for a browser on this machine.
 //!
-//! - Requests: GET and HEAD only, one per connection (`Connection: close`), a request head of
-//!   at most 8 KiB that must arrive within [`Limits::read_timeout`] (else `408`).
+//! HTTP is hyper's (HTTP/1.1, one request per connection); what is ours is which file a request
+//! gets and the bounds on every connection:
+//!
+//! - Requests: GET and HEAD (anything else `405`). The request head must arrive within
+//!   [`Limits::read_timeout`] (hyper's header-read timeout: the connection is closed).
 //! - Files: only regular files under the site folder, opened from the folder's descriptor one
 //!   component at a time without following links, and checked on the opened handle — no path
 //!   is checked and then opened again, so a link swapped in meanwhile is never followed
 //!   ([`open`]). Anything else is a `404`.
-//! - Responses stream from the opened handle in [`CHUNK`]-sized pieces: memory per connection
-//!   is the request buffer plus one chunk, whatever the file's size. Each piece must be taken by
-//!   the client within [`Limits::write_timeout`] and the whole response must go out within
-//!   [`Limits::response_deadline`]; otherwise the connection is dropped, so a reader that stops
-//!   reading holds nothing for long.
+//! - Responses stream from the opened handle in pieces of at most [`FRAME`] bytes, and hyper
+//!   buffers at most [`BUF_MAX`] before it stops taking pieces: memory per connection stays
+//!   under [`CHUNK`] beside hyper's read buffer, whatever the file's size. Each write must make
+//!   progress within [`Limits::write_timeout`] ([`WriteDeadline`]) and the whole response must go
+//!   out within [`Limits::response_deadline`] of its request; otherwise the connection is
+//!   dropped, so a reader that stops reading holds nothing for long.
 //! - At most [`Limits::max_connections`] connections are served at once. As many more are
 //!   answered `503 Service Unavailable` with `Retry-After: 1` (their request head is read
 //!   first: closing a connection with an unread request resets it, and the client would lose
@@ -18,31 +22,46 @@
 //!   frees. An answer rather than a queue because the pages need no second request (everything
 //!   is inline): a full server means something else holds its connections, and a page waiting
 //!   behind that would just hang.
-//! - Every response carries the site's Content-Security-Policy
+//! - Every response we write carries the site's Content-Security-Policy
 //!   ([`faultbench_view::html::site_policy`], the policy the index page carries in its `<meta>`
 //!   tag, plus `frame-ancestors 'none'`, which only a header can say), and
 //!   `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, `Cache-Control: no-store`.
+//!   (A request hyper cannot parse gets hyper's own bodiless `400`.)
 
 pub mod open;
 #[cfg(test)]
 mod tests;
 
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use open::{Refusal, SiteFile, content_type};
 use rustix::fs::{Mode, OFlags};
+use std::convert::Infallible;
 use std::future::Future;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// The size of one piece of a streamed file: the most of it held in memory per connection.
+/// The most of a file held in memory per connection (see [`FRAME`]).
 pub const CHUNK: usize = 64 * 1024;
-const MAX_REQUEST: usize = 8 * 1024;
+/// What hyper buffers for writing before it stops taking pieces of the body (its minimum).
+pub const BUF_MAX: usize = 8 * 1024;
+/// The size of one piece of a streamed file: a write then carries at most what hyper had
+/// buffered (less than [`BUF_MAX`]) and one piece, never more than [`CHUNK`].
+pub const FRAME: usize = CHUNK - BUF_MAX;
 /// A pause after a failed accept (out of descriptors, say) so the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
@@ -53,9 +72,9 @@ pub struct Limits {
     pub max_connections: usize,
     /// Time for the request head to arrive.
     pub read_timeout: Duration,
-    /// Time for the client to take each piece of the response.
+    /// Time for each write of the response to make progress.
     pub write_timeout: Duration,
-    /// Time for the whole response.
+    /// Time for the whole response, from the request's arrival.
     pub response_deadline: Duration,
 }
 
@@ -73,7 +92,7 @@ impl Default for Limits {
 /// The site folder, held open: every file is opened beneath this descriptor.
 pub struct Site {
     root: OwnedFd,
-    csp: String,
+    csp: HeaderValue,
 }
 
 impl Site {
@@ -85,18 +104,12 @@ impl Site {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        Ok(Self {
-            root,
-            csp: format!(
-                "{}; frame-ancestors 'none'",
-                faultbench_view::html::site_policy()
-            ),
-        })
-    }
-
-    /// The Content-Security-Policy header sent with every response.
-    pub fn csp(&self) -> &str {
-        &self.csp
+        let csp = format!(
+            "{}; frame-ancestors 'none'",
+            faultbench_view::html::site_policy()
+        );
+        let csp = HeaderValue::try_from(csp).map_err(std::io::Error::other)?;
+        Ok(Self { root, csp })
     }
 
     fn open_target(&self, target: &str) -> Result<SiteFile, Refusal> {
@@ -109,238 +122,293 @@ impl Site {
 pub enum Outcome {
     /// The whole response, with this status, went out.
     Answered(u16),
+    /// The request head did not arrive within the read timeout.
+    RequestTimedOut,
     /// The client did not take a piece of the response within the write timeout.
     WriteTimedOut,
     /// The response was not done within the response deadline.
     DeadlineExceeded,
-    /// The connection failed, or the file ended early (changed while sent).
+    /// The connection failed or ended without a request, or the file ended early (changed
+    /// while sent).
     Broken,
 }
 
-/// A response about to be sent.
-struct Answer {
-    status: u16,
-    reason: &'static str,
-    content_type: &'static str,
-    extra_headers: &'static str,
-    body: Body,
-    head_only: bool,
+type Body = BoxBody<Bytes, std::io::Error>;
+
+fn text(t: &'static str) -> Body {
+    Full::new(Bytes::from_static(t.as_bytes()))
+        .map_err(|never| match never {})
+        .boxed()
 }
 
-enum Body {
-    Text(&'static str),
-    File(SiteFile),
-}
-
-impl Answer {
-    fn text(status: u16, reason: &'static str, text: &'static str) -> Self {
-        Self {
-            status,
-            reason,
-            content_type: "text/plain; charset=utf-8",
-            extra_headers: "",
-            body: Body::Text(text),
-            head_only: false,
-        }
-    }
-
-    fn len(&self) -> u64 {
-        match &self.body {
-            Body::Text(t) => t.len() as u64,
-            Body::File(f) => f.len,
-        }
-    }
-
-    fn head(&self, csp: &str) -> String {
-        format!(
-            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nContent-Security-Policy: {csp}\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\nCache-Control: no-store\r\n{}Connection: close\r\n\r\n",
-            self.status,
-            self.reason,
-            self.content_type,
-            self.len(),
-            self.extra_headers,
-        )
-    }
-}
-
-/// The answer to a request head (the file is opened here, so a `200` holds its handle).
-fn answer(site: &Site, request: &str) -> Answer {
-    let mut words = request
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .split_whitespace();
-    let (method, target) = (
-        words.next().unwrap_or_default(),
-        words.next().unwrap_or_default(),
-    );
-    if method != "GET" && method != "HEAD" {
-        return Answer::text(405, "Method Not Allowed", "only GET and HEAD\n");
-    }
-    let mut answer = match site.open_target(target) {
-        Ok(file) => Answer {
-            status: 200,
-            reason: "OK",
-            content_type: content_type(&file.rel),
-            extra_headers: "",
-            body: Body::File(file),
-            head_only: false,
-        },
-        Err(_) => Answer::text(404, "Not Found", "not found\n"),
-    };
-    answer.head_only = method == "HEAD";
-    answer
-}
-
-/// Reads a request head; `None` if it did not arrive in time.
-async fn read_head<R: AsyncRead + Unpin>(sock: &mut R, timeout: Duration) -> Option<String> {
-    let mut buf = vec![0u8; MAX_REQUEST];
-    let mut n = 0;
-    let head_done =
-        |b: &[u8]| b.windows(4).any(|w| w == b"\r\n\r\n") || b.windows(2).any(|w| w == b"\n\n");
-    let read = tokio::time::timeout(timeout, async {
-        while n < MAX_REQUEST {
-            match sock.read(&mut buf[n..]).await {
-                Ok(0) | Err(_) => break,
-                Ok(k) => {
-                    n += k;
-                    if head_done(&buf[..n]) {
-                        break;
-                    }
-                }
-            }
-        }
-    })
-    .await;
-    read.ok()
-        .map(|()| String::from_utf8_lossy(&buf[..n]).into_owned())
-}
-
-/// Why a response stopped before its end.
-enum Cut {
-    TimedOut,
-    Broken,
-}
-
-impl From<Cut> for Outcome {
-    fn from(c: Cut) -> Self {
-        match c {
-            Cut::TimedOut => Outcome::WriteTimedOut,
-            Cut::Broken => Outcome::Broken,
-        }
-    }
-}
-
-async fn write<W: AsyncWrite + Unpin>(
-    w: &mut W,
-    bytes: &[u8],
-    timeout: Duration,
-) -> Result<(), Cut> {
-    match tokio::time::timeout(timeout, w.write_all(bytes)).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(_)) => Err(Cut::Broken),
-        Err(_) => Err(Cut::TimedOut),
-    }
-}
-
-/// Sends `len` bytes of `file` in pieces of at most [`CHUNK`], each within `timeout`. Reads
-/// run on the blocking pool; the one buffer travels there and back.
-async fn stream_file<W: AsyncWrite + Unpin>(
-    w: &mut W,
-    mut file: std::fs::File,
-    len: u64,
-    timeout: Duration,
-) -> Result<(), Cut> {
-    let mut buf = vec![0u8; CHUNK];
-    let mut left = len;
-    while left > 0 {
-        let want = usize::try_from(left).map_or(CHUNK, |l| l.min(CHUNK));
-        let (f, b, read) = tokio::task::spawn_blocking(move || {
-            let read = file.read(&mut buf[..want]);
-            (file, buf, read)
-        })
-        .await
-        .map_err(|_| Cut::Broken)?;
-        (file, buf) = (f, b);
-        let n = match read {
-            Ok(0) | Err(_) => return Err(Cut::Broken),
-            Ok(n) => n,
-        };
-        write(w, &buf[..n], timeout).await?;
-        left -= n as u64;
-    }
-    Ok(())
-}
-
-/// Writes `answer`: the head, then (unless HEAD) the body.
-async fn send<W: AsyncWrite + Unpin>(
-    w: &mut W,
-    answer: Answer,
-    csp: &str,
-    write_timeout: Duration,
-) -> Outcome {
-    let status = answer.status;
-    if let Err(c) = write(w, answer.head(csp).as_bytes(), write_timeout).await {
-        return c.into();
-    }
-    if answer.head_only {
-        return Outcome::Answered(status);
-    }
-    let sent = match answer.body {
-        Body::Text(t) => write(w, t.as_bytes(), write_timeout).await,
-        Body::File(f) => stream_file(w, f.file, f.len, write_timeout).await,
-    };
-    match sent {
-        Ok(()) => Outcome::Answered(status),
-        Err(c) => c.into(),
-    }
-}
-
-/// Answers the request `request` on `w` within the limits (the part of a connection after its
-/// request head is read).
-async fn respond<W: AsyncWrite + Unpin>(
-    w: &mut W,
-    request: Option<&str>,
+/// A response with the site's headers (`len` is the Content-Length, also for HEAD).
+fn response(
     site: &Site,
-    limits: &Limits,
-) -> Outcome {
-    let answer = match request {
-        Some(r) => answer(site, r),
-        None => Answer::text(408, "Request Timeout", "request timeout\n"),
-    };
-    tokio::time::timeout(
-        limits.response_deadline,
-        send(w, answer, site.csp(), limits.write_timeout),
+    status: StatusCode,
+    content_type: &'static str,
+    len: u64,
+    body: Body,
+) -> Response<Body> {
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    h.insert(header::CONTENT_SECURITY_POLICY, site.csp.clone());
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+fn plain(site: &Site, status: StatusCode, t: &'static str, head_only: bool) -> Response<Body> {
+    let body = if head_only { text("") } else { text(t) };
+    response(
+        site,
+        status,
+        "text/plain; charset=utf-8",
+        t.len() as u64,
+        body,
     )
-    .await
-    .unwrap_or(Outcome::DeadlineExceeded)
+}
+
+/// The answer to a request (the file is opened here, so a `200` holds its handle).
+fn answer<B>(site: &Site, req: &Request<B>) -> Response<Body> {
+    let head_only = req.method() == Method::HEAD;
+    if req.method() != Method::GET && !head_only {
+        return plain(
+            site,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "only GET and HEAD\n",
+            false,
+        );
+    }
+    let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    match site.open_target(target) {
+        Ok(file) => {
+            let (ct, len) = (content_type(&file.rel), file.len);
+            let body = if head_only {
+                text("")
+            } else {
+                file_body(file.file, len)
+            };
+            response(site, StatusCode::OK, ct, len, body)
+        }
+        Err(_) => plain(site, StatusCode::NOT_FOUND, "not found\n", head_only),
+    }
+}
+
+/// The answer to a connection over the cap.
+fn busy<B>(site: &Site, req: &Request<B>) -> Response<Body> {
+    let mut r = plain(
+        site,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "busy; try again\n",
+        req.method() == Method::HEAD,
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// `len` bytes of `file` as a body of pieces of at most [`FRAME`] bytes, each read on the
+/// blocking pool when hyper asks for it. A file that ends early or fails ends the body with an
+/// error (hyper then drops the connection).
+fn file_body(file: std::fs::File, len: u64) -> Body {
+    let pieces = futures_util::stream::unfold((Some(file), len), |(file, left)| async move {
+        let mut file = file?;
+        if left == 0 {
+            return None;
+        }
+        let want = usize::try_from(left).map_or(FRAME, |l| l.min(FRAME));
+        let read = tokio::task::spawn_blocking(move || {
+            let mut buf = vec![0u8; want];
+            let read = file.read(&mut buf).map(|n| {
+                buf.truncate(n);
+                buf
+            });
+            (file, read)
+        })
+        .await;
+        let ended =
+            |why: &str| std::io::Error::new(std::io::ErrorKind::UnexpectedEof, why.to_string());
+        Some(match read {
+            Ok((file, Ok(buf))) if !buf.is_empty() => {
+                let n = buf.len() as u64;
+                (Ok(Frame::data(Bytes::from(buf))), (Some(file), left - n))
+            }
+            Ok((_, Ok(_))) => (Err(ended("the file ended early")), (None, 0)),
+            Ok((_, Err(e))) => (Err(e), (None, 0)),
+            Err(_) => (Err(ended("the file read was cancelled")), (None, 0)),
+        })
+    });
+    BodyExt::boxed(StreamBody::new(pieces))
+}
+
+/// A connection whose writes must each make progress within `timeout`: a write that stays
+/// blocked that long (the client stopped reading) fails with `TimedOut`, which ends the
+/// connection. Reads pass through.
+pub struct WriteDeadline<S> {
+    inner: S,
+    timeout: Duration,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<S> WriteDeadline<S> {
+    /// `inner` with writes bounded by `timeout`.
+    pub fn new(inner: S, timeout: Duration) -> Self {
+        Self {
+            inner,
+            timeout,
+            stalled: None,
+        }
+    }
+
+    /// Progress (or a result) clears the clock; waiting starts it, and once it has run out the
+    /// write fails.
+    fn bound<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        r: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if r.is_ready() {
+            self.stalled = None;
+            return r;
+        }
+        let timeout = self.timeout;
+        let clock = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        if clock.as_mut().poll(cx).is_ready() {
+            self.stalled = None;
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client took nothing within the write timeout",
+            )));
+        }
+        Poll::Pending
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for WriteDeadline<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for WriteDeadline<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.bound(cx, r)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.bound(cx, r)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_flush(cx);
+        self.bound(cx, r)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.bound(cx, r)
+    }
+}
+
+/// Whether `e` (or what caused it) is an I/O timeout of ours.
+fn write_timed_out(e: &hyper::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// Serves one request on `io` within `limits`: the site's answer, or `503` when `refuse`.
+async fn serve_io<I>(io: I, site: Arc<Site>, limits: &Limits, refuse: bool) -> Outcome
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let status = Arc::new(AtomicU16::new(0));
+    let started = Arc::new(tokio::sync::Notify::new());
+    let service = {
+        let (status, started) = (status.clone(), started.clone());
+        hyper::service::service_fn(move |req: Request<Incoming>| {
+            started.notify_one();
+            let r = if refuse {
+                busy(&site, &req)
+            } else {
+                answer(&site, &req)
+            };
+            status.store(r.status().as_u16(), Ordering::SeqCst);
+            std::future::ready(Ok::<_, Infallible>(r))
+        })
+    };
+    let mut http = hyper::server::conn::http1::Builder::new();
+    // Title-case header names, as the server wrote them before hyper did (HTTP does not care;
+    // scripts that grep a response might).
+    http.keep_alive(false)
+        .title_case_headers(true)
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.read_timeout)
+        .max_buf_size(BUF_MAX);
+    let conn = http.serve_connection(
+        TokioIo::new(WriteDeadline::new(io, limits.write_timeout)),
+        service,
+    );
+    // The response deadline runs from the request's arrival.
+    let deadline = async {
+        started.notified().await;
+        tokio::time::sleep(limits.response_deadline).await;
+    };
+    tokio::select! {
+        served = conn => match served {
+            Ok(()) => match status.load(Ordering::SeqCst) {
+                0 => Outcome::Broken,
+                s => Outcome::Answered(s),
+            },
+            Err(e) if e.is_timeout() => Outcome::RequestTimedOut,
+            Err(e) if write_timed_out(&e) => Outcome::WriteTimedOut,
+            Err(_) => Outcome::Broken,
+        },
+        () = deadline => Outcome::DeadlineExceeded,
+    }
 }
 
 /// Serves one connection: its request, then the answer, then a clean close.
-pub async fn handle(mut sock: TcpStream, site: &Site, limits: &Limits) -> Outcome {
-    let request = read_head(&mut sock, limits.read_timeout).await;
-    let outcome = respond(&mut sock, request.as_deref(), site, limits).await;
-    if matches!(outcome, Outcome::Answered(_)) {
-        let _ = tokio::time::timeout(limits.write_timeout, sock.shutdown()).await;
-    }
-    outcome
+pub async fn handle(sock: TcpStream, site: Arc<Site>, limits: &Limits) -> Outcome {
+    serve_io(sock, site, limits, false).await
 }
 
 /// Answers one connection over the cap with a `503`.
-async fn refuse(mut sock: TcpStream, site: &Site, limits: &Limits) -> Outcome {
-    if read_head(&mut sock, limits.read_timeout).await.is_none() {
-        return Outcome::Broken;
-    }
-    let mut answer = Answer::text(503, "Service Unavailable", "busy; try again\n");
-    answer.extra_headers = "Retry-After: 1\r\n";
-    let outcome = tokio::time::timeout(
-        limits.response_deadline,
-        send(&mut sock, answer, site.csp(), limits.write_timeout),
-    )
-    .await
-    .unwrap_or(Outcome::DeadlineExceeded);
-    let _ = tokio::time::timeout(limits.write_timeout, sock.shutdown()).await;
-    outcome
+async fn refuse(sock: TcpStream, site: Arc<Site>, limits: &Limits) -> Outcome {
+    serve_io(sock, site, limits, true).await
 }
 
 /// What the next accepted connection gets.
@@ -399,8 +467,8 @@ pub async fn run(
         let (site, limits) = (site.clone(), limits.clone());
         tokio::spawn(async move {
             match slot {
-                Slot::Serve(_permit) => handle(sock, &site, &limits).await,
-                Slot::Refuse(_permit) => refuse(sock, &site, &limits).await,
+                Slot::Serve(_permit) => handle(sock, site, &limits).await,
+                Slot::Refuse(_permit) => refuse(sock, site, &limits).await,
             }
         });
     }

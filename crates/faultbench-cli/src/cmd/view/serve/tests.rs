@@ -1,13 +1,13 @@
 //! The server over real sockets (on 127.0.0.1:0) and over a recording writer.
 
-use super::{CHUNK, Limits, Outcome, Site, handle, respond, run};
+use super::{CHUNK, Limits, Outcome, Site, handle, run, serve_io};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
 /// Longer than any test should take: only a hung server reaches it.
@@ -115,21 +115,47 @@ async fn every_response_carries_the_pages_csp_and_nosniff() {
     }
 }
 
-/// Takes everything at once and remembers the size of each write.
+/// What a [`Recorder`] was given: the size of each write and the bytes.
 #[derive(Default)]
-struct Recorder {
+struct Written {
     writes: Vec<usize>,
     data: Vec<u8>,
 }
 
+/// A connection that sends `request`, then nothing (it never closes), takes every write at
+/// once and remembers its size.
+struct Recorder {
+    request: Vec<u8>,
+    read: usize,
+    written: Arc<Mutex<Written>>,
+}
+
+impl AsyncRead for Recorder {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let left = &self.request[self.read..];
+        if left.is_empty() {
+            return Poll::Pending;
+        }
+        let n = left.len().min(buf.remaining());
+        buf.put_slice(&left[..n]);
+        self.read += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
 impl AsyncWrite for Recorder {
     fn poll_write(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         _: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        self.writes.push(buf.len());
-        self.data.extend_from_slice(buf);
+        let mut w = self.written.lock().unwrap();
+        w.writes.push(buf.len());
+        w.data.extend_from_slice(buf);
         Poll::Ready(Ok(buf.len()))
     }
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -144,16 +170,18 @@ impl AsyncWrite for Recorder {
 async fn a_large_file_goes_out_in_bounded_pieces() {
     let tmp = tempfile::tempdir().unwrap();
     let root = site_with_files(tmp.path());
-    let site = Site::open(&root).unwrap();
-    let mut w = Recorder::default();
-    let outcome = respond(
-        &mut w,
-        Some("GET /big.bin HTTP/1.1\r\n\r\n"),
-        &site,
-        &Limits::default(),
-    )
-    .await;
+    let site = Arc::new(Site::open(&root).unwrap());
+    let written = Arc::new(Mutex::new(Written::default()));
+    let conn = Recorder {
+        request: b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+        read: 0,
+        written: written.clone(),
+    };
+    let outcome = tokio::time::timeout(HUNG, serve_io(conn, site, &Limits::default(), false))
+        .await
+        .expect("the response never ended");
     assert_eq!(outcome, Outcome::Answered(200));
+    let w = written.lock().unwrap();
     let (head, body) = split(&w.data);
     assert_eq!(
         header(&head, "Content-Length"),
@@ -183,11 +211,11 @@ async fn stalled_client(addr: SocketAddr, target: &str) -> TcpStream {
 async fn serve_one_stalled(limits: Limits) -> (Outcome, usize) {
     let tmp = tempfile::tempdir().unwrap();
     let root = site_with_files(tmp.path());
-    let site = Site::open(&root).unwrap();
+    let site = Arc::new(Site::open(&root).unwrap());
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let mut client = stalled_client(listener.local_addr().unwrap(), "/big.bin").await;
     let (sock, _) = listener.accept().await.unwrap();
-    let outcome = tokio::time::timeout(HUNG, handle(sock, &site, &limits))
+    let outcome = tokio::time::timeout(HUNG, handle(sock, site, &limits))
         .await
         .expect("the server waited on a reader that never reads");
     // The server has let go: the client finds what the sockets buffered, then the end.
@@ -258,4 +286,39 @@ async fn connections_over_the_cap_get_503_until_a_slot_frees() {
         assert!(t0.elapsed() < HUNG, "the freed slot never served");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_head_that_never_comes_is_dropped_at_the_read_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = site_with_files(tmp.path());
+    let site = Arc::new(Site::open(&root).unwrap());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    // Half a request line, then silence.
+    let mut client = TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
+    client.write_all(b"GET /index.ht").await.unwrap();
+    let (sock, _) = listener.accept().await.unwrap();
+    let limits = Limits {
+        read_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let t0 = std::time::Instant::now();
+    let outcome = tokio::time::timeout(HUNG, handle(sock, site, &limits))
+        .await
+        .expect("the server waited on a head that never came");
+    assert_eq!(outcome, Outcome::RequestTimedOut);
+    assert!(
+        t0.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        t0.elapsed()
+    );
+    // Nothing of the site went out, and the connection is closed.
+    let mut got = Vec::new();
+    tokio::time::timeout(HUNG, client.read_to_end(&mut got))
+        .await
+        .expect("the connection stayed open")
+        .ok();
+    assert!(!String::from_utf8_lossy(&got).contains("index"), "{got:?}");
 }
