@@ -337,6 +337,12 @@ fn notes(sources: &[Source]) -> Vec<String> {
             }
         }
     }
+    let ids: BTreeSet<&str> = first
+        .index
+        .rows
+        .iter()
+        .map(|r| r.scenario_id.as_str())
+        .collect();
     for s in &sources[1..] {
         match (&first.identity, &s.identity) {
             (Some(a), Some(b)) => {
@@ -383,12 +389,6 @@ fn notes(sources: &[Source]) -> Vec<String> {
         // Differences pair runs of the same scenarios; two sets of different scenarios (a
         // hand-written set and a generated one) have none to pair, and the question a user
         // asks of them is the unpaired gap.
-        let ids: BTreeSet<&str> = first
-            .index
-            .rows
-            .iter()
-            .map(|r| r.scenario_id.as_str())
-            .collect();
         if !s.index.rows.is_empty()
             && !s
                 .index

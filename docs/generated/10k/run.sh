@@ -19,8 +19,8 @@ if [ "${1:-}" = --save ]; then
   for j in "$W"/generated-10k/*/gen/.journal-*.jsonl; do
     [ -f "$j" ] || continue
     folder=$(basename "$(dirname "$(dirname "$j")")")
-    gzip -9 -n -c "$j" > "$HERE/journals/$folder$(basename "$j" .jsonl).jsonl.gz.tmp" &&
-      mv "$HERE/journals/$folder$(basename "$j" .jsonl).jsonl.gz.tmp" "$HERE/journals/$folder$(basename "$j" .jsonl).jsonl.gz"
+    z="$HERE/journals/$folder$(basename "$j" .jsonl).jsonl.gz"   # <folder>.journal-K-of-N.jsonl.gz
+    gzip -9 -n -c "$j" > "$z.tmp" && mv "$z.tmp" "$z"
   done
   cp "$W/generated-10k/GENERATED.csv" "$HERE/GENERATED.csv"
   echo "saved $(ls "$HERE"/journals | wc -l) journal(s) and GENERATED.csv ($(($(wc -l < "$HERE/GENERATED.csv") - 1)) rows) into $HERE"
