@@ -475,12 +475,12 @@ fn opt_ptr(c: Option<&CString>) -> *const libc::c_char {
 
 /// `struct ifreq` as the kernel reads it: a name and a 24-byte union.
 #[repr(C)]
-struct IfReq {
-    name: [libc::c_char; libc::IFNAMSIZ],
-    data: [u8; 24],
+pub(crate) struct IfReq {
+    pub(crate) name: [libc::c_char; libc::IFNAMSIZ],
+    pub(crate) data: [u8; 24],
 }
 
-fn ifreq(name: &CStr) -> IfReq {
+pub(crate) fn ifreq(name: &CStr) -> IfReq {
     let mut r = IfReq {
         name: [0; libc::IFNAMSIZ],
         data: [0; 24],
@@ -492,13 +492,13 @@ fn ifreq(name: &CStr) -> IfReq {
 }
 
 /// A datagram socket for interface ioctls; the caller closes it.
-fn inet_socket() -> Result<libc::c_int, i32> {
+pub(crate) fn inet_socket() -> Result<libc::c_int, i32> {
     // SAFETY: plain socket(2).
     let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if s < 0 { Err(errno()) } else { Ok(s) }
 }
 
-const SIOCBRADDBR: libc::c_ulong = 0x89a0;
+pub(crate) const SIOCBRADDBR: libc::c_ulong = 0x89a0;
 const SIOCBRADDIF: libc::c_ulong = 0x89a2;
 
 /// Executes one step; `Err(errno)` on failure.

@@ -70,6 +70,7 @@ pub mod requirements;
 pub(crate) mod seccomp;
 mod spawn;
 mod state;
+mod unbridge;
 pub(crate) mod topo;
 
 pub use emulator::{DEVICE_PATH, NetnsEmulator, preflight, which};

@@ -333,13 +333,7 @@ fn report(status: &OwnedFd, stage: u32, errno: i32, value: u64) {
 /// Opens the namespaces of `pid` if it is still the process started at `start`, and enters
 /// them.
 fn enter(pid: i32, start: u64) -> io::Result<()> {
-    let gone = || io::Error::from_raw_os_error(libc::ESRCH);
-    let dir = open_at(libc::AT_FDCWD, &format!("/proc/{pid}"), libc::O_DIRECTORY)?;
-    let stat = read_small(open_at(dir.as_raw_fd(), "stat", 0)?)?;
-    match super::state::parse_stat(&stat) {
-        Some((state, s)) if s == start && state != 'Z' && state != 'X' => {}
-        _ => return Err(gone()),
-    }
+    let dir = checked_proc_dir(pid, start)?;
     // Opened relative to the checked directory: ESRCH if the process has ended meanwhile.
     let fds = NAMESPACES
         .iter()
@@ -352,6 +346,22 @@ fn enter(pid: i32, start: u64) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `/proc/<pid>` opened as a directory, if `pid` is still the live process started at `start`
+/// (ESRCH otherwise). What is opened relative to it belongs to that process or fails.
+fn checked_proc_dir(pid: i32, start: u64) -> io::Result<OwnedFd> {
+    let dir = open_at(libc::AT_FDCWD, &format!("/proc/{pid}"), libc::O_DIRECTORY)?;
+    let stat = read_small(open_at(dir.as_raw_fd(), "stat", 0)?)?;
+    match super::state::parse_stat(&stat) {
+        Some((state, s)) if s == start && state != 'Z' && state != 'X' => Ok(dir),
+        _ => Err(io::Error::from_raw_os_error(libc::ESRCH)),
+    }
+}
+
+/// The network namespace of `pid`, if it is still the process started at `start`.
+pub(crate) fn network_namespace(pid: i32, start: u64) -> io::Result<OwnedFd> {
+    open_at(checked_proc_dir(pid, start)?.as_raw_fd(), "ns/net", 0)
 }
 
 fn open_at(dir: i32, path: &str, flags: i32) -> io::Result<OwnedFd> {

@@ -9,17 +9,20 @@
 //! run to wait for it.
 //!
 //! With deferral on (the benchmark driver turns it on), [`NetnsLab::teardown`] runs the
-//! shutdown files, marks the lab torn down, sends the signals and hands the wait, the reaping
-//! and the folder's removal to a blocking task here; the driver awaits [`Reaper::flush`]
-//! before it exits. Nothing leaks on the way: the signals are sent before `teardown` returns,
-//! so a crash afterwards leaves only processes already dying and a folder that
-//! [`gc`](super::gc) removes (its state file says the lab was being torn down and its owner is
-//! gone). Without deferral (the default, and every test that checks a lab is gone once
+//! shutdown files, marks the lab torn down, kills its devices and hands the rest to a blocking
+//! task here: deleting the lab's bridges one at a time ([`super::unbridge`]: the kernel's batch
+//! would stall every other lab's commands for seconds), killing the switch namespaces' holders,
+//! the wait, the reaping and the folder's removal; the driver awaits [`Reaper::flush`] before it
+//! exits. Nothing that acts outlives `teardown`: every device is signalled before it returns, so
+//! a crash afterwards leaves processes already dying, the switches' idle holders and a folder
+//! that [`gc`](super::gc) removes (its state file says the lab was being torn down and its
+//! owner is gone). Without deferral (the default, and every test that checks a lab is gone once
 //! `teardown` returned), `teardown` does both steps before it returns.
 //!
 //! [`NetnsLab::teardown`]: super::NetnsLab
 
 use super::lab::{destroy, signal_all};
+use super::unbridge::{Held, delete_one_by_one};
 use super::state::LabState;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,12 +51,22 @@ impl Reaper {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return false;
         };
-        signal_all(st.processes());
+        // The devices (and the DNS holder) stop now; their network namespaces are kept until
+        // their bridges are deleted one at a time, and so are the switches' (see
+        // `super::unbridge`): the kernel's batch would hold the host's RTNL lock for all of
+        // them at once, stalling every other lab's commands.
+        let devices = || st.devices.iter().filter_map(|d| d.init);
+        let held = Held::open(devices());
+        signal_all(devices().chain(st.dns));
+        let switches: Vec<_> = st.switches.iter().filter_map(|s| s.init).collect();
         let st = st.clone();
         let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
         // Finished removals are dropped here so the list stays as short as the labs in flight.
         tasks.retain(|t| !t.is_finished());
-        tasks.push(handle.spawn_blocking(move || destroy(&st)));
+        tasks.push(handle.spawn_blocking(move || {
+            delete_one_by_one(held, switches);
+            destroy(&st)
+        }));
         true
     }
 
