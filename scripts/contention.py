@@ -142,6 +142,10 @@ def main():
         for lab in (agent_lab, other):
             subprocess.run([binary, "lab", "down", lab],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            os.rmdir(CGROUP)
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":

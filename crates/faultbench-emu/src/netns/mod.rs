@@ -70,8 +70,8 @@ pub mod requirements;
 pub(crate) mod seccomp;
 mod spawn;
 mod state;
-mod unbridge;
 pub(crate) mod topo;
+mod unbridge;
 
 pub use emulator::{DEVICE_PATH, NetnsEmulator, preflight, which};
 pub use exec::DEFAULT_OUTPUT_CAP;

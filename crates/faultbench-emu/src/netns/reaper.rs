@@ -22,8 +22,8 @@
 //! [`NetnsLab::teardown`]: super::NetnsLab
 
 use super::lab::{destroy, signal_all};
-use super::unbridge::{Held, delete_one_by_one};
 use super::state::LabState;
+use super::unbridge::{Held, delete_one_by_one};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::task::JoinHandle;
@@ -65,7 +65,7 @@ impl Reaper {
         tasks.retain(|t| !t.is_finished());
         tasks.push(handle.spawn_blocking(move || {
             delete_one_by_one(held, switches);
-            destroy(&st)
+            destroy(&st);
         }));
         true
     }

@@ -122,8 +122,9 @@ fn is_harness_namespace(ns: &OwnedFd) -> bool {
         // Unknown: treat as ours, delete nothing.
         return true;
     };
-    // SAFETY: fstat(2) into a zeroed struct on a descriptor we own.
+    // SAFETY: `stat` is plain data; all zeroes is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat(2) into that struct, on a descriptor we own.
     if unsafe { libc::fstat(ns.as_raw_fd(), &mut st) } != 0 {
         return true;
     }
@@ -177,7 +178,11 @@ mod tests {
             for name in names {
                 // SAFETY: SIOCBRADDBR reads a NUL-terminated name.
                 let r = unsafe {
-                    libc::ioctl(sock.as_raw_fd(), crate::netns::init::SIOCBRADDBR, name.as_ptr())
+                    libc::ioctl(
+                        sock.as_raw_fd(),
+                        crate::netns::init::SIOCBRADDBR,
+                        name.as_ptr(),
+                    )
                 };
                 assert_eq!(r, 0, "{name:?}: {}", io::Error::last_os_error());
             }
@@ -198,7 +203,8 @@ mod tests {
     fn count_bridges(ns: OwnedFd) -> usize {
         std::thread::spawn(move || {
             // SAFETY: setns(2) of this test thread's network namespace only.
-            assert_eq!(unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) }, 0);
+            let entered = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(entered, 0);
             // SAFETY: a fresh socket, owned below.
             let sock = unsafe { OwnedFd::from_raw_fd(inet_socket().unwrap()) };
             bridges(&sock).unwrap().len()
@@ -218,11 +224,9 @@ mod tests {
 
     #[test]
     fn the_harness_namespace_is_recognised_and_never_entered() {
-        let own = crate::netns::nsexec::network_namespace(
-            ProcId::current().pid,
-            ProcId::current().start,
-        )
-        .unwrap();
+        let own =
+            crate::netns::nsexec::network_namespace(ProcId::current().pid, ProcId::current().start)
+                .unwrap();
         assert!(is_harness_namespace(&own));
         // Deleting "in" it does nothing (the guard answers before any setns).
         assert_eq!(delete_in(&own).unwrap(), 0);
