@@ -70,21 +70,16 @@ struct Shared {
     tally: std::sync::Mutex<std::collections::BTreeMap<faultbench_core::RunStatus, usize>>,
     events: EventSink,
     /// The prestart depth of every job (`--prestart auto` adapts it to the bench's measured
-    /// bring-up and run times, per topology; `--prestart N` fixes it).
+    /// bring-up and run times; `--prestart N` fixes it).
     tuner: std::sync::Mutex<PrestartTuner>,
 }
 
 impl Shared {
-    /// The depth for the runs of `topology` (every lab's times when not known yet).
-    fn prestart(&self, topology: Option<&str>) -> PrestartDecision {
-        let tuner = self
-            .tuner
+    fn prestart(&self) -> PrestartDecision {
+        self.tuner
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match topology {
-            Some(t) => tuner.decision_for(t),
-            None => tuner.decision(),
-        }
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .decision()
     }
 
     /// Feeds a finished run on a fresh lab to the tuner: its lab's bring-up (deploy and
@@ -105,10 +100,9 @@ impl Shared {
             .tuner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let lab = r.key.topology.as_str();
-        tuner.observe_lab(lab, bring_up, run);
+        tuner.observe(bring_up, run);
         if let Some(cpu) = d.cpu_ms {
-            tuner.observe_lab_cpu(lab, std::time::Duration::from_millis(cpu));
+            tuner.observe_cpu(std::time::Duration::from_millis(cpu));
         }
     }
 
@@ -229,10 +223,8 @@ async fn worker(
         if shared.stopped() {
             break;
         }
-        // The depth in effect for this run (read once, so the run records what it used),
-        // from the times of runs on its topology: the next item's, queued or not yet.
-        let next = ahead.front().or(chunk.front());
-        let decision = shared.prestart(next.map(|i| i.scenario.topology()));
+        // The depth in effect for this run (read once, so the run records what it used).
+        let decision = shared.prestart();
         let prestart = decision.depth as usize;
         // With fresh labs, the next item's lab is queued (at least one, so that an empty
         // queue can start the next run); with reused labs, nothing is queued.

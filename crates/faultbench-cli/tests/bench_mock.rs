@@ -484,39 +484,6 @@ fn records(runs: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// `--prestart auto` sizes a topology's queue by that topology's measured runs and records
-/// which: the first run has nothing measured, later ones name their topology.
-#[test]
-fn auto_prestart_names_the_topology_it_measured() {
-    let tmp = tempfile::tempdir().unwrap();
-    let runs = tmp.path().join("runs");
-    let topologies = tmp.path().join("topologies");
-    slow_topology(&topologies, 30);
-    let (code, out, err) = bench(
-        &runs,
-        &topologies,
-        &["--passes", "3", "--jobs", "1", "--telemetry", "off"],
-    );
-    assert_eq!(code, 0, "{out}\n{err}");
-    let recs = records(&runs);
-    assert_eq!(recs.len(), 6);
-    let mut named = 0;
-    for r in &recs {
-        let p = &r["phases"]["deploy"]["prestart"];
-        assert_eq!(p["auto"], true, "{p}");
-        match p.get("measured_on") {
-            Some(t) => {
-                assert_eq!(t, &r["key"]["topology"], "{p}");
-                assert!(p["run_ms"].as_u64().unwrap() > 0, "{p}");
-                named += 1;
-            }
-            None => assert_eq!(p["run_ms"], 0, "only before any run is measured: {p}"),
-        }
-    }
-    assert!(named >= 4, "runs after the first are sized by their topology: {named}");
-    assert!(err.contains("(auto: Tri bring-up"), "{err}");
-}
-
 #[test]
 fn fresh_labs_prestart_snapshots_and_telemetry_are_recorded() {
     let tmp = tempfile::tempdir().unwrap();

@@ -6,10 +6,7 @@
 //! (each lab waiting holds its devices) and CPU early. So the depth is
 //! `⌈margin × bring-up / run⌉`, at least 1 and at most what memory allows
 //! ([`super::prestart_limit`]), from the medians of the last [`WINDOW`] runs of the bench
-//! on the same lab (every job's, since they share the machine): a bench that mixes labs (E1's
-//! eight topologies: a 6 s bring-up beside a 27 s one) would otherwise size one lab's queue by
-//! another's times. A lab not measured yet takes the medians of every lab's recent runs; until
-//! a run has been measured at all the depth is 1.
+//! (every job's, since they share the machine). Until a run has been measured the depth is 1.
 //!
 //! A deeper queue only helps while bring-ups wait (on protocol timers); once the cores are
 //! busy it only starts more bring-ups at once, each slower, and the measured bring-up grows
@@ -33,15 +30,10 @@
 //! assert_eq!(t.decision().depth, 1); // nothing measured yet
 //! t.observe(s(16), s(10));
 //! assert_eq!(t.decision().depth, 2);
-//! // Per lab: a slow lab's runs size its own queue, not a quick one's.
-//! t.observe_lab("Kath1", s(27), s(14));
-//! t.observe_lab("Kath2", s(6), s(9));
-//! assert_eq!(t.decision_for("Kath1").depth, 3); // 1.25 × 27 / 14 = 2.4 → 3
-//! assert_eq!(t.decision_for("Kath2").depth, 1);
 //! ```
 
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Runs whose times the decision is the median of.
@@ -53,10 +45,6 @@ pub const MARGIN: f64 = 1.25;
 
 /// The deepest `--prestart auto` goes (before the memory bound).
 pub const AUTO_MAX: usize = 4;
-
-/// Labs whose times are kept apart; later ones share the pooled window only (a bench runs a
-/// handful of topologies; this bounds what a pathological plan can make it hold).
-const MAX_LABS: usize = 256;
 
 /// The prestart depth for labs taking `bring_up` to prepare and runs taking `run`, within
 /// `1..=max` (0 when `max` is 0: memory allows no lab ahead).
@@ -105,9 +93,6 @@ pub struct PrestartDecision {
     /// The CPU cap in effect when it was lower than the depth the times asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capped_by_cpu: Option<u32>,
-    /// The lab whose runs the medians are of; none: every lab's recent runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measured_on: Option<String>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -122,11 +107,12 @@ impl std::fmt::Display for PrestartDecision {
         if self.run_ms == 0 {
             return write!(f, "prestart {} (auto, nothing measured yet)", self.depth);
         }
-        write!(f, "prestart {} (auto: ", self.depth)?;
-        if let Some(lab) = &self.measured_on {
-            write!(f, "{lab} ")?;
-        }
-        write!(f, "bring-up {:.1} s", self.bring_up_ms as f64 / 1000.0)?;
+        write!(
+            f,
+            "prestart {} (auto: bring-up {:.1} s",
+            self.depth,
+            self.bring_up_ms as f64 / 1000.0
+        )?;
         if self.bring_up_cpu_ms > 0 {
             write!(
                 f,
@@ -142,24 +128,16 @@ impl std::fmt::Display for PrestartDecision {
     }
 }
 
-/// The recent bring-up, run and bring-up CPU times of some runs.
-#[derive(Debug, Clone, Default)]
-struct Window {
-    bring_ups: VecDeque<Duration>,
-    runs: VecDeque<Duration>,
-    cpus: VecDeque<Duration>,
-}
-
-/// Keeps the recent bring-up and run times of a bench, per lab and pooled, and decides the
-/// prestart depth.
+/// Keeps the recent bring-up and run times of a bench and decides the prestart depth.
 #[derive(Debug, Clone)]
 pub struct PrestartTuner {
     auto: bool,
     max: usize,
     /// `(cores, jobs)` for the CPU cap; `None`: no cap.
     cpu_budget: Option<(usize, usize)>,
-    all: Window,
-    by_lab: BTreeMap<String, Window>,
+    bring_ups: VecDeque<Duration>,
+    runs: VecDeque<Duration>,
+    cpus: VecDeque<Duration>,
 }
 
 impl PrestartTuner {
@@ -169,8 +147,9 @@ impl PrestartTuner {
             auto: false,
             max: depth,
             cpu_budget: None,
-            all: Window::default(),
-            by_lab: BTreeMap::new(),
+            bring_ups: VecDeque::new(),
+            runs: VecDeque::new(),
+            cpus: VecDeque::new(),
         }
     }
 
@@ -190,59 +169,23 @@ impl PrestartTuner {
     }
 
     /// Notes one fresh lab's bring-up (deploy + baseline) and one run's duration (without the
-    /// wait for its lab), of no lab in particular.
+    /// wait for its lab).
     pub fn observe(&mut self, bring_up: Duration, run: Duration) {
-        push(&mut self.all.bring_ups, bring_up);
-        push(&mut self.all.runs, run);
+        for (q, v) in [(&mut self.bring_ups, bring_up), (&mut self.runs, run)] {
+            push(q, v);
+        }
     }
 
     /// Notes the CPU one fresh lab's bring-up used (where the backend tells it).
     pub fn observe_cpu(&mut self, cpu: Duration) {
-        push(&mut self.all.cpus, cpu);
+        push(&mut self.cpus, cpu);
     }
 
-    /// [`PrestartTuner::observe`] for a run on `lab` (a topology name or lab directory).
-    pub fn observe_lab(&mut self, lab: &str, bring_up: Duration, run: Duration) {
-        self.observe(bring_up, run);
-        if let Some(w) = self.window_of(lab) {
-            push(&mut w.bring_ups, bring_up);
-            push(&mut w.runs, run);
-        }
-    }
-
-    /// [`PrestartTuner::observe_cpu`] for a bring-up of `lab`.
-    pub fn observe_lab_cpu(&mut self, lab: &str, cpu: Duration) {
-        self.observe_cpu(cpu);
-        if let Some(w) = self.window_of(lab) {
-            push(&mut w.cpus, cpu);
-        }
-    }
-
-    fn window_of(&mut self, lab: &str) -> Option<&mut Window> {
-        if !self.by_lab.contains_key(lab) && self.by_lab.len() >= MAX_LABS {
-            return None;
-        }
-        Some(self.by_lab.entry(lab.to_string()).or_default())
-    }
-
-    /// The depth to use now, from every lab's recent runs.
+    /// The depth to use now, and what it rests on.
     pub fn decision(&self) -> PrestartDecision {
-        self.decide(&self.all, None)
-    }
-
-    /// The depth to use now for runs on `lab`: from that lab's recent runs once one was
-    /// measured, from every lab's before.
-    pub fn decision_for(&self, lab: &str) -> PrestartDecision {
-        match self.by_lab.get(lab) {
-            Some(w) if !w.runs.is_empty() => self.decide(w, Some(lab)),
-            _ => self.decision(),
-        }
-    }
-
-    fn decide(&self, w: &Window, lab: Option<&str>) -> PrestartDecision {
-        let bring_up = median(&w.bring_ups);
-        let run = median(&w.runs);
-        let cpu = median(&w.cpus).or_else(|| median(&self.all.cpus));
+        let bring_up = median(&self.bring_ups);
+        let run = median(&self.runs);
+        let cpu = median(&self.cpus);
         let mut capped_by_cpu = None;
         let depth = match (self.auto, bring_up, run) {
             (false, ..) => self.max,
@@ -269,9 +212,6 @@ impl PrestartTuner {
             run_ms: run.map_or(0, |d| d.as_millis() as u64),
             bring_up_cpu_ms: cpu.map_or(0, |d| d.as_millis() as u64),
             capped_by_cpu,
-            measured_on: (self.auto && run.is_some())
-                .then(|| lab.map(str::to_string))
-                .flatten(),
         }
     }
 }
@@ -411,36 +351,6 @@ mod tests {
     }
 
     #[test]
-    fn each_lab_is_sized_by_its_own_runs_and_an_unmeasured_one_by_all() {
-        let mut t = PrestartTuner::auto(4).with_cpu_budget(2, 2);
-        // E1's mix, interleaved by two jobs: Kath1 27 s bring-ups and 14 s runs, Kath2 6 s
-        // and 9 s.
-        for _ in 0..4 {
-            t.observe_lab("Kath1", s(27.0), s(14.0));
-            t.observe_lab_cpu("Kath1", s(4.0));
-            t.observe_lab("Kath2", s(6.0), s(9.0));
-            t.observe_lab_cpu("Kath2", s(1.6));
-        }
-        let k1 = t.decision_for("Kath1");
-        assert_eq!((k1.depth, k1.bring_up_ms, k1.run_ms), (3, 27_000, 14_000));
-        assert_eq!(k1.bring_up_cpu_ms, 4_000);
-        assert_eq!(
-            k1.to_string(),
-            "prestart 3 (auto: Kath1 bring-up 27.0 s using 4.0 s CPU, run 14.0 s)"
-        );
-        assert_eq!(t.decision_for("Kath2").depth, 1);
-        // The pooled medians (16.5 s, 11.5 s) would give Kath1 only 2.
-        assert_eq!(t.decision().depth, 2);
-        // A lab with no run yet: every lab's, and it says so by naming none.
-        let other = t.decision_for("Kath3");
-        assert_eq!((other.depth, other.measured_on), (2, None));
-        // A fixed depth names no lab either.
-        let mut f = PrestartTuner::fixed(2);
-        f.observe_lab("Kath1", s(27.0), s(14.0));
-        assert_eq!(f.decision_for("Kath1").to_string(), "prestart 2");
-    }
-
-    #[test]
     fn decision_round_trips_through_json() {
         let d = PrestartDecision {
             depth: 3,
@@ -449,7 +359,6 @@ mod tests {
             run_ms: 5_000,
             bring_up_cpu_ms: 4_000,
             capped_by_cpu: Some(3),
-            measured_on: Some("Kath1".into()),
         };
         let back: PrestartDecision =
             serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
